@@ -1,0 +1,237 @@
+"""The HTTP API: a Starlette app whose shared resources live in the lifespan state."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import TypedDict
+from urllib.parse import quote
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from .config import Settings
+from .documents import DocumentStore
+from .errors import NotFoundError, StreamRagError
+from .types import Version
+from .upload import read_upload
+
+log = logging.getLogger("stream_rag")
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+# Uploaded HTML must never run as a page of this origin; these types are safe to show inline.
+_INLINE_TYPES = ("text/plain", "text/markdown", "application/pdf")
+
+
+class State(TypedDict):
+    settings: Settings
+    store: DocumentStore
+
+
+def open_store(settings: Settings) -> DocumentStore:
+    return DocumentStore(
+        settings.data_dir,
+        chunk_chars=settings.chunk_chars,
+        chunk_overlap_chars=settings.chunk_overlap_chars,
+    )
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    """Build the app; resources are opened in the lifespan, not at import time."""
+    settings = settings or Settings.from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[State]:
+        store = await anyio.to_thread.run_sync(open_store, settings)
+        try:
+            yield {"settings": settings, "store": store}
+        finally:
+            store.close()
+
+    routes: list[BaseRoute] = [
+        Route("/", home),
+        Route("/healthz", healthz),
+        Route("/v1/documents", upload_document, methods=["POST"]),
+        Route("/v1/documents", list_documents, methods=["GET"]),
+        Route("/v1/documents/{doc_id}", get_document, methods=["GET"]),
+        Route("/v1/documents/{doc_id}", delete_document, methods=["DELETE"]),
+        Route("/v1/documents/{doc_id}/content", latest_content, methods=["GET", "HEAD"]),
+        Route("/v1/documents/{doc_id}/versions", add_version, methods=["POST"]),
+        Route("/v1/documents/{doc_id}/versions/{n}", get_version, methods=["GET"]),
+        Route("/v1/documents/{doc_id}/versions/{n}/chunks", get_chunks, methods=["GET"]),
+        Route(
+            "/v1/documents/{doc_id}/versions/{n}/content", version_content, methods=["GET", "HEAD"]
+        ),
+    ]
+    if STATIC_DIR.is_dir():
+        routes.append(Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"))
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={
+            StreamRagError: stream_rag_error,
+            HTTPException: http_error,
+            Exception: internal_error,
+        },
+    )
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+
+async def home(request: Request) -> Response:
+    if (STATIC_DIR / "index.html").is_file():
+        return RedirectResponse("/static/index.html")
+    return JSONResponse({"service": "stream_rag", "docs": "see README.md"})
+
+
+async def healthz(request: Request) -> JSONResponse:
+    store = _store(request)
+    count = await anyio.to_thread.run_sync(store.count)
+    return JSONResponse({"status": "ok", "documents": count})
+
+
+async def upload_document(request: Request) -> JSONResponse:
+    settings, store = _settings(request), _store(request)
+    form = await read_upload(request, store.blobs, settings.max_upload_bytes)
+    try:
+        result = await anyio.to_thread.run_sync(
+            partial(
+                store.add,
+                form.staged,
+                filename=form.filename,
+                name=form.fields.get("name") or None,
+                collection=form.fields.get("collection") or settings.default_collection,
+            )
+        )
+    finally:
+        form.discard()
+    return JSONResponse(result.to_json(), status_code=200 if result.duplicate else 201)
+
+
+async def add_version(request: Request) -> JSONResponse:
+    settings, store = _settings(request), _store(request)
+    doc_id = request.path_params["doc_id"]
+    await anyio.to_thread.run_sync(store.get, doc_id)  # 404 before reading the body
+    form = await read_upload(request, store.blobs, settings.max_upload_bytes)
+    try:
+        result = await anyio.to_thread.run_sync(
+            partial(store.add_version, doc_id, form.staged, filename=form.filename)
+        )
+    finally:
+        form.discard()
+    return JSONResponse(result.to_json(), status_code=200 if result.duplicate else 201)
+
+
+async def list_documents(request: Request) -> JSONResponse:
+    collection = request.query_params.get("collection") or None
+    documents = await anyio.to_thread.run_sync(_store(request).list_documents, collection)
+    return JSONResponse({"documents": [d.to_json() for d in documents]})
+
+
+async def get_document(request: Request) -> JSONResponse:
+    document = await anyio.to_thread.run_sync(_store(request).get, request.path_params["doc_id"])
+    return JSONResponse(document.to_json())
+
+
+async def delete_document(request: Request) -> JSONResponse:
+    document = await anyio.to_thread.run_sync(_store(request).delete, request.path_params["doc_id"])
+    return JSONResponse({"deleted": document.id, "versions": len(document.versions)})
+
+
+async def get_version(request: Request) -> JSONResponse:
+    record = await _version(request, _version_number(request))
+    return JSONResponse(record.to_json())
+
+
+async def get_chunks(request: Request) -> JSONResponse:
+    doc_id, number = request.path_params["doc_id"], _version_number(request)
+    chunks = await anyio.to_thread.run_sync(_store(request).chunks, doc_id, number)
+    return JSONResponse({"chunks": [c.to_json() for c in chunks]})
+
+
+async def latest_content(request: Request) -> Response:
+    return await _content(request, await _version(request, None))
+
+
+async def version_content(request: Request) -> Response:
+    return await _content(request, await _version(request, _version_number(request)))
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+async def _version(request: Request, number: int | None) -> Version:
+    store = _store(request)
+    return await anyio.to_thread.run_sync(store.version, request.path_params["doc_id"], number)
+
+
+async def _content(request: Request, record: Version) -> Response:
+    path = await anyio.to_thread.run_sync(_store(request).content_path, record)
+    inline = record.media_type.startswith(_INLINE_TYPES)
+    return FileResponse(
+        path,
+        media_type=record.media_type,
+        headers={
+            "Content-Disposition": content_disposition(record.filename, inline=inline),
+            "ETag": f'"{record.sha256}"',
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox",
+            "Cache-Control": "private, max-age=31536000, immutable",
+        },
+    )
+
+
+def content_disposition(filename: str, *, inline: bool = False) -> str:
+    """RFC 6266: an ASCII fallback plus the exact name in RFC 5987 `filename*`."""
+    fallback = "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else "_" for ch in filename)
+    kind = "inline" if inline else "attachment"
+    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+def _version_number(request: Request) -> int:
+    raw = request.path_params["n"]
+    if not raw.isdigit() or int(raw) < 1:
+        raise NotFoundError(f"version must be a positive integer, got {raw!r}")
+    return int(raw)
+
+
+def _store(request: Request) -> DocumentStore:
+    store: DocumentStore = request.state.store
+    return store
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.state.settings
+    return settings
+
+
+async def stream_rag_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StreamRagError)
+    return JSONResponse(exc.to_json(), status_code=exc.status)
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return JSONResponse(
+        {"error": {"code": code, "message": str(exc.detail)}},
+        status_code=exc.status_code,
+        headers=exc.headers,
+    )
+
+
+async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return JSONResponse(
+        {"error": {"code": "internal_error", "message": "internal server error"}},
+        status_code=500,
+    )

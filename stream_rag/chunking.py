@@ -1,0 +1,118 @@
+"""Split extracted text into overlapping chunks along paragraph and sentence boundaries.
+
+A chunk is a span `[start, end)` of the extracted text, so a citation can point at the
+exact place it came from; its text is always `text[start:end]`, never rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import blingfire
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    paragraph: int
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of paragraphs (separated by blank lines), trimmed of surrounding whitespace."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for match in _PARAGRAPH_BREAK.finditer(text):
+        spans.append((pos, match.start()))
+        pos = match.end()
+    spans.append((pos, len(text)))
+    return [trimmed for s, e in spans if (trimmed := _trim(text, s, e))[0] < trimmed[1]]
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence spans inside `text[start:end]`, in absolute offsets (blingfire)."""
+    end = len(text) if end is None else end
+    piece = text[start:end]
+    if not piece.strip():
+        return []
+    _, offsets = blingfire.text_to_sentences_and_offsets(piece)
+    return [(start + s, start + e) for s, e in offsets if e > s]
+
+
+def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[int, int]]:
+    """Pack sentences into chunks of about `target_chars`, preferring paragraph breaks and
+    repeating up to `overlap_chars` of trailing sentences at the start of the next chunk."""
+    if target_chars < 1 or not 0 <= overlap_chars < target_chars:
+        raise ValueError("need target_chars >= 1 and 0 <= overlap_chars < target_chars")
+    units = _units(text, target_chars)
+    paragraph_ends = {u.paragraph: u.end for u in units}
+    chunks: list[tuple[int, int]] = []
+    current: list[Span] = []
+    for unit in units:
+        if current and _should_break(current, unit, paragraph_ends, target_chars):
+            chunks.append((current[0].start, current[-1].end))
+            current = _overlap_tail(current, overlap_chars, unit, target_chars)
+        current.append(unit)
+    if current:
+        chunks.append((current[0].start, current[-1].end))
+    return chunks
+
+
+def _should_break(
+    current: list[Span], unit: Span, paragraph_ends: dict[int, int], target: int
+) -> bool:
+    size = unit.end - current[0].start
+    if size > target:
+        return True
+    starts_paragraph = unit.paragraph != current[-1].paragraph
+    if starts_paragraph and current[-1].end - current[0].start >= target // 2:
+        # Break at the paragraph boundary rather than mid-way through the next paragraph.
+        return paragraph_ends[unit.paragraph] - current[0].start > target
+    return False
+
+
+def _overlap_tail(previous: list[Span], overlap: int, nxt: Span, target: int) -> list[Span]:
+    tail: list[Span] = []
+    # Never carry the whole previous chunk, or the chunker would make no progress.
+    for span in reversed(previous[1:]):
+        if previous[-1].end - span.start > overlap or nxt.end - span.start > target:
+            break
+        tail.insert(0, span)
+    return tail
+
+
+def _units(text: str, target: int) -> list[Span]:
+    units: list[Span] = []
+    for index, (p_start, p_end) in enumerate(paragraph_spans(text)):
+        for s_start, s_end in sentence_spans(text, p_start, p_end):
+            for piece in _split_long(text, s_start, s_end, target):
+                units.append(Span(piece[0], piece[1], index))
+    return units
+
+
+def _split_long(text: str, start: int, end: int, target: int) -> list[tuple[int, int]]:
+    """Cut a sentence longer than `target` at whitespace (or hard, if it has none)."""
+    pieces: list[tuple[int, int]] = []
+    while end - start > target:
+        cut = text.rfind(" ", start + 1, start + target)
+        if cut <= start:
+            cut = start + target
+        pieces.append(_trim(text, start, cut))
+        start = _trim(text, cut, end)[0]
+    pieces.append((start, end))
+    return [p for p in pieces if p[0] < p[1]]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end

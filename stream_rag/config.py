@@ -1,0 +1,97 @@
+"""Settings: one frozen object read from `STREAM_RAG_*` variables, then `.env`, then defaults."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from starlette.config import Config
+
+from .errors import InvalidFieldError
+
+ENV_PREFIX = "STREAM_RAG_"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every knob of the service. Field `foo` is read from `STREAM_RAG_FOO`."""
+
+    data_dir: Path = Path("stream_rag_data")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_upload_mb: float = 50.0
+    chunk_chars: int = 1000
+    chunk_overlap_chars: int = 150
+    default_collection: str = "default"
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        if self.max_upload_mb <= 0:
+            raise InvalidFieldError("STREAM_RAG_MAX_UPLOAD_MB must be positive")
+        if self.chunk_chars < 100:
+            raise InvalidFieldError("STREAM_RAG_CHUNK_CHARS must be at least 100")
+        if not 0 <= self.chunk_overlap_chars <= self.chunk_chars // 2:
+            raise InvalidFieldError(
+                "STREAM_RAG_CHUNK_OVERLAP_CHARS must be between 0 and half of CHUNK_CHARS"
+            )
+        if not 0 < self.port < 65536:
+            raise InvalidFieldError("STREAM_RAG_PORT must be a TCP port number")
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1024 * 1024)
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        env_file: str | Path | None = ".env",
+        **overrides: Any,
+    ) -> Settings:
+        """Read settings; explicit `overrides` win over the environment, which wins over `.env`."""
+        environ = os.environ if environ is None else environ
+        if env_file is not None and not Path(env_file).is_file():
+            env_file = None
+        config = Config(env_file=env_file, environ=environ, env_prefix=ENV_PREFIX)
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            if field.name in overrides and overrides[field.name] is not None:
+                values[field.name] = overrides[field.name]
+                continue
+            caster = _CASTS[field.type] if isinstance(field.type, str) else field.type
+            try:
+                raw = config(field.name.upper(), cast=caster, default=None)
+            except ValueError as exc:
+                raise InvalidFieldError(f"{ENV_PREFIX}{field.name.upper()}: {exc}") from exc
+            if raw is not None:
+                values[field.name] = raw
+        return cls(**values)
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off", ""}:
+        return False
+    raise ValueError(f"expected a boolean, got {value!r}")
+
+
+def _optional_str(value: str) -> str | None:
+    return value or None
+
+
+_CASTS: dict[str, Any] = {
+    "Path": Path,
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": _bool,
+    "str | None": _optional_str,
+}

@@ -1,0 +1,426 @@
+"""The document store: documents with stable ids, numbered versions, chunks, original bytes.
+
+Metadata lives in SQLite (WAL); bytes live in a content-addressed `BlobStore`. An upload is
+staged, extracted and chunked first, its bytes moved into place, and only then are its rows
+committed in one transaction, so a crash at any point leaves no visible partial document.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from .blobs import BlobStore, StagedFile
+from .chunking import chunk_spans
+from .errors import InvalidFieldError, InvalidFilenameError, NotFoundError
+from .extract import extract_text, media_type_for
+from .types import Chunk, Document, UploadResult, Version
+
+MAX_FILENAME_CHARS = 255
+_COLLECTION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY,
+    collection TEXT NOT NULL,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_collection ON documents(collection, created_at);
+CREATE TABLE IF NOT EXISTS versions (
+    doc_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    version INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    media_type TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    status_reason TEXT,
+    text TEXT NOT NULL,
+    PRIMARY KEY (doc_id, version)
+);
+CREATE INDEX IF NOT EXISTS versions_sha ON versions(sha256);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    FOREIGN KEY (doc_id, version) REFERENCES versions(doc_id, version) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS chunks_version ON chunks(doc_id, version, ordinal);
+"""
+_VERSION_COLUMNS = (
+    "doc_id, version, sha256, size, media_type, filename, created_at, chunk_count, status, "
+    "status_reason"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """An upload read and chunked, ready to be committed."""
+
+    staged: StagedFile
+    filename: str
+    media_type: str
+    text: str
+    spans: list[tuple[int, int]]
+
+
+class DocumentStore:
+    """Thread-safe store; every method is blocking and meant to run in a worker thread."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        chunk_chars: int = 1000,
+        chunk_overlap_chars: int = 150,
+    ) -> None:
+        self.data_dir = data_dir
+        self.chunk_chars = chunk_chars
+        self.chunk_overlap_chars = chunk_overlap_chars
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.blobs = BlobStore(data_dir / "blobs")
+        self._db_path = data_dir / "stream_rag.sqlite3"
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        # executescript commits on its own; the schema statements are idempotent.
+        self._db().executescript(_SCHEMA)
+        self.sweep()
+
+    # -- reading --------------------------------------------------------------------------
+
+    def list_documents(self, collection: str | None = None) -> list[Document]:
+        db = self._db()
+        if collection is None:
+            rows = db.execute("SELECT * FROM documents ORDER BY created_at, id").fetchall()
+        else:
+            rows = db.execute(
+                "SELECT * FROM documents WHERE collection = ? ORDER BY created_at, id",
+                (collection,),
+            ).fetchall()
+        versions: dict[str, list[Version]] = {}
+        wanted = {row["id"] for row in rows}
+        for vrow in db.execute(f"SELECT {_VERSION_COLUMNS} FROM versions ORDER BY version"):
+            if vrow["doc_id"] not in wanted:
+                continue
+            versions.setdefault(vrow["doc_id"], []).append(_version(vrow))
+        return [_document(row, versions.get(row["id"], [])) for row in rows]
+
+    def get(self, doc_id: str) -> Document:
+        db = self._db()
+        row = db.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no document with id {doc_id!r}")
+        vrows = db.execute(
+            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE doc_id = ? ORDER BY version",
+            (doc_id,),
+        ).fetchall()
+        return _document(row, [_version(v) for v in vrows])
+
+    def version(self, doc_id: str, version: int | None = None) -> Version:
+        """A version record (the newest when `version` is None)."""
+        document = self.get(doc_id)
+        if version is None:
+            return document.latest
+        for record in document.versions:
+            if record.version == version:
+                return record
+        raise NotFoundError(f"document {doc_id!r} has no version {version}")
+
+    def content_path(self, record: Version) -> Path:
+        path = self.blobs.path_for(record.sha256)
+        if not path.is_file():
+            raise NotFoundError(f"bytes of {record.doc_id!r} version {record.version} are missing")
+        return path
+
+    def text(self, doc_id: str, version: int) -> str:
+        row = (
+            self._db()
+            .execute(
+                "SELECT text FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise NotFoundError(f"document {doc_id!r} has no version {version}")
+        return str(row["text"])
+
+    def chunks(self, doc_id: str, version: int) -> list[Chunk]:
+        self.version(doc_id, version)
+        rows = (
+            self._db()
+            .execute(
+                "SELECT * FROM chunks WHERE doc_id = ? AND version = ? ORDER BY ordinal",
+                (doc_id, version),
+            )
+            .fetchall()
+        )
+        return [_chunk(row) for row in rows]
+
+    def count(self) -> int:
+        return int(self._db().execute("SELECT count(*) FROM documents").fetchone()[0])
+
+    # -- writing --------------------------------------------------------------------------
+
+    def add(
+        self,
+        staged: StagedFile,
+        *,
+        filename: str,
+        name: str | None = None,
+        collection: str = "default",
+    ) -> UploadResult:
+        """Store a new document, or return the one that already holds these exact bytes."""
+        filename = validate_filename(filename)
+        display = validate_display_name(name) if name else filename
+        collection = validate_collection(collection)
+        existing = self._find_duplicate(staged.sha256, collection)
+        if existing is not None:
+            return existing
+        prepared = self._prepare(staged, filename)
+        now = _now()
+        with self._transaction() as db:
+            # Checked again under the write lock: a concurrent upload may have won the race.
+            existing = self._find_duplicate(staged.sha256, collection, db)
+            if existing is not None:
+                return existing
+            self.blobs.commit(staged)
+            doc_id = new_document_id()
+            db.execute(
+                "INSERT INTO documents (id, collection, name, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (doc_id, collection, display, now, now),
+            )
+            self._insert_version(db, doc_id, 1, prepared, now)
+        document = self.get(doc_id)
+        return UploadResult(document, document.latest, duplicate=False)
+
+    def add_version(self, doc_id: str, staged: StagedFile, *, filename: str) -> UploadResult:
+        """Add a version to `doc_id`; identical bytes to its newest version add nothing."""
+        filename = validate_filename(filename)
+        current = self.get(doc_id)
+        if current.latest.sha256 == staged.sha256:
+            return UploadResult(current, current.latest, duplicate=True)
+        prepared = self._prepare(staged, filename)
+        now = _now()
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT max(version) FROM versions WHERE doc_id = ?", (doc_id,)
+            ).fetchone()
+            if row is None or row[0] is None:
+                raise NotFoundError(f"no document with id {doc_id!r}")
+            number = int(row[0]) + 1
+            self.blobs.commit(staged)
+            self._insert_version(db, doc_id, number, prepared, now)
+            db.execute("UPDATE documents SET updated_at = ? WHERE id = ?", (now, doc_id))
+        document = self.get(doc_id)
+        return UploadResult(document, document.latest, duplicate=False)
+
+    def delete(self, doc_id: str) -> Document:
+        """Remove a document, all its versions and chunks, and bytes nothing else references."""
+        document = self.get(doc_id)
+        with self._transaction() as db:
+            db.execute("DELETE FROM documents WHERE id = ?", (doc_id,))
+        # A second write transaction: an upload of the same bytes checks for the blob and
+        # inserts its rows under the same lock, so a blob it now relies on is never removed.
+        with self._transaction() as db:
+            for sha in {v.sha256 for v in document.versions}:
+                if not db.execute(
+                    "SELECT 1 FROM versions WHERE sha256 = ? LIMIT 1", (sha,)
+                ).fetchone():
+                    self.blobs.remove(sha)
+        return document
+
+    def sweep(self, older_than_s: float = 3600.0) -> int:
+        """Remove bytes and staging files that no committed version references."""
+        referenced = {r[0] for r in self._db().execute("SELECT DISTINCT sha256 FROM versions")}
+        return self.blobs.sweep(referenced, older_than_s)
+
+    def close(self) -> None:
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _prepare(self, staged: StagedFile, filename: str) -> _Prepared:
+        media_type = media_type_for(filename)
+        text, served_type = extract_text(staged.path, media_type)
+        spans = chunk_spans(text, self.chunk_chars, self.chunk_overlap_chars)
+        return _Prepared(staged, filename, served_type, text, spans)
+
+    def _insert_version(
+        self, db: sqlite3.Connection, doc_id: str, number: int, prepared: _Prepared, now: str
+    ) -> None:
+        db.execute(
+            "INSERT INTO versions (doc_id, version, sha256, size, media_type, filename, "
+            "created_at, chunk_count, status, status_reason, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'ready', NULL, ?)",
+            (
+                doc_id,
+                number,
+                prepared.staged.sha256,
+                prepared.staged.size,
+                prepared.media_type,
+                prepared.filename,
+                now,
+                len(prepared.spans),
+                prepared.text,
+            ),
+        )
+        db.executemany(
+            "INSERT INTO chunks (id, doc_id, version, ordinal, start, end, text) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (chunk_id(doc_id, number, i), doc_id, number, i, s, e, prepared.text[s:e])
+                for i, (s, e) in enumerate(prepared.spans)
+            ],
+        )
+
+    def _find_duplicate(
+        self, sha256: str, collection: str, db: sqlite3.Connection | None = None
+    ) -> UploadResult | None:
+        row = (
+            (db or self._db())
+            .execute(
+                "SELECT v.doc_id, v.version FROM versions v JOIN documents d ON d.id = v.doc_id "
+                "WHERE v.sha256 = ? AND d.collection = ? ORDER BY v.version DESC LIMIT 1",
+                (sha256, collection),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        document = self.get(row["doc_id"])
+        matched = next(v for v in document.versions if v.version == row["version"])
+        return UploadResult(document, matched, duplicate=True)
+
+    def _db(self) -> sqlite3.Connection:
+        connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(
+                self._db_path, isolation_level=None, check_same_thread=False, timeout=30.0
+            )
+            connection.row_factory = sqlite3.Row
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute("PRAGMA foreign_keys=ON")
+            self._local.connection = connection
+            with self._lock:
+                self._connections.append(connection)
+        return connection
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+
+def new_document_id() -> str:
+    """A random id, unrelated to the file's name or bytes."""
+    return "doc_" + secrets.token_hex(10)
+
+
+def chunk_id(doc_id: str, version: int, ordinal: int) -> str:
+    return f"{doc_id}:v{version}:{ordinal}"
+
+
+def validate_filename(filename: str) -> str:
+    """Accept a bare file name; reject paths, `..`, control characters and over-long names."""
+    if not filename or not filename.strip():
+        raise InvalidFilenameError("the file name is empty")
+    if "/" in filename or "\\" in filename:
+        raise InvalidFilenameError("the file name contains a path separator")
+    if filename in {".", ".."} or ".." in filename:
+        raise InvalidFilenameError("the file name contains '..'")
+    if any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp"} for ch in filename):
+        raise InvalidFilenameError("the file name contains control characters")
+    if len(filename) > MAX_FILENAME_CHARS:
+        raise InvalidFilenameError(
+            f"the file name is {len(filename)} characters long (at most {MAX_FILENAME_CHARS})"
+        )
+    if PurePosixPath(filename).name != filename:
+        raise InvalidFilenameError("the file name is not a plain name")
+    return unicodedata.normalize("NFC", filename)
+
+
+def validate_display_name(name: str) -> str:
+    if any(unicodedata.category(ch) in {"Cc", "Cf", "Zl", "Zp"} for ch in name):
+        raise InvalidFieldError("the display name contains control characters")
+    if len(name) > MAX_FILENAME_CHARS or not name.strip():
+        raise InvalidFieldError(f"the display name must be 1 to {MAX_FILENAME_CHARS} characters")
+    return unicodedata.normalize("NFC", name.strip())
+
+
+def validate_collection(collection: str) -> str:
+    if not _COLLECTION.fullmatch(collection):
+        raise InvalidFieldError(
+            "collection must be 1-64 characters of letters, digits, '_', '.', '-'"
+        )
+    return collection
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _version(row: sqlite3.Row) -> Version:
+    return Version(
+        doc_id=row["doc_id"],
+        version=row["version"],
+        sha256=row["sha256"],
+        size=row["size"],
+        media_type=row["media_type"],
+        filename=row["filename"],
+        created_at=row["created_at"],
+        chunk_count=row["chunk_count"],
+        status=row["status"],
+        status_reason=row["status_reason"],
+    )
+
+
+def _document(row: sqlite3.Row, versions: list[Version]) -> Document:
+    return Document(
+        id=row["id"],
+        collection=row["collection"],
+        name=row["name"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        versions=tuple(versions),
+    )
+
+
+def _chunk(row: sqlite3.Row) -> Chunk:
+    return Chunk(
+        id=row["id"],
+        doc_id=row["doc_id"],
+        version=row["version"],
+        ordinal=row["ordinal"],
+        start=row["start"],
+        end=row["end"],
+        text=row["text"],
+    )

@@ -1,0 +1,95 @@
+"""Errors raised by stream_rag, mapped once to HTTP responses in `app.py`.
+
+StreamRagError                  base of everything stream_rag raises on purpose
+ ├── InputError                 the request or file is unusable (4xx); `status` says which
+ │    ├── MissingFieldError     a required form or JSON field is absent (400)
+ │    ├── InvalidFieldError     a field is present but malformed (400)
+ │    ├── InvalidFilenameError  a file name with separators, `..`, control chars or too long (400)
+ │    ├── EmptyFileError        the upload has zero bytes (400)
+ │    ├── FileTooLargeError     the upload exceeds STREAM_RAG_MAX_UPLOAD_MB (413)
+ │    ├── UnsupportedTypeError  the file's extension is not one we extract (415)
+ │    └── ExtractionError       the bytes cannot be turned into text (422)
+ │         ├── InvalidTextError      a text file that is not valid UTF-8 (or UTF-16 with BOM)
+ │         ├── InvalidPdfError       a `.pdf` that is not a PDF
+ │         ├── EncryptedPdfError     a PDF that needs a password
+ │         ├── CorruptDocumentError  a PDF or DOCX that is damaged
+ │         └── NoTextError           a well-formed file with no extractable text
+ └── NotFoundError              an unknown document id or version (404)
+"""
+
+from __future__ import annotations
+
+
+class StreamRagError(Exception):
+    """Base class; `code` is a stable machine-readable string, `status` an HTTP status."""
+
+    code = "internal_error"
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_json(self) -> dict[str, object]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class InputError(StreamRagError):
+    code = "invalid_input"
+    status = 400
+
+
+class MissingFieldError(InputError):
+    code = "missing_field"
+
+
+class InvalidFieldError(InputError):
+    code = "invalid_field"
+
+
+class InvalidFilenameError(InputError):
+    code = "invalid_filename"
+
+
+class EmptyFileError(InputError):
+    code = "empty_file"
+
+
+class FileTooLargeError(InputError):
+    code = "file_too_large"
+    status = 413
+
+
+class UnsupportedTypeError(InputError):
+    code = "unsupported_type"
+    status = 415
+
+
+class ExtractionError(InputError):
+    code = "extraction_failed"
+    status = 422
+
+
+class InvalidTextError(ExtractionError):
+    code = "invalid_text_encoding"
+
+
+class InvalidPdfError(ExtractionError):
+    code = "invalid_pdf"
+
+
+class EncryptedPdfError(ExtractionError):
+    code = "encrypted_pdf"
+
+
+class CorruptDocumentError(ExtractionError):
+    code = "corrupt_document"
+
+
+class NoTextError(ExtractionError):
+    code = "no_text"
+
+
+class NotFoundError(StreamRagError):
+    code = "not_found"
+    status = 404

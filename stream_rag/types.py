@@ -1,0 +1,105 @@
+"""Frozen records that travel between modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    """One stored revision of a document: its exact bytes and how they were read."""
+
+    doc_id: str
+    version: int
+    sha256: str
+    size: int
+    media_type: str
+    filename: str
+    created_at: str
+    chunk_count: int
+    status: str
+    status_reason: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "sha256": self.sha256,
+            "size": self.size,
+            "media_type": self.media_type,
+            "filename": self.filename,
+            "created_at": self.created_at,
+            "chunk_count": self.chunk_count,
+            "status": self.status,
+            "status_reason": self.status_reason,
+            "url": f"/v1/documents/{self.doc_id}/versions/{self.version}/content",
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A logical file with a stable id; `versions` is ordered oldest first."""
+
+    id: str
+    collection: str
+    name: str
+    created_at: str
+    updated_at: str
+    versions: tuple[Version, ...]
+
+    @property
+    def latest(self) -> Version:
+        return self.versions[-1]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "collection": self.collection,
+            "name": self.name,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "latest_version": self.latest.version,
+            "versions": [v.to_json() for v in self.versions],
+            "url": f"/v1/documents/{self.id}/content",
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A span `[start, end)` of a version's extracted text, with that text."""
+
+    id: str
+    doc_id: str
+    version: int
+    ordinal: int
+    start: int
+    end: int
+    text: str
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "ordinal": self.ordinal,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UploadResult:
+    """What an upload did: the document, the version it produced or matched, and whether
+    the bytes were already stored."""
+
+    document: Document
+    version: Version
+    duplicate: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "document": self.document.to_json(),
+            "version": self.version.to_json(),
+            "duplicate": self.duplicate,
+        }

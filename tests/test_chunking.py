@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream_rag.chunking import chunk_spans, paragraph_spans, sentence_spans
+
+SENTENCES = [
+    "The refund window is 30 days.",
+    "Monthly plans are not refunded.",
+    "Open Settings and choose Billing.",
+    "Refunds arrive in 5 to 10 business days.",
+    "Gift subscriptions cannot be refunded once redeemed.",
+]
+
+
+def test_paragraph_spans_are_trimmed() -> None:
+    text = "  First para.\nstill first.\n\n\n   Second.  \n \n"
+    assert [text[s:e] for s, e in paragraph_spans(text)] == [
+        "First para.\nstill first.",
+        "Second.",
+    ]
+
+
+def test_sentence_spans_are_absolute() -> None:
+    text = "Intro.\n\nOne here. Two there."
+    spans = sentence_spans(text, 8, len(text))
+    assert [text[s:e] for s, e in spans] == ["One here.", "Two there."]
+
+
+def test_short_text_is_one_chunk() -> None:
+    text = " ".join(SENTENCES[:2])
+    assert chunk_spans(text, 1000, 100) == [(0, len(text))]
+
+
+def test_chunks_end_on_sentence_boundaries_and_overlap() -> None:
+    text = " ".join(SENTENCES * 4)
+    spans = chunk_spans(text, 120, 40)
+    assert len(spans) > 3
+    for start, end in spans:
+        assert end - start <= 120
+        assert text[end - 1] == "."
+        assert start == 0 or text[start - 1] == " "
+    # No gaps; where the previous chunk's last sentence fits in 40 chars it is repeated.
+    pairs = list(itertools.pairwise(spans))
+    assert all(s1 < s2 <= e1 + 1 for (s1, e1), (s2, _) in pairs)
+    overlapping = [(a, b) for a, b in pairs if b[0] < a[1]]
+    assert overlapping
+    assert all(a[1] - b[0] <= 40 for a, b in overlapping)
+
+
+def test_zero_overlap_tiles_the_text() -> None:
+    text = " ".join(SENTENCES * 3)
+    spans = chunk_spans(text, 100, 0)
+    for (_, e1), (s2, _) in itertools.pairwise(spans):
+        assert s2 == e1 + 1
+
+
+def test_prefers_paragraph_breaks() -> None:
+    para_a = " ".join(SENTENCES[:3])
+    para_b = " ".join(SENTENCES[2:])
+    text = para_a + "\n\n" + para_b
+    spans = chunk_spans(text, len(para_a) + 40, 0)
+    assert [text[s:e] for s, e in spans] == [para_a, para_b]
+
+
+def test_overlong_sentence_is_cut_at_spaces() -> None:
+    text = "word " * 100
+    spans = chunk_spans(text, 50, 0)
+    assert all(e - s <= 50 for s, e in spans)
+    assert all(text[s:e].strip() == text[s:e] for s, e in spans)
+    assert " ".join(text[s:e] for s, e in spans) == text.strip()
+
+
+def test_cjk_text_is_chunked() -> None:
+    text = "退款期限为三十天。" * 40
+    spans = chunk_spans(text, 100, 20)
+    assert len(spans) > 1
+    assert all(text[e - 1] == "。" for _, e in spans)
+
+
+def test_bad_parameters() -> None:
+    with pytest.raises(ValueError, match="overlap"):
+        chunk_spans("x", 100, 100)
+
+
+words = st.sampled_from(["refund", "plan", "days", "30", "Billing", "é", "世界", "Dr.", "a"])
+sentence = st.lists(words, min_size=1, max_size=12).map(lambda ws: " ".join(ws) + ".")
+paragraph = st.lists(sentence, min_size=1, max_size=6).map(" ".join)
+document = st.lists(paragraph, min_size=1, max_size=6).map("\n\n".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(document, st.integers(40, 400), st.integers(0, 19))
+def test_chunks_cover_every_word_in_order(text: str, target: int, overlap: int) -> None:
+    spans = chunk_spans(text, target, overlap)
+    assert spans
+    starts = [s for s, _ in spans]
+    assert starts == sorted(set(starts))
+    covered = [False] * len(text)
+    for start, end in spans:
+        assert 0 <= start < end <= len(text)
+        assert end - start <= target
+        for i in range(start, end):
+            covered[i] = True
+    assert all(covered[i] for i, ch in enumerate(text) if not ch.isspace())

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stream_rag.config import Settings
+from stream_rag.errors import InvalidFieldError
+
+
+def test_defaults() -> None:
+    settings = Settings.from_env(environ={}, env_file=None)
+    assert settings.data_dir == Path("stream_rag_data")
+    assert settings.max_upload_mb == 50
+    assert settings.max_upload_bytes == 50 * 1024 * 1024
+
+
+def test_environment_beats_env_file_and_overrides_beat_both(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text("STREAM_RAG_PORT=9000\nSTREAM_RAG_DATA_DIR=/from/file\n")
+    settings = Settings.from_env(environ={"STREAM_RAG_PORT": "9100"}, env_file=env_file)
+    assert settings.port == 9100
+    assert settings.data_dir == Path("/from/file")
+    overridden = Settings.from_env(environ={}, env_file=env_file, data_dir=tmp_path)
+    assert overridden.data_dir == tmp_path
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("STREAM_RAG_PORT", "eighty"),
+        ("STREAM_RAG_PORT", "70000"),
+        ("STREAM_RAG_MAX_UPLOAD_MB", "0"),
+        ("STREAM_RAG_CHUNK_CHARS", "10"),
+    ],
+)
+def test_bad_values_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(InvalidFieldError, match=name):
+        Settings.from_env(environ={name: value}, env_file=None)

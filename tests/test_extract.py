@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import codecs
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from stream_rag.errors import (
+    CorruptDocumentError,
+    EncryptedPdfError,
+    InvalidPdfError,
+    InvalidTextError,
+    NoTextError,
+    UnsupportedTypeError,
+)
+from stream_rag.extract import DOCX, extract_text, media_type_for
+
+from .helpers import make_docx, make_encrypted_pdf, make_pdf
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("a.txt", "text/plain"),
+        ("A.MD", "text/markdown"),
+        ("page.htm", "text/html"),
+        ("x.pdf", "application/pdf"),
+        ("report.docx", DOCX),
+    ],
+)
+def test_media_type_by_extension(name: str, expected: str) -> None:
+    assert media_type_for(name) == expected
+
+
+@pytest.mark.parametrize("name", ["image.png", "archive.zip", "noext", "old.doc"])
+def test_unsupported_extension_names_the_supported_ones(name: str) -> None:
+    with pytest.raises(UnsupportedTypeError, match=r"\.docx"):
+        media_type_for(name)
+
+
+def test_text_is_read_exactly_and_newlines_normalised(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.txt", "Grüße, 世界.\r\nSecond line.\r\n".encode())
+    text, served = extract_text(path, "text/plain")
+    assert text == "Grüße, 世界.\nSecond line."
+    assert served == "text/plain; charset=utf-8"
+
+
+def test_utf8_bom_and_utf16_bom_are_accepted(tmp_path: Path) -> None:
+    bom8 = write(tmp_path, "a.md", codecs.BOM_UTF8 + b"# Title")
+    assert extract_text(bom8, "text/markdown")[0] == "# Title"
+    utf16 = write(tmp_path, "b.txt", "Hello UTF-16 ✓".encode("utf-16"))
+    text, served = extract_text(utf16, "text/plain")
+    assert text == "Hello UTF-16 ✓"
+    assert served.endswith("charset=utf-16")
+
+
+def test_invalid_utf8_is_rejected_with_the_offset(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.txt", b"caf\xe9 au lait")
+    with pytest.raises(InvalidTextError, match=r"offset 3.*rejected"):
+        extract_text(path, "text/plain")
+
+
+def test_nul_bytes_mean_binary(tmp_path: Path) -> None:
+    path = write(tmp_path, "bin.txt", b"abc\x00def")
+    with pytest.raises(InvalidTextError, match="NUL"):
+        extract_text(path, "text/plain")
+
+
+def test_whitespace_only_text_has_no_text(tmp_path: Path) -> None:
+    with pytest.raises(NoTextError):
+        extract_text(write(tmp_path, "blank.txt", b" \n\t\n "), "text/plain")
+
+
+def test_html_keeps_text_and_blocks_drops_scripts(tmp_path: Path) -> None:
+    html = (
+        "<html><head><title>Guide</title><style>p{}</style></head><body>"
+        "<h1>Refunds</h1><p>Within <b>30&nbsp;days</b> &amp; more.</p>"
+        "<script>var secret = 1;</script><ul><li>One</li><li>Two</li></ul></body></html>"
+    )
+    text, _ = extract_text(write(tmp_path, "g.html", html.encode()), "text/html")
+    assert text.split("\n\n") == ["Guide", "Refunds", "Within 30 days & more.", "One", "Two"]
+    assert "secret" not in text
+
+
+def test_pdf_text_per_page(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.pdf", make_pdf(["First page text.", "Second page (two)."]))
+    text, served = extract_text(path, "application/pdf")
+    assert served == "application/pdf"
+    assert text == "First page text.\n\nSecond page (two)."
+
+
+def test_not_a_pdf(tmp_path: Path) -> None:
+    with pytest.raises(InvalidPdfError, match="not a PDF"):
+        extract_text(write(tmp_path, "d.pdf", b"just some text"), "application/pdf")
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    path = write(tmp_path, "d.pdf", make_encrypted_pdf("Top secret."))
+    with pytest.raises(EncryptedPdfError, match="password"):
+        extract_text(path, "application/pdf")
+
+
+def test_corrupt_pdf(tmp_path: Path) -> None:
+    data = make_pdf(["Hello"])
+    with pytest.raises(CorruptDocumentError):
+        extract_text(write(tmp_path, "d.pdf", data[:40]), "application/pdf")
+
+
+def test_pdf_without_text(tmp_path: Path) -> None:
+    with pytest.raises(NoTextError, match="OCR"):
+        extract_text(write(tmp_path, "d.pdf", make_pdf([""])), "application/pdf")
+
+
+def test_docx_paragraphs_and_tables(tmp_path: Path) -> None:
+    data = make_docx(["Heading", "Body text here."], table=[["Plan", "Price"], ["Pro", "$8"]])
+    text, _ = extract_text(write(tmp_path, "r.docx", data), DOCX)
+    assert text == "Heading\n\nBody text here.\n\nPlan | Price\n\nPro | $8"
+
+
+def test_docx_that_is_not_a_zip(tmp_path: Path) -> None:
+    with pytest.raises(CorruptDocumentError, match="not a DOCX"):
+        extract_text(write(tmp_path, "r.docx", b"plain text"), DOCX)
+
+
+def test_docx_zip_without_document(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("hello.txt", "not a word document")
+    with pytest.raises(CorruptDocumentError, match="damaged"):
+        extract_text(write(tmp_path, "r.docx", buffer.getvalue()), DOCX)
