@@ -20,7 +20,12 @@ from starlette.staticfiles import StaticFiles
 
 from .config import Settings
 from .documents import DocumentStore
-from .errors import NotFoundError, StreamRagError
+from .embed import Embedder
+from .errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
+from .index import Index
+from .indexing import IndexQueue
+from .rerank import Reranker
+from .services import Services, open_services
 from .types import Version
 from .upload import read_upload
 
@@ -34,27 +39,42 @@ _INLINE_TYPES = ("text/plain", "text/markdown", "application/pdf")
 class State(TypedDict):
     settings: Settings
     store: DocumentStore
+    services: Services
+    queue: IndexQueue
 
 
-def open_store(settings: Settings) -> DocumentStore:
-    return DocumentStore(
-        settings.data_dir,
-        chunk_chars=settings.chunk_chars,
-        chunk_overlap_chars=settings.chunk_overlap_chars,
-    )
-
-
-def create_app(settings: Settings | None = None) -> Starlette:
-    """Build the app; resources are opened in the lifespan, not at import time."""
+def create_app(
+    settings: Settings | None = None,
+    *,
+    embedder: Embedder | None = None,
+    index: Index | None = None,
+    reranker: Reranker | None = None,
+) -> Starlette:
+    """Build the app; resources are opened in the lifespan, not at import time. Explicit
+    `embedder`, `index` and `reranker` replace the configured backends."""
     settings = settings or Settings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
-        store = await anyio.to_thread.run_sync(open_store, settings)
+        services = await anyio.to_thread.run_sync(
+            partial(open_services, settings, embedder=embedder, index=index, reranker=reranker)
+        )
+        log.info(services.dense_status)
+        queue = IndexQueue(services.indexer)
         try:
-            yield {"settings": settings, "store": store}
+            queue.submit_all(await anyio.to_thread.run_sync(services.indexer.reconcile))
+            async with anyio.create_task_group() as group:
+                group.start_soon(queue.run)
+                yield {
+                    "settings": settings,
+                    "store": services.store,
+                    "services": services,
+                    "queue": queue,
+                }
+                queue.close()
         finally:
-            store.close()
+            await services.aclose()
+            await anyio.to_thread.run_sync(services.close)
 
     routes: list[BaseRoute] = [
         Route("/", home),
@@ -64,6 +84,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         Route("/v1/documents/{doc_id}", get_document, methods=["GET"]),
         Route("/v1/documents/{doc_id}", delete_document, methods=["DELETE"]),
         Route("/v1/documents/{doc_id}/content", latest_content, methods=["GET", "HEAD"]),
+        Route("/v1/search", search, methods=["POST"]),
         Route("/v1/documents/{doc_id}/versions", add_version, methods=["POST"]),
         Route("/v1/documents/{doc_id}/versions/{n}", get_version, methods=["GET"]),
         Route("/v1/documents/{doc_id}/versions/{n}/chunks", get_chunks, methods=["GET"]),
@@ -114,6 +135,8 @@ async def upload_document(request: Request) -> JSONResponse:
         )
     finally:
         form.discard()
+    if not result.duplicate:
+        _queue(request).submit(result.document.id, result.version.version)
     return JSONResponse(result.to_json(), status_code=200 if result.duplicate else 201)
 
 
@@ -128,6 +151,8 @@ async def add_version(request: Request) -> JSONResponse:
         )
     finally:
         form.discard()
+    if not result.duplicate:
+        _queue(request).submit(doc_id, result.version.version)
     return JSONResponse(result.to_json(), status_code=200 if result.duplicate else 201)
 
 
@@ -166,6 +191,32 @@ async def version_content(request: Request) -> Response:
     return await _content(request, await _version(request, _version_number(request)))
 
 
+async def search(request: Request) -> JSONResponse:
+    body = await _json_object(request)
+    query = body.get("query")
+    if not isinstance(query, str):
+        raise InvalidFieldError("'query' must be a string")
+    collection = body.get("collection")
+    top_k = body.get("top_k")
+    weights = body.get("weights")
+    fusion = body.get("fusion")
+    if collection is not None and not isinstance(collection, str):
+        raise InvalidFieldError("'collection' must be a string")
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool)):
+        raise InvalidFieldError("'top_k' must be an integer")
+    if weights is not None and not (
+        isinstance(weights, dict)
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in weights.values())
+    ):
+        raise InvalidFieldError("'weights' must be an object of numbers, e.g. {\"dense\": 0.5}")
+    if fusion is not None and not isinstance(fusion, str):
+        raise InvalidFieldError("'fusion' must be 'weighted' or 'rrf'")
+    result = await _services(request).retriever.search(
+        query, collection=collection, top_k=top_k, weights=weights, fusion=fusion
+    )
+    return JSONResponse(result.to_json())
+
+
 # -- helpers ----------------------------------------------------------------------------------
 
 
@@ -202,6 +253,26 @@ def _version_number(request: Request) -> int:
     if not raw.isdigit() or int(raw) < 1:
         raise NotFoundError(f"version must be a positive integer, got {raw!r}")
     return int(raw)
+
+
+async def _json_object(request: Request) -> dict[str, object]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise InputError("the request body must be JSON") from None
+    if not isinstance(body, dict):
+        raise InputError("the request body must be a JSON object")
+    return body
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.state.services
+    return services
+
+
+def _queue(request: Request) -> IndexQueue:
+    queue: IndexQueue = request.state.queue
+    return queue
 
 
 def _store(request: Request) -> DocumentStore:

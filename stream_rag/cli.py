@@ -13,7 +13,10 @@ from pathlib import Path
 from .config import Settings
 from .documents import DocumentStore
 from .errors import StreamRagError
+from .indexing import Indexer
 from .progress import Progress
+from .retrieve import SearchResult
+from .services import Services, open_services
 from .types import UploadResult
 
 DESCRIPTION = """\
@@ -59,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     ingest.add_argument("--collection", help="collection to add to (default: default)")
     ingest.add_argument("--name", help="display name (only with a single file)")
+    ingest.add_argument(
+        "--url", help="upload through a running server's API (e.g. http://127.0.0.1:8000)"
+    )
 
     documents = commands.add_parser(
         "documents", help="list stored documents", description="List stored documents."
@@ -72,6 +78,42 @@ def build_parser() -> argparse.ArgumentParser:
         description="Delete a document and all its versions.",
     )
     delete.add_argument("doc_id")
+
+    search = commands.add_parser(
+        "search",
+        help="show the blocks retrieval returns for a question",
+        description="Hybrid retrieval (dense + BM25, fused) for one query.",
+    )
+    search.add_argument("query")
+    search.add_argument("--collection", help="collection to search (default: default)")
+    search.add_argument("--top-k", type=int, help="blocks to return (STREAM_RAG_TOP_K)")
+    search.add_argument("--dense-weight", type=float, help="weight of the dense branch")
+    search.add_argument("--bm25-weight", type=float, help="weight of the BM25 branch")
+    search.add_argument("--fusion", choices=["weighted", "rrf"], help="fusion method")
+    search.add_argument("--json", action="store_true", help="print the full JSON result")
+
+    commands.add_parser(
+        "reindex",
+        help="rebuild the index from the stored documents",
+        description="Re-index every document's newest version (after changing the embedder).",
+    )
+
+    evaluate = commands.add_parser(
+        "eval", help="measure retrieval on a BEIR data set", description="Evaluations."
+    )
+    kinds = evaluate.add_subparsers(dest="kind", required=True, metavar="KIND")
+    retrieval = kinds.add_parser(
+        "retrieval",
+        help="nDCG@10, MRR@10, Recall@10/100 and latency per retrieval mode",
+        description="Index a BEIR-layout data set (corpus.jsonl, queries.jsonl, "
+        "qrels/<split>.tsv) into a throwaway index and print one row per mode.",
+    )
+    retrieval.add_argument("--beir", type=Path, required=True, metavar="DIR")
+    retrieval.add_argument("--mode", choices=["dense", "bm25", "hybrid", "all"], default="all")
+    retrieval.add_argument("--split", default="test", help="qrels split (default: test)")
+    retrieval.add_argument("--dense-weight", type=float, default=0.5)
+    retrieval.add_argument("--bm25-weight", type=float, default=0.5)
+    retrieval.add_argument("--fusion", choices=["weighted", "rrf"], default="weighted")
     return parser
 
 
@@ -81,18 +123,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env(data_dir=args.data_dir)
         if args.command == "serve":
             return _serve(settings, args)
-        store = _open(settings)
+        if args.command == "eval":
+            return _eval(settings, args)
+        if args.command == "ingest" and args.url:
+            return _ingest_remote(settings, args)
+        if args.command in ("documents",):
+            store = _open(settings)
+            try:
+                return _documents(store, args)
+            finally:
+                store.close()
+        services = open_services(settings)
         try:
             if args.command == "ingest":
-                return _ingest(store, settings, args)
-            if args.command == "documents":
-                return _documents(store, args)
+                return _ingest(services, args)
             if args.command == "delete":
-                document = store.delete(args.doc_id)
+                document = services.store.get(args.doc_id)
+                services.indexer.delete(args.doc_id)
                 print(f"deleted {document.id} ({document.name}, {len(document.versions)} versions)")
                 return 0
+            if args.command == "search":
+                return _search(services, args)
+            if args.command == "reindex":
+                return _reindex(services)
         finally:
-            store.close()
+            services.close()
     except StreamRagError as exc:
         print(f"stream-rag: error: {exc.message}", file=sys.stderr)
         return 1
@@ -102,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _open(settings: Settings) -> DocumentStore:
-    from .app import open_store
+    from .services import open_store
 
     return open_store(settings)
 
@@ -165,10 +220,12 @@ def ingest_paths(
     paths: Sequence[Path],
     settings: Settings,
     *,
+    indexer: Indexer | None = None,
     collection: str | None = None,
     name: str | None = None,
     quiet: bool = False,
 ) -> IngestReport:
+    """Store (and, given an indexer, index) every file; failures are collected, not raised."""
     files = list(iter_files(paths))
     report = IngestReport()
     progress = Progress(len(files))
@@ -190,17 +247,65 @@ def ingest_paths(
         except OSError as exc:
             report.failed.append((path, exc.strerror or str(exc)))
         else:
-            (report.duplicates if result.duplicate else report.added).append((path, result))
+            if result.duplicate:
+                report.duplicates.append((path, result))
+            else:
+                if indexer is not None:
+                    indexer.index_version(result.document.id, result.version.version)
+                report.added.append((path, result))
         progress.advance(path.name)
     progress.close()
     return report
 
 
-def _ingest(store: DocumentStore, settings: Settings, args: argparse.Namespace) -> int:
+def _ingest(services: Services, args: argparse.Namespace) -> int:
     if args.name and (len(args.paths) != 1 or args.paths[0].is_dir()):
         print("stream-rag: error: --name needs exactly one file", file=sys.stderr)
         return 2
-    report = ingest_paths(store, args.paths, settings, collection=args.collection, name=args.name)
+    report = ingest_paths(
+        services.store,
+        args.paths,
+        services.settings,
+        indexer=services.indexer,
+        collection=args.collection,
+        name=args.name,
+    )
+    return _print_report(report)
+
+
+def _ingest_remote(settings: Settings, args: argparse.Namespace) -> int:
+    import httpx
+
+    report = IngestReport()
+    files = list(iter_files(args.paths))
+    progress = Progress(len(files))
+    fields = {k: v for k, v in (("collection", args.collection), ("name", args.name)) if v}
+    with httpx.Client(base_url=args.url, timeout=300) as client:
+        for path in files:
+            try:
+                with path.open("rb") as fh:
+                    response = client.post(
+                        "/v1/documents", files={"file": (path.name, fh)}, data=fields
+                    )
+            except OSError as exc:
+                report.failed.append((path, exc.strerror or str(exc)))
+            except httpx.HTTPError as exc:
+                print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
+                return 1
+            else:
+                body = response.json()
+                if response.status_code in (200, 201):
+                    result = UploadResult.from_json(body)
+                    bucket = report.duplicates if result.duplicate else report.added
+                    bucket.append((path, result))
+                else:
+                    report.failed.append((path, body.get("error", {}).get("message", "?")))
+            progress.advance(path.name)
+    progress.close()
+    return _print_report(report)
+
+
+def _print_report(report: IngestReport) -> int:
     for path, result in report.added:
         print(f"added      {result.document.id}  v{result.version.version}  {path}")
     for path, result in report.duplicates:
@@ -212,6 +317,88 @@ def _ingest(store: DocumentStore, settings: Settings, args: argparse.Namespace) 
         f"{len(report.failed)} failed"
     )
     return 1 if report.failed else 0
+
+
+# -- search, reindex, eval --------------------------------------------------------------------
+
+
+def _search(services: Services, args: argparse.Namespace) -> int:
+    import anyio
+
+    weights = None
+    if args.dense_weight is not None or args.bm25_weight is not None:
+        weights = {"dense": args.dense_weight or 0.0, "bm25": args.bm25_weight or 0.0}
+
+    async def run() -> SearchResult:
+        try:
+            return await services.retriever.search(
+                args.query,
+                collection=args.collection,
+                top_k=args.top_k,
+                weights=weights,
+                fusion=args.fusion,
+            )
+        finally:
+            await services.aclose()
+
+    result = anyio.run(run)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return 0
+    print(f"# {result.dense}; rerank {result.rerank}; {result.timings_ms['total']:.1f} ms")
+    for block in result.blocks:
+        scores = "  ".join(f"{k} {v:.3f}" for k, v in block.scores.items())
+        print(f"[{block.n}] {block.name}  ({block.doc_id} v{block.version})  {scores}")
+        snippet = " ".join(block.text.split())
+        print(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+    if not result.blocks:
+        print("no blocks matched")
+    return 0
+
+
+def _reindex(services: Services) -> int:
+    work = services.store.newest_versions()
+    services.store.set_indexing(work)
+    progress = Progress(len(work))
+    for doc_id, version in work:
+        services.indexer.index_version(doc_id, version)
+        progress.advance(doc_id)
+    progress.close()
+    services.store.set_meta("index_fingerprint", services.indexer.fingerprint)
+    failed = [d for d in services.store.list_documents() if d.latest.status == "failed"]
+    print(f"reindexed {len(work) - len(failed)} documents, {len(failed)} failed")
+    for document in failed:
+        print(f"failed     {document.id}: {document.latest.status_reason}")
+    return 1 if failed else 0
+
+
+def _eval(settings: Settings, args: argparse.Namespace) -> int:
+    from .embed import build_embedder
+    from .evaluate import MODES, evaluate_retrieval, format_reports
+    from .metrics import load_beir
+
+    data = load_beir(args.beir, args.split)
+    modes = list(MODES) if args.mode == "all" else [args.mode]
+    embedder, status = (
+        (None, "dense branch not needed") if modes == ["bm25"] else build_embedder(settings)
+    )
+    if embedder is None and modes != ["bm25"]:
+        print(f"stream-rag: {status}; evaluating bm25 only", file=sys.stderr)
+        modes = ["bm25"]
+    print(
+        f"# {args.beir}: {len(data.corpus)} documents, {len(data.queries)} judged queries; "
+        f"{status}; fusion {args.fusion} dense {args.dense_weight} bm25 {args.bm25_weight}"
+    )
+    reports = evaluate_retrieval(
+        data,
+        modes,
+        embedder,
+        weights={"dense": args.dense_weight, "bm25": args.bm25_weight},
+        fusion=args.fusion,
+        progress=lambda message: print(f"# {message}", file=sys.stderr),
+    )
+    print(format_reports(reports))
+    return 0
 
 
 # -- documents --------------------------------------------------------------------------------

@@ -27,6 +27,29 @@ class Settings:
     chunk_overlap_chars: int = 150
     default_collection: str = "default"
     log_level: str = "info"
+    # Index: embedded Qdrant Edge under data_dir unless a Qdrant server URL is given.
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    qdrant_collection: str = "stream_rag"
+    qdrant_shards: int | None = None
+    qdrant_replicas: int | None = None
+    # Embeddings: the local MiniLM unless an OpenAI-compatible endpoint is given.
+    embed_base_url: str | None = None
+    embed_model: str = "text-embedding-3-small"
+    embed_api_key: str | None = None
+    embed_timeout_s: float = 30.0
+    # Retrieval defaults; every request may override top_k, weights and fusion.
+    top_k: int = 8
+    candidates: int = 50
+    dense_weight: float = 0.5
+    bm25_weight: float = 0.5
+    fusion: str = "weighted"
+    # Optional cross-encoder rerank endpoint (TEI `/rerank` or Cohere-style).
+    rerank_url: str | None = None
+    rerank_style: str = "tei"
+    rerank_model: str | None = None
+    rerank_api_key: str | None = None
+    rerank_timeout_s: float = 2.0
 
     def __post_init__(self) -> None:
         if self.max_upload_mb <= 0:
@@ -39,6 +62,17 @@ class Settings:
             )
         if not 0 < self.port < 65536:
             raise InvalidFieldError("STREAM_RAG_PORT must be a TCP port number")
+        if not 1 <= self.top_k <= self.candidates <= 1000:
+            raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
+        if self.fusion not in ("weighted", "rrf"):
+            raise InvalidFieldError("STREAM_RAG_FUSION must be 'weighted' or 'rrf'")
+        if self.rerank_style not in ("tei", "cohere"):
+            raise InvalidFieldError("STREAM_RAG_RERANK_STYLE must be 'tei' or 'cohere'")
+        if (
+            min(self.dense_weight, self.bm25_weight) < 0
+            or self.dense_weight + self.bm25_weight <= 0
+        ):
+            raise InvalidFieldError("branch weights must be >= 0 and not both zero")
 
     @property
     def max_upload_bytes(self) -> int:
@@ -94,4 +128,5 @@ _CASTS: dict[str, Any] = {
     "float": float,
     "bool": _bool,
     "str | None": _optional_str,
+    "int | None": lambda value: int(value) if value else None,
 }

@@ -12,7 +12,7 @@ import secrets
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS documents (
     collection TEXT NOT NULL,
     name TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    live_version INTEGER
 );
 CREATE INDEX IF NOT EXISTS documents_collection ON documents(collection, created_at);
 CREATE TABLE IF NOT EXISTS versions (
@@ -51,6 +52,7 @@ CREATE TABLE IF NOT EXISTS versions (
     PRIMARY KEY (doc_id, version)
 );
 CREATE INDEX IF NOT EXISTS versions_sha ON versions(sha256);
+CREATE INDEX IF NOT EXISTS versions_status ON versions(status);
 CREATE TABLE IF NOT EXISTS chunks (
     id TEXT PRIMARY KEY,
     doc_id TEXT NOT NULL,
@@ -62,7 +64,12 @@ CREATE TABLE IF NOT EXISTS chunks (
     FOREIGN KEY (doc_id, version) REFERENCES versions(doc_id, version) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS chunks_version ON chunks(doc_id, version, ordinal);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
+SCHEMA_VERSION = 2
 _VERSION_COLUMNS = (
     "doc_id, version, sha256, size, media_type, filename, created_at, chunk_count, status, "
     "status_reason"
@@ -99,8 +106,7 @@ class DocumentStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        # executescript commits on its own; the schema statements are idempotent.
-        self._db().executescript(_SCHEMA)
+        self._migrate()
         self.sweep()
 
     # -- reading --------------------------------------------------------------------------
@@ -247,6 +253,124 @@ class DocumentStore:
                     self.blobs.remove(sha)
         return document
 
+    # -- indexing state ---------------------------------------------------------------------
+
+    def set_ready(self, doc_id: str, version: int, tokens: int, chunks: int) -> int | None:
+        """Mark a version indexed and make it live if it is the newest indexed one; add its
+        BM25 length statistics. Returns the live version, or None if the document is gone."""
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT live_version FROM documents WHERE id = ?", (doc_id,)
+            ).fetchone()
+            exists = db.execute(
+                "SELECT 1 FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
+            ).fetchone()
+            if row is None or exists is None:
+                return None
+            live = max(int(row["live_version"] or 0), version)
+            db.execute(
+                "UPDATE versions SET status = 'ready', status_reason = NULL "
+                "WHERE doc_id = ? AND version = ?",
+                (doc_id, version),
+            )
+            db.execute("UPDATE documents SET live_version = ? WHERE id = ?", (live, doc_id))
+            for key, amount in (("bm25_tokens", tokens), ("bm25_chunks", chunks)):
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) "
+                    "DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
+                    (key, amount),
+                )
+            return live
+
+    def set_failed(self, doc_id: str, version: int, reason: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE versions SET status = 'failed', status_reason = ? "
+                "WHERE doc_id = ? AND version = ?",
+                (reason, doc_id, version),
+            )
+
+    def set_indexing(self, keys: list[tuple[str, int]]) -> None:
+        with self._transaction() as db:
+            db.executemany(
+                "UPDATE versions SET status = 'indexing', status_reason = NULL "
+                "WHERE doc_id = ? AND version = ?",
+                keys,
+            )
+
+    def pending(self) -> list[tuple[str, int]]:
+        """Versions waiting to be indexed (after a crash or restart), oldest first."""
+        rows = (
+            self._db()
+            .execute(
+                "SELECT doc_id, version FROM versions WHERE status = 'indexing' "
+                "ORDER BY created_at, doc_id, version"
+            )
+            .fetchall()
+        )
+        return [(r["doc_id"], r["version"]) for r in rows]
+
+    def newest_versions(self) -> list[tuple[str, int]]:
+        """Every document's newest version: what a full re-index must index."""
+        rows = (
+            self._db()
+            .execute(
+                "SELECT doc_id, max(version) AS version FROM versions GROUP BY doc_id "
+                "ORDER BY doc_id"
+            )
+            .fetchall()
+        )
+        return [(r["doc_id"], r["version"]) for r in rows]
+
+    def live_versions(self, doc_ids: Collection[str]) -> dict[str, int]:
+        """The version retrieval may return, per document id (absent: none is live)."""
+        if not doc_ids:
+            return {}
+        ids = list(doc_ids)
+        found: dict[str, int] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in self._db().execute(
+                f"SELECT id, live_version FROM documents WHERE id IN ({marks}) "
+                "AND live_version IS NOT NULL",
+                batch,
+            ):
+                found[row["id"]] = row["live_version"]
+        return found
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        found: dict[str, Chunk] = {}
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in self._db().execute(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
+                found[row["id"]] = _chunk(row)
+        return found
+
+    def bm25_average_length(self, extra_tokens: int = 0, extra_chunks: int = 0) -> float:
+        """Mean tokens per indexed chunk, counting a batch about to be indexed."""
+        tokens = self.meta_int("bm25_tokens") + extra_tokens
+        chunks = self.meta_int("bm25_chunks") + extra_chunks
+        return tokens / chunks if chunks else 1.0
+
+    def meta_int(self, key: str) -> int:
+        value = self.meta(key)
+        return int(value) if value else 0
+
+    def meta(self, key: str) -> str | None:
+        row = self._db().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
     def sweep(self, older_than_s: float = 3600.0) -> int:
         """Remove bytes and staging files that no committed version references."""
         referenced = {r[0] for r in self._db().execute("SELECT DISTINCT sha256 FROM versions")}
@@ -261,6 +385,21 @@ class DocumentStore:
 
     # -- internals ------------------------------------------------------------------------
 
+    def _migrate(self) -> None:
+        db = self._db()
+        current = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if current == 1:
+            # Version 1 had no index: its documents become live and get indexed again.
+            db.execute("ALTER TABLE documents ADD COLUMN live_version INTEGER")
+            db.execute(
+                "UPDATE documents SET live_version = "
+                "(SELECT max(version) FROM versions WHERE doc_id = documents.id)"
+            )
+        # executescript commits on its own; the schema statements are idempotent.
+        db.executescript(_SCHEMA)
+        if current < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
     def _prepare(self, staged: StagedFile, filename: str) -> _Prepared:
         media_type = media_type_for(filename)
         text, served_type = extract_text(staged.path, media_type)
@@ -273,7 +412,7 @@ class DocumentStore:
         db.execute(
             "INSERT INTO versions (doc_id, version, sha256, size, media_type, filename, "
             "created_at, chunk_count, status, status_reason, text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'ready', NULL, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', NULL, ?)",
             (
                 doc_id,
                 number,
@@ -411,6 +550,7 @@ def _document(row: sqlite3.Row, versions: list[Version]) -> Document:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         versions=tuple(versions),
+        live_version=row["live_version"],
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +47,7 @@ class Document:
     created_at: str
     updated_at: str
     versions: tuple[Version, ...]
+    live_version: int | None = None
 
     @property
     def latest(self) -> Version:
@@ -59,6 +61,7 @@ class Document:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "latest_version": self.latest.version,
+            "live_version": self.live_version,
             "versions": [v.to_json() for v in self.versions],
             "url": f"/v1/documents/{self.id}/content",
         }
@@ -97,9 +100,31 @@ class UploadResult:
     version: Version
     duplicate: bool
 
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> UploadResult:
+        document = body["document"]
+        versions = tuple(_version_from_json(v) for v in document["versions"])
+        return cls(
+            Document(
+                id=document["id"],
+                collection=document["collection"],
+                name=document["name"],
+                created_at=document["created_at"],
+                updated_at=document["updated_at"],
+                versions=versions,
+                live_version=document.get("live_version"),
+            ),
+            _version_from_json(body["version"]),
+            bool(body["duplicate"]),
+        )
+
     def to_json(self) -> dict[str, object]:
         return {
             "document": self.document.to_json(),
             "version": self.version.to_json(),
             "duplicate": self.duplicate,
         }
+
+
+def _version_from_json(body: dict[str, Any]) -> Version:
+    return Version(**{f.name: body[f.name] for f in fields(Version)})

@@ -1,13 +1,22 @@
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
 from stream_rag.app import create_app
 from stream_rag.config import Settings
+from stream_rag.minilm import MiniLMEmbedder
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real local embedder, loaded once (the suite installs its model package)."""
+    return MiniLMEmbedder()
 
 
 @pytest.fixture
@@ -16,9 +25,21 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings)) as test_client:
+def client(settings: Settings, minilm: MiniLMEmbedder) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, embedder=minilm)) as test_client:
         yield test_client
+
+
+def wait_indexed(client: TestClient, doc_id: str, version: int | None = None) -> dict[str, Any]:
+    """Poll a document until the given (default: newest) version has left `indexing`."""
+    deadline = time.monotonic() + 60
+    while True:
+        document: dict[str, Any] = client.get(f"/v1/documents/{doc_id}").json()
+        record = document["versions"][(version or len(document["versions"])) - 1]
+        if record["status"] != "indexing":
+            return document
+        assert time.monotonic() < deadline, f"{doc_id} v{record['version']} never got indexed"
+        time.sleep(0.02)
 
 
 def store_snapshot(data_dir: Path) -> tuple[list[str], list[str]]:
@@ -29,14 +50,20 @@ def store_snapshot(data_dir: Path) -> tuple[list[str], list[str]]:
     try:
         rows = [
             repr(row)
-            for table in ("documents", "versions", "chunks")
+            for table in ("documents", "versions", "chunks", "meta")
             for row in db.execute(f"SELECT * FROM {table} ORDER BY 1, 2")
         ]
     finally:
         db.close()
     files = sorted(
         str(p.relative_to(data_dir))
-        for p in data_dir.rglob("*")
-        if p.is_file() and "sqlite3" not in p.name
+        for folder in ("blobs", "tmp")
+        for p in (data_dir / folder).rglob("*")
+        if p.is_file()
     )
     return rows, files
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -9,7 +9,7 @@ from starlette.testclient import TestClient
 from stream_rag.app import create_app
 from stream_rag.config import Settings
 
-from .conftest import store_snapshot
+from .conftest import store_snapshot, wait_indexed
 from .helpers import make_docx, make_encrypted_pdf, make_pdf
 
 
@@ -58,7 +58,8 @@ def test_same_name_different_bytes_download_their_own_bytes(client: TestClient) 
     record = second.json()["version"]
     assert record["filename"] == "test1.txt"
     assert record["size"] == len(b"Refunds: 14 days.")
-    assert record["status"] == "ready"
+    assert record["status"] == "indexing"
+    assert wait_indexed(client, b)["versions"][0]["status"] == "ready"
     assert len(record["sha256"]) == 64
 
 
@@ -203,6 +204,7 @@ def test_bad_input_is_rejected_and_changes_nothing(
     code: str,
 ) -> None:
     doc_id = doc_id_of(upload(client, "keep.txt", b"Existing document."))
+    wait_indexed(client, doc_id)
     before = store_snapshot(settings.data_dir)
     body, content_type = multipart(files)
     headers = {"content-type": content_type}

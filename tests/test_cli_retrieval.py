@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stream_rag.app import create_app
+from stream_rag.cli import main
+from stream_rag.config import Settings
+from stream_rag.minilm import MiniLMEmbedder
+
+from .helpers import running_server
+
+
+def write_beir(root: Path) -> None:
+    """A tiny BEIR-layout set whose answers a working retriever must find."""
+    (root / "qrels").mkdir(parents=True)
+    topics = {
+        "refund": "Refunds for annual plans are possible within 30 days of purchase.",
+        "sync": "Notes edited offline sync automatically when the connection returns.",
+        "security": "Two-factor authentication supports authenticator apps and keys.",
+        "export": "Notebooks export as Markdown, PDF or HTML from the notebook menu.",
+        "pricing": "The Pro plan costs eight dollars per month or eighty per year.",
+    }
+    corpus = [{"_id": key, "title": key.title(), "text": text} for key, text in topics.items()]
+    queries = [
+        {"_id": "q1", "text": "how long can I ask for my money back"},
+        {"_id": "q2", "text": "offline edits syncing"},
+        {"_id": "q3", "text": "hardware security key login"},
+        {"_id": "q4", "text": "download my notes as pdf"},
+    ]
+    (root / "corpus.jsonl").write_text("\n".join(json.dumps(r) for r in corpus))
+    (root / "queries.jsonl").write_text("\n".join(json.dumps(r) for r in queries))
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\trefund\t2\nq2\tsync\t1\nq3\tsecurity\t1\nq4\texport\t1\n"
+    )
+
+
+def test_eval_retrieval_prints_a_row_per_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_beir(tmp_path / "beir")
+    assert main(["eval", "retrieval", "--beir", str(tmp_path / "beir")]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line[:1].isalpha()}
+    assert {"dense", "bm25", "hybrid", "rank-bm25"} <= set(rows)
+    assert float(rows["dense"][1]) > 0.8  # nDCG@10: MiniLM finds the paraphrased answers
+    assert float(rows["hybrid"][4]) == 1.0  # Recall@100
+    assert "top-10 overlap with the bm25 branch" in out
+
+
+def test_eval_rejects_a_folder_that_is_not_beir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "retrieval", "--beir", str(tmp_path)]) == 1
+    assert "not a BEIR data set" in capsys.readouterr().err
+
+
+def test_ingest_then_search_and_reindex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "refunds.md").write_text("Annual plans can be refunded within 30 days.")
+    (kb / "sync.txt").write_text("Offline edits sync when the connection returns.")
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main([*data, "ingest", str(kb)]) == 0
+    capsys.readouterr()
+    assert main([*data, "search", "money back for a yearly plan", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["blocks"][0]["name"] == "refunds.md"
+    assert main([*data, "search", "offline", "--bm25-weight", "1", "--top-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "[1] sync.txt" in out
+    assert "[2]" not in out
+    assert main([*data, "reindex"]) == 0
+    assert "reindexed 2 documents, 0 failed" in capsys.readouterr().out
+
+
+def test_ingest_through_a_running_server(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.txt").write_text("Alpha.")
+    (kb / "b.png").write_bytes(b"\x89PNG")
+    settings = Settings(data_dir=tmp_path / "served")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        code = main(["--data-dir", str(tmp_path / "unused"), "ingest", str(kb), "--url", base_url])
+        # The server holds the embedded index: a local ingest must say so, not corrupt it.
+        (kb / "c.txt").write_text("Gamma.")
+        local = main(["--data-dir", str(settings.data_dir), "ingest", str(kb / "c.txt")])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "summary: 1 added, 0 duplicates, 1 failed" in out
+    assert "unsupported file type" in out
+    assert local == 1
+    assert "in use by another process" in err
+    assert "--url" in err

