@@ -111,4 +111,4 @@ def open_index(settings: Settings, dim: int) -> Index:
         return QdrantIndex.connect(settings, dim)
     from .index_edge import EdgeIndex
 
-    return EdgeIndex.open(settings.data_dir / "index" / f"edge-{dim}", dim)
+    return EdgeIndex.open(settings.data_dir / "index" / f"edge-{dim}-f16", dim)

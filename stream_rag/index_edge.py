@@ -46,9 +46,14 @@ class EdgeIndex:
         self.name = f"qdrant-edge:{path}"
 
     @classmethod
-    def open(cls, path: Path, dim: int) -> EdgeIndex:
+    def open(cls, path: Path, dim: int, *, float16: bool = True) -> EdgeIndex:
+        """Open or create the shard at `path`. Dense vectors are stored as float16 by default:
+        exact search reads half the memory (see docs/decisions.md)."""
+        datatype = qe.VectorStorageDatatype.Float16 if float16 else None
         config = qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+            vectors={
+                DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, datatype=datatype)
+            },
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_NO_HNSW_THRESHOLD_KB),
         )
