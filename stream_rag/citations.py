@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-X
+_BRACKETED = r"(?:\[\^?|【)\s*\d{1,3}(?:\s*(?:[,，;、]|-|–|and)\s*\d{1,3})*\s*(?:\]|】)"
 _SOURCE = r"\(\s*source\s*#\s*\d+\s*(?::[^()]*?)?\)"
 # One marker; runs like `[1][2]` are several matches next to each other.
 MARKER_RE = re.compile(f"{_BRACKETED}|{_SOURCE}", re.IGNORECASE)
