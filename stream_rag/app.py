@@ -11,6 +11,7 @@ from typing import TypedDict
 from urllib.parse import quote
 
 import anyio.to_thread
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -22,8 +23,10 @@ from .config import Settings
 from .documents import DocumentStore
 from .embed import Embedder
 from .errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
+from .events import Error, to_sse
 from .index import Index
 from .indexing import IndexQueue
+from .llm import ChatModel
 from .rerank import Reranker
 from .services import Services, open_services
 from .types import Version
@@ -49,6 +52,7 @@ def create_app(
     embedder: Embedder | None = None,
     index: Index | None = None,
     reranker: Reranker | None = None,
+    model: ChatModel | None = None,
 ) -> Starlette:
     """Build the app; resources are opened in the lifespan, not at import time. Explicit
     `embedder`, `index` and `reranker` replace the configured backends."""
@@ -57,7 +61,14 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
         services = await anyio.to_thread.run_sync(
-            partial(open_services, settings, embedder=embedder, index=index, reranker=reranker)
+            partial(
+                open_services,
+                settings,
+                embedder=embedder,
+                index=index,
+                reranker=reranker,
+                model=model,
+            )
         )
         log.info(services.dense_status)
         queue = IndexQueue(services.indexer)
@@ -85,6 +96,7 @@ def create_app(
         Route("/v1/documents/{doc_id}", delete_document, methods=["DELETE"]),
         Route("/v1/documents/{doc_id}/content", latest_content, methods=["GET", "HEAD"]),
         Route("/v1/search", search, methods=["POST"]),
+        Route("/v1/chat", chat, methods=["GET", "POST"]),
         Route("/v1/documents/{doc_id}/versions", add_version, methods=["POST"]),
         Route("/v1/documents/{doc_id}/versions/{n}", get_version, methods=["GET"]),
         Route("/v1/documents/{doc_id}/versions/{n}/chunks", get_chunks, methods=["GET"]),
@@ -215,6 +227,52 @@ async def search(request: Request) -> JSONResponse:
         query, collection=collection, top_k=top_k, weights=weights, fusion=fusion
     )
     return JSONResponse(result.to_json())
+
+
+async def chat(request: Request) -> Response:
+    """`POST {"question", "collection"?, "top_k"?}` or `GET ?q=&collection=&top_k=` (for
+    EventSource): the gated answer as Server-Sent Events."""
+    if request.method == "GET":
+        params = request.query_params
+        question: object = params.get("q") or params.get("question")
+        collection: object = params.get("collection")
+        raw_top_k = params.get("top_k")
+        if raw_top_k is not None and not raw_top_k.isdigit():
+            raise InvalidFieldError("'top_k' must be an integer")
+        top_k: object = int(raw_top_k) if raw_top_k else None
+    else:
+        body = await _json_object(request)
+        question, collection, top_k = (
+            body.get("question"),
+            body.get("collection"),
+            body.get("top_k"),
+        )
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidFieldError("'question' must be a non-empty string")
+    if len(question) > 4000:
+        raise InvalidFieldError("'question' is longer than 4000 characters")
+    if collection is not None and not isinstance(collection, str):
+        raise InvalidFieldError("'collection' must be a string")
+    if top_k is not None and (
+        not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 100
+    ):
+        raise InvalidFieldError("'top_k' must be an integer between 1 and 100")
+    services = _services(request)
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        try:
+            async for event in services.answerer.stream(
+                question, collection=collection, top_k=top_k
+            ):
+                yield to_sse(event)
+        except StreamRagError as exc:
+            yield to_sse(Error(exc.code, exc.message))
+
+    return EventSourceResponse(
+        events(),
+        ping=_settings(request).sse_ping_s,
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -92,6 +92,41 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--fusion", choices=["weighted", "rrf"], help="fusion method")
     search.add_argument("--json", action="store_true", help="print the full JSON result")
 
+    ask = commands.add_parser(
+        "ask",
+        help="answer a question with verified, cited sentences",
+        description="Stream a gated answer: only sentences whose citations check out are "
+        "printed, as they arrive, then the sources. Exit 0 with an answer, 3 when the answer "
+        "is a refusal, 1 on an error.",
+    )
+    ask.add_argument("question")
+    ask.add_argument("--collection", help="collection to ask (default: default)")
+    ask.add_argument("--top-k", type=int, help="blocks to retrieve (STREAM_RAG_TOP_K)")
+    ask.add_argument("--url", help="ask a running server instead of opening the data directory")
+
+    fake = commands.add_parser(
+        "fake-llm",
+        help="run a scripted OpenAI-compatible chat server (for tests and load tests)",
+        description="An OpenAI-compatible /v1/chat/completions that answers from the prompt's "
+        "blocks and fabricates at the given rates (0..1), deterministically per seed.",
+    )
+    fake.add_argument("--host", default="127.0.0.1")
+    fake.add_argument("--port", type=int, default=8001)
+    fake.add_argument("--seed", type=int, default=0)
+    for behaviour in (
+        "unissued",
+        "wrong-block",
+        "changed-number",
+        "split-markers",
+        "label-markers",
+    ):
+        fake.add_argument(f"--{behaviour}", type=float, default=0.0, metavar="RATE")
+    fake.add_argument("--tokens-per-second", type=float, default=0.0, help="0: no pacing")
+    fake.add_argument("--stall-after", type=int, help="pause after this many tokens")
+    fake.add_argument("--stall-s", type=float, default=0.0, help="length of that pause")
+    fake.add_argument("--error-after", type=int, help="break the stream after this many tokens")
+    fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
+
     commands.add_parser(
         "reindex",
         help="rebuild the index from the stored documents",
@@ -114,6 +149,15 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--dense-weight", type=float, default=0.5)
     retrieval.add_argument("--bm25-weight", type=float, default=0.5)
     retrieval.add_argument("--fusion", choices=["weighted", "rrf"], default="weighted")
+    gate = kinds.add_parser(
+        "gate",
+        help="supported-pass and unsupported-reject rates of the citation gate",
+        description="Judge labelled sentences with the gate. FILE: JSONL, one object a line, "
+        '{"sentence", "blocks": [texts], "cited": [1-based numbers], "label": bool}.',
+    )
+    gate.add_argument("--data", type=Path, required=True, metavar="FILE")
+    gate.add_argument("--threshold", type=float, help="substance threshold (default: tuned)")
+    gate.add_argument("--curve", action="store_true", help="also sweep thresholds 0.30..0.90")
     return parser
 
 
@@ -125,6 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(settings, args)
         if args.command == "eval":
             return _eval(settings, args)
+        if args.command == "fake-llm":
+            return _fake_llm(args)
+        if args.command == "ask" and args.url:
+            return _ask_remote(args)
         if args.command == "ingest" and args.url:
             return _ingest_remote(settings, args)
         if args.command in ("documents",):
@@ -146,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _search(services, args)
             if args.command == "reindex":
                 return _reindex(services)
+            if args.command == "ask":
+                return _ask(services, args)
         finally:
             services.close()
     except StreamRagError as exc:
@@ -373,6 +423,8 @@ def _reindex(services: Services) -> int:
 
 
 def _eval(settings: Settings, args: argparse.Namespace) -> int:
+    if args.kind == "gate":
+        return _eval_gate(settings, args)
     from .embed import build_embedder
     from .evaluate import MODES, evaluate_retrieval, format_reports
     from .metrics import load_beir
@@ -398,6 +450,135 @@ def _eval(settings: Settings, args: argparse.Namespace) -> int:
         progress=lambda message: print(f"# {message}", file=sys.stderr),
     )
     print(format_reports(reports))
+    return 0
+
+
+def _eval_gate(settings: Settings, args: argparse.Namespace) -> int:
+    from .gate import DEFAULT_MAX_UNSUPPORTED, DEFAULT_THRESHOLD
+    from .gate_eval import curve, judge, load, report, score
+
+    examples = load(args.data)
+    if not examples:
+        print(f"stream-rag: error: no examples in {args.data}", file=sys.stderr)
+        return 1
+    threshold = args.threshold or settings.gate_threshold or DEFAULT_THRESHOLD
+    result = score(examples, judge(examples, threshold, DEFAULT_MAX_UNSUPPORTED))
+    print(report(result, threshold, DEFAULT_MAX_UNSUPPORTED))
+    if args.curve:
+        print(curve(examples, DEFAULT_MAX_UNSUPPORTED))
+    return 0
+
+
+# -- ask, fake-llm ----------------------------------------------------------------------------
+
+
+def _ask(services: Services, args: argparse.Namespace) -> int:
+    import anyio
+
+    from .answer import Answerer
+
+    async def run(answerer: Answerer) -> int:
+        printer = _AnswerPrinter()
+        try:
+            async for event in answerer.stream(
+                args.question, collection=args.collection, top_k=args.top_k
+            ):
+                printer.show(event.name, event.data())
+        finally:
+            await services.aclose()
+        return printer.exit_code()
+
+    return anyio.run(run, services.answerer)
+
+
+def _ask_remote(args: argparse.Namespace) -> int:
+    import httpx
+
+    body = {"question": args.question, "collection": args.collection, "top_k": args.top_k}
+    printer = _AnswerPrinter()
+    try:
+        with httpx.stream(
+            "POST",
+            f"{args.url.rstrip('/')}/v1/chat",
+            json={k: v for k, v in body.items() if v is not None},
+            timeout=httpx.Timeout(30, read=120),
+        ) as response:
+            if response.status_code != 200:
+                response.read()
+                message = response.json().get("error", {}).get("message", response.text)
+                print(f"stream-rag: error: {message}", file=sys.stderr)
+                return 1
+            name = "message"
+            for line in response.iter_lines():
+                if line.startswith("event:"):
+                    name = line.partition(":")[2].strip()
+                elif line.startswith("data:"):
+                    printer.show(name, json.loads(line.partition(":")[2]))
+                    name = "message"
+    except httpx.HTTPError as exc:
+        print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
+        return 1
+    return printer.exit_code()
+
+
+class _AnswerPrinter:
+    """Prints verified sentences as they come, then the sources they cite."""
+
+    def __init__(self) -> None:
+        self.sources: list[dict[str, object]] = []
+        self.cited: set[int] = set()
+        self.refused = False
+        self.failed = False
+
+    def show(self, name: str, data: dict[str, object]) -> None:
+        if name == "sources":
+            blocks = data.get("blocks")
+            self.sources = list(blocks) if isinstance(blocks, list) else []
+            print(f"# generator: {data.get('generator')}", file=sys.stderr)
+        elif name == "sentence":
+            citations = data.get("citations")
+            numbers = [int(c["n"]) for c in citations] if isinstance(citations, list) else []
+            self.cited.update(numbers)
+            print(f"{data.get('text')} " + "".join(f"[{n}]" for n in numbers), flush=True)
+        elif name == "refusal":
+            self.refused = True
+            print(f"(refused: {data.get('reason')}) {data.get('message')}", flush=True)
+        elif name == "error":
+            self.failed = True
+            print(f"stream-rag: error: {data.get('code')}: {data.get('message')}", file=sys.stderr)
+        elif name == "done" and self.cited:
+            print("\nSources:")
+            for source in self.sources:
+                if source.get("n") in self.cited:
+                    print(
+                        f"[{source['n']}] {source['name']} ({source['doc_id']} "
+                        f"v{source['version']}) {source['url']}"
+                    )
+
+    def exit_code(self) -> int:
+        return 1 if self.failed else 3 if self.refused else 0
+
+
+def _fake_llm(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .fake_llm import FakeConfig, create_fake_llm
+
+    config = FakeConfig(
+        seed=args.seed,
+        unissued=args.unissued,
+        wrong_block=args.wrong_block,
+        changed_number=args.changed_number,
+        split_markers=args.split_markers,
+        label_markers=args.label_markers,
+        tokens_per_second=args.tokens_per_second,
+        stall_after=args.stall_after,
+        stall_s=args.stall_s,
+        error_after=args.error_after,
+        fix_on_retry=args.fix_on_retry,
+    )
+    print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
+    uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

@@ -50,6 +50,16 @@ class Settings:
     rerank_model: str | None = None
     rerank_api_key: str | None = None
     rerank_timeout_s: float = 2.0
+    # The chat model: an OpenAI-compatible endpoint, else the local extractive generator.
+    llm_base_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = None
+    llm_timeout_s: float = 60.0
+    llm_stall_s: float = 20.0
+    llm_max_tokens: int = 512
+    # The citation gate's substance threshold (None: the tuned default in gate.py).
+    gate_threshold: float | None = None
+    sse_ping_s: float = 15.0
 
     def __post_init__(self) -> None:
         if self.max_upload_mb <= 0:
@@ -91,6 +101,8 @@ class Settings:
             env_file = None
         config = Config(env_file=env_file, environ=environ, env_prefix=ENV_PREFIX)
         values: dict[str, Any] = {}
+        if environ.get("OPENAI_API_KEY") and not environ.get(f"{ENV_PREFIX}LLM_API_KEY"):
+            values["llm_api_key"] = environ["OPENAI_API_KEY"]
         for field in fields(cls):
             if field.name in overrides and overrides[field.name] is not None:
                 values[field.name] = overrides[field.name]
@@ -129,4 +141,5 @@ _CASTS: dict[str, Any] = {
     "bool": _bool,
     "str | None": _optional_str,
     "int | None": lambda value: int(value) if value else None,
+    "float | None": lambda value: float(value) if value else None,
 }

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .answer import Answerer
 from .config import Settings
 from .documents import DocumentStore
 from .embed import Embedder, build_embedder
+from .extractive import ExtractiveModel
 from .index import Index, open_index
 from .indexing import Indexer
+from .llm import ChatModel, OpenAIChatModel
 from .rerank import HttpReranker, Reranker
 from .retrieve import Retriever
 
@@ -25,6 +28,8 @@ class Services:
     retriever: Retriever
     reranker: Reranker | None
     dense_status: str
+    model: ChatModel
+    answerer: Answerer
 
     def close(self) -> None:
         """Close what these services opened (the reranker is async: see `aclose`)."""
@@ -37,6 +42,9 @@ class Services:
     async def aclose(self) -> None:
         if self.reranker is not None:
             await self.reranker.aclose()
+        close_model = getattr(self.model, "aclose", None)
+        if callable(close_model):
+            await close_model()
 
 
 def open_store(settings: Settings) -> DocumentStore:
@@ -53,6 +61,7 @@ def open_services(
     embedder: Embedder | None = None,
     index: Index | None = None,
     reranker: Reranker | None = None,
+    model: ChatModel | None = None,
 ) -> Services:
     """Open everything (blocking). Explicit components replace the configured ones."""
     if embedder is not None:
@@ -76,6 +85,7 @@ def open_services(
     retriever = Retriever(
         store, index, embedder, settings, reranker=reranker, dense_status=dense_status
     )
+    model = model or build_model(settings)
     return Services(
         settings=settings,
         store=store,
@@ -85,4 +95,19 @@ def open_services(
         retriever=retriever,
         reranker=reranker,
         dense_status=dense_status,
+        model=model,
+        answerer=Answerer(retriever, model, settings),
     )
+
+
+def build_model(settings: Settings) -> ChatModel:
+    if settings.llm_base_url:
+        return OpenAIChatModel(
+            settings.llm_base_url,
+            settings.llm_model,
+            api_key=settings.llm_api_key,
+            timeout_s=settings.llm_timeout_s,
+            stall_s=settings.llm_stall_s,
+            max_tokens=settings.llm_max_tokens,
+        )
+    return ExtractiveModel()

@@ -1,0 +1,118 @@
+"""The closed set of answer events; each renders itself as a Server-Sent Event."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sse_starlette import ServerSentEvent
+
+from .retrieve import Block
+
+
+def block_ref(block: Block) -> dict[str, object]:
+    """What a citation carries: enough to show the source and download its exact bytes."""
+    return {
+        "n": block.n,
+        "doc_id": block.doc_id,
+        "version": block.version,
+        "sha256": block.sha256,
+        "name": block.name,
+        "chunk_id": block.chunk_id,
+        "url": block.url,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    blocks: Sequence[Block]
+    generator: str
+
+    name = "sources"
+
+    def data(self) -> dict[str, Any]:
+        return {"generator": self.generator, "blocks": [block_ref(b) for b in self.blocks]}
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceOut:
+    index: int
+    text: str
+    citations: Sequence[Block]
+    kind: str = "sentence"
+
+    name = "sentence"
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "text": self.text,
+            "kind": self.kind,
+            "citations": [block_ref(b) for b in self.citations],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    index: int
+    reason: str
+
+    name = "dropped"
+
+    def data(self) -> dict[str, Any]:
+        return {"index": self.index, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    reason: str
+    message: str
+    details: Sequence[dict[str, Any]] = ()
+
+    name = "refusal"
+
+    def data(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"reason": self.reason, "message": self.message}
+        if self.details:
+            body["details"] = list(self.details)
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    sentences: int
+    dropped: int
+    ttfs_ms: float | None
+    total_ms: float
+    tokens: int
+
+    name = "done"
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "sentences": self.sentences,
+            "dropped": self.dropped,
+            "ttfs_ms": None if self.ttfs_ms is None else round(self.ttfs_ms, 2),
+            "total_ms": round(self.total_ms, 2),
+            "tokens": self.tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    code: str
+    message: str
+
+    name = "error"
+
+    def data(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message}
+
+
+Event = Sources | SentenceOut | Dropped | Refusal | Done | Error
+
+
+def to_sse(event: Event) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(event.data(), ensure_ascii=False), event=event.name)

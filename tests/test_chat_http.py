@@ -1,0 +1,158 @@
+"""The SSE endpoint against a real uvicorn server (in-process test clients buffer responses)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sse_starlette.sse import AppStatus
+
+from stream_rag.app import create_app
+from stream_rag.config import Settings
+from stream_rag.fake_llm import FakeConfig, create_fake_llm
+from stream_rag.llm import OpenAIChatModel
+from stream_rag.minilm import MiniLMEmbedder
+
+from .helpers import running_server
+
+
+@pytest.fixture(autouse=True)
+def _reset_sse_exit_flag() -> Iterator[None]:
+    # sse-starlette keeps `should_exit` as class state shared by every app in the process.
+    AppStatus.should_exit = False
+    yield
+    AppStatus.should_exit = False
+
+
+def read_events(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any], float]]:
+    """(event name, data, arrival time) for each SSE event; ping comments as ("ping", {})."""
+    name = "message"
+    for line in response.iter_lines():
+        if line.startswith(":"):
+            yield "ping", {}, time.monotonic()
+        elif line.startswith("event:"):
+            name = line.partition(":")[2].strip()
+        elif line.startswith("data:"):
+            yield name, json.loads(line.partition(":")[2]), time.monotonic()
+            name = "message"
+
+
+def upload(base_url: str, name: str, data: bytes) -> str:
+    response = httpx.post(f"{base_url}/v1/documents", files={"file": (name, data)})
+    assert response.status_code == 201, response.text
+    doc_id: str = response.json()["document"]["id"]
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{base_url}/v1/documents/{doc_id}").json()["versions"][-1]["status"] != (
+        "ready"
+    ):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return doc_id
+
+
+def test_same_name_documents_are_cited_by_their_own_ids(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    first = b"Annual plans can be refunded within 30 days of purchase."
+    second = b"Team plans can be refunded for unused seats within 30 days of adding them."
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        ids = {upload(base_url, "test1.txt", first), upload(base_url, "test1.txt", second)}
+        with httpx.stream(
+            "POST", f"{base_url}/v1/chat", json={"question": "Which plans can be refunded?"}
+        ) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            events = list(read_events(response))
+        names = [name for name, _, _ in events if name != "ping"]
+        assert names[0] == "sources"
+        assert names[-1] == "done"
+        citations = [c for name, data, _ in events if name == "sentence" for c in data["citations"]]
+        assert {c["doc_id"] for c in citations} == ids
+        for citation in citations:
+            assert citation["name"] == "test1.txt"
+            assert set(citation) >= {"n", "doc_id", "version", "sha256", "chunk_id", "url"}
+            body = httpx.get(f"{base_url}{citation['url']}").content
+            assert body == (first if b"Annual" in body else second)
+            assert body in (first, second)
+        by_id = {c["doc_id"]: httpx.get(f"{base_url}{c['url']}").content for c in citations}
+        assert sorted(by_id.values()) == sorted([first, second])
+
+
+def test_get_for_eventsource_and_input_errors(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        upload(base_url, "faq.md", b"Support answers email within one business day.")
+        with httpx.stream(
+            "GET", f"{base_url}/v1/chat", params={"q": "How fast does support answer email?"}
+        ) as response:
+            names = [name for name, _, _ in read_events(response)]
+        assert names[0] == "sources"
+        assert "sentence" in names
+        for body in ({}, {"question": ""}, {"question": "x", "top_k": 0}, {"question": 3}):
+            bad = httpx.post(f"{base_url}/v1/chat", json=body)
+            assert bad.status_code == 400
+            assert bad.json()["error"]["code"] == "invalid_field"
+        assert httpx.get(f"{base_url}/v1/chat", params={"q": "x", "top_k": "a"}).status_code == 400
+
+
+def test_sentences_arrive_while_the_model_is_still_writing(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    fake = create_fake_llm(FakeConfig(tokens_per_second=40))
+    with running_server(fake) as llm_url:
+        settings = Settings(data_dir=tmp_path / "data", sse_ping_s=0.3)
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
+            upload(
+                base_url,
+                "policy.md",
+                b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans "
+                b"are not possible. Refunds for team plans cover unused seats within 30 days.",
+            )
+            start = time.monotonic()
+            with httpx.stream(
+                "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}
+            ) as response:
+                events = list(read_events(response))
+    sentence_times = [t for name, _, t in events if name == "sentence"]
+    done_time = next(t for name, _, t in events if name == "done")
+    assert len(sentence_times) >= 2
+    # The first sentence is on screen well before the model has written the last one.
+    assert sentence_times[0] < done_time - 0.3
+    assert sentence_times[0] - start < done_time - start
+    assert any(name == "ping" for name, _, _ in events)
+
+
+def test_client_disconnect_cancels_the_upstream_request(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    fake = create_fake_llm(FakeConfig(tokens_per_second=10, sentences=3))
+    with running_server(fake) as llm_url:
+        settings = Settings(data_dir=tmp_path / "data")
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
+            upload(
+                base_url,
+                "policy.md",
+                b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans "
+                b"are not possible. Refunds for team plans cover unused seats within 30 days.",
+            )
+            with httpx.stream(
+                "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}
+            ) as response:
+                for name, _, _ in read_events(response):
+                    if name == "sentence":
+                        break
+            closed_at = time.monotonic()
+            deadline = closed_at + 5
+            while not fake.state.stats.disconnected:
+                assert time.monotonic() < deadline, "the upstream request was never closed"
+                time.sleep(0.01)
+    stats = fake.state.stats
+    assert stats.completed == 0
+    assert stats.disconnect_times[0] - closed_at < 1.0

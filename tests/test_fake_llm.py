@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+
+from stream_rag.citations import extract
+from stream_rag.fake_llm import FakeConfig, compose, create_fake_llm
+from stream_rag.prompt import Message, build_messages, parse_blocks, parse_question
+from stream_rag.retrieve import Block
+
+from .helpers import running_server
+
+
+def block(n: int, text: str, name: str = "policy.md") -> Block:
+    return Block(n, f"doc_{n}:v1:0", f"doc_{n}", 1, "0" * 64, name, name, 0, len(text), text, {})
+
+
+BLOCKS = [
+    block(1, "Annual plans can be refunded within 30 days of purchase. Monthly plans are not."),
+    block(2, "Notes sync automatically when the connection returns after being offline."),
+    block(3, "Two-factor authentication works with authenticator apps and security keys."),
+]
+QUESTION = "Can I get a refund on annual plans and how does sync work offline?"
+
+
+def messages(feedback: str | None = None) -> list[dict[str, str]]:
+    return [m.to_json() for m in build_messages(QUESTION, BLOCKS, feedback)]
+
+
+def test_prompt_round_trip() -> None:
+    prompt = build_messages(QUESTION, BLOCKS)[1].content
+    assert parse_question(prompt) == QUESTION
+    assert parse_blocks(prompt) == {b.n: b.text for b in BLOCKS}
+    system = build_messages(QUESTION, BLOCKS)[0]
+    assert "[1], [2], [3]" in system.content
+    assert isinstance(system, Message)
+
+
+def test_faithful_answers_cite_the_right_blocks() -> None:
+    pieces, behaviours = compose(FakeConfig(), messages())
+    text = "".join(pieces)
+    assert set(behaviours) == {"faithful"}
+    assert "Annual plans can be refunded within 30 days of purchase. [1]" in text
+    _, citations = extract(text)
+    assert {c.n for c in citations} <= {1, 2, 3}
+
+
+@pytest.mark.parametrize("behaviour", ["unissued", "wrong_block", "changed_number"])
+def test_each_fabrication(behaviour: str) -> None:
+    config = FakeConfig(**{behaviour: 1.0})  # type: ignore[arg-type]
+    pieces, behaviours = compose(config, messages())
+    text = "".join(pieces)
+    assert set(behaviours) == {behaviour}
+    _, citations = extract(text)
+    if behaviour == "unissued":
+        assert all(c.n > 3 for c in citations)
+    if behaviour == "changed_number":
+        assert "within 30 days" not in text
+
+
+def test_markers_split_and_as_labels() -> None:
+    pieces, _ = compose(FakeConfig(split_markers=1.0, label_markers=1.0), messages())
+    assert pieces[0] == "["
+    assert pieces[1].isdigit()
+    assert pieces[2] == "]"
+
+
+def test_deterministic_per_seed_and_fixed_on_retry() -> None:
+    config = FakeConfig(seed=5, unissued=0.5, changed_number=0.5)
+    assert compose(config, messages()) == compose(config, messages())
+    retried = FakeConfig(unissued=1.0, fix_on_retry=True)
+    _, behaviours = compose(retried, messages("Your draft failed: ..."))
+    assert set(behaviours) == {"faithful"}
+
+
+def test_openai_framing_over_http() -> None:
+    app = create_fake_llm(FakeConfig(tokens_per_second=200))
+    with running_server(app) as base_url:
+        with httpx.stream(
+            "POST",
+            f"{base_url}/v1/chat/completions",
+            json={"model": "fake", "messages": messages(), "stream": True},
+        ) as response:
+            lines = [line for line in response.iter_lines() if line]
+        whole = httpx.post(
+            f"{base_url}/v1/chat/completions", json={"model": "fake", "messages": messages()}
+        ).json()
+        assert httpx.get(f"{base_url}/v1/models").json()["data"][0]["id"] == "fake-llm"
+    assert lines[-1] == "data: [DONE]"
+    chunks = [json.loads(line[6:]) for line in lines[:-1]]
+    assert all(c["object"] == "chat.completion.chunk" for c in chunks)
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    streamed = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+    assert streamed == whole["choices"][0]["message"]["content"]
+    assert app.state.stats.completed == 2
+
+
+def test_scripted_stall_and_error() -> None:
+    stalled = create_fake_llm(FakeConfig(stall_after=2, stall_s=0.5))
+    with running_server(stalled) as base_url:
+        start = time.monotonic()
+        httpx.post(
+            f"{base_url}/v1/chat/completions",
+            json={"model": "f", "messages": messages(), "stream": True},
+        ).read()
+        assert time.monotonic() - start >= 0.5
+    broken = create_fake_llm(FakeConfig(error_after=3))
+    with (
+        running_server(broken) as base_url,
+        pytest.raises(httpx.HTTPError),
+        httpx.stream(
+            "POST",
+            f"{base_url}/v1/chat/completions",
+            json={"model": "f", "messages": messages(), "stream": True},
+        ) as response,
+    ):
+        for _ in response.iter_lines():
+            pass

@@ -1,0 +1,397 @@
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_rag.citations import Citation
+from stream_rag.gate import (
+    DEFAULT_THRESHOLD,
+    IDF_MIN_BLOCKS,
+    GateContext,
+    Verdict,
+    check_sentence,
+    stem,
+)
+
+REFUNDS = (
+    "Annual plans can be refunded within 30 days of purchase. Monthly plans are not refundable. "
+    "Refunds are paid to the original card and usually arrive in five business days."
+)
+SHIPPING = (
+    "Standard shipping costs $8 per order and takes 3 to 7 business days. Orders over "
+    "50 dollars ship free. The warehouse dispatches parcels at 9:00 am on weekdays."
+)
+RELEASE = (
+    "Version 2.4 was released on 2024-05-01 and raised the storage quota to 1.5 million "
+    "files. The upgrade costs 3.50 euros per seat and cut sync errors by 40 percent."
+)
+BLOCKS = (REFUNDS, SHIPPING, RELEASE)
+IDS = ("doc-refunds", "doc-shipping", "doc-release")
+
+
+@pytest.fixture
+def ctx() -> GateContext:
+    return GateContext(BLOCKS, IDS)
+
+
+def check(ctx: GateContext, sentence: str, *cited: int) -> Verdict:
+    return ctx.check(sentence, [Citation(n) for n in cited])
+
+
+# --- reasons, in the order they are checked -------------------------------------------------
+
+
+@pytest.mark.parametrize("sentence", ["", "   ", "Yes.", "Oh, okay!", "It is what it is.", "..."])
+def test_a_sentence_without_content_is_empty_and_fails(ctx: GateContext, sentence: str) -> None:
+    verdict = check(ctx, sentence, 1)
+    assert verdict == Verdict(False, "empty", (1,), 0.0, "no content terms to verify")
+
+
+def test_empty_is_judged_before_citations(ctx: GateContext) -> None:
+    assert check(ctx, "Yes.").reason == "empty"
+    assert check(ctx, "Yes.", 9).reason == "empty"
+
+
+def test_a_sentence_with_only_a_number_is_not_empty(ctx: GateContext) -> None:
+    assert check(ctx, "30.", 1).ok
+    assert check(ctx, "31.", 1).reason == "number_mismatch"
+
+
+def test_a_sentence_without_citation_is_uncited(ctx: GateContext) -> None:
+    verdict = check(ctx, "Annual plans can be refunded within 30 days of purchase.")
+    assert verdict == Verdict(False, "uncited", (), 0.0, "cites no block")
+
+
+def test_a_citation_past_the_issued_blocks_is_unknown(ctx: GateContext) -> None:
+    verdict = check(ctx, "Annual plans can be refunded within 30 days.", 1, 4)
+    assert verdict.reason == "unknown_citation"
+    assert not verdict.ok
+    assert verdict.cited == (1, 4)
+    assert verdict.score == 0.0
+    assert verdict.detail == "cites [4] but only [1]..[3] were issued"
+
+
+def test_citation_zero_is_unknown(ctx: GateContext) -> None:
+    assert check(ctx, "Annual plans can be refunded.", 0).detail == (
+        "cites [0] but only [1]..[3] were issued"
+    )
+
+
+def test_no_blocks_issued() -> None:
+    verdict = check(GateContext([]), "Annual plans can be refunded.", 1)
+    assert (verdict.reason, verdict.detail) == (
+        "unknown_citation",
+        "cites [1] but no block was issued",
+    )
+
+
+def test_a_claimed_id_that_is_not_the_blocks_document_is_a_mismatch(ctx: GateContext) -> None:
+    raw = "Annual plans can be refunded within 30 days (source#1: Refunds, ID: 'doc-shipping')."
+    verdict = check_sentence(raw, ctx)
+    assert verdict.reason == "id_mismatch"
+    assert verdict.cited == (1,)
+    assert verdict.detail == "[1] is 'doc-refunds', not 'doc-shipping'"
+
+
+def test_a_claimed_id_that_matches_passes(ctx: GateContext) -> None:
+    raw = "Annual plans can be refunded within 30 days (source#1: Refunds, ID: 'doc-refunds')."
+    assert check_sentence(raw, ctx).ok
+
+
+def test_claimed_ids_are_not_checked_without_doc_ids() -> None:
+    ctx = GateContext(BLOCKS)
+    verdict = ctx.check("Annual plans can be refunded.", [Citation(1, "anything")])
+    assert verdict.ok
+
+
+def test_doc_ids_must_match_the_blocks() -> None:
+    with pytest.raises(ValueError, match="3 blocks but 2 document ids"):
+        GateContext(BLOCKS, IDS[:2])
+
+
+def test_unknown_citation_is_judged_before_id_mismatch(ctx: GateContext) -> None:
+    verdict = ctx.check("Annual plans can be refunded.", [Citation(1, "nope"), Citation(7)])
+    assert verdict.reason == "unknown_citation"
+
+
+def test_a_fabricated_claim_with_the_right_citation_fails(ctx: GateContext) -> None:
+    verdict = check(ctx, "Annual plans include free lifetime upgrades and priority support.", 1)
+    assert verdict.reason == "low_overlap"
+    assert not verdict.ok
+    assert 0.0 < verdict.score < DEFAULT_THRESHOLD
+    assert verdict.detail.startswith(f"overlap {verdict.score:.2f} < {DEFAULT_THRESHOLD:.2f}")
+    assert "'lifetim'" in verdict.detail
+
+
+def test_a_true_claim_cited_to_the_wrong_block_fails(ctx: GateContext) -> None:
+    assert check(ctx, "Monthly plans are not refundable.", 1).ok
+    assert check(ctx, "Monthly plans are not refundable.", 2).reason == "low_overlap"
+
+
+def test_a_wrong_number_is_a_number_mismatch(ctx: GateContext) -> None:
+    verdict = check(ctx, "Annual plans can be refunded within 45 days of purchase.", 1)
+    assert verdict == Verdict(False, "number_mismatch", (1,), 1.0, "'45 days' is not in [1]")
+
+
+def test_ok_verdict(ctx: GateContext) -> None:
+    verdict = check(ctx, "Annual plans can be refunded within 30 days of purchase.", 1)
+    assert verdict == Verdict(True, "ok", (1,), 1.0, "overlap 1.00")
+
+
+def test_verdict_is_frozen(ctx: GateContext) -> None:
+    verdict = check(ctx, "Monthly plans are not refundable.", 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.ok = False  # type: ignore[misc]
+
+
+# --- substance ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block", [1, 2, 3])
+def test_every_sentence_copied_verbatim_from_a_block_passes(ctx: GateContext, block: int) -> None:
+    for sentence in BLOCKS[block - 1].split(". "):
+        verdict = check(ctx, sentence, block)
+        assert verdict.ok, (sentence, verdict)
+        assert verdict.score == 1.0
+
+
+@given(st.sampled_from(range(len(BLOCKS))), st.integers(0, 40), st.integers(1, 40))
+def test_any_span_of_a_block_passes_against_it(block: int, start: int, length: int) -> None:
+    words = BLOCKS[block].split()
+    span = " ".join(words[start : start + length])
+    verdict = GateContext(BLOCKS).check(span, [Citation(block + 1)])
+    assert verdict.ok or verdict.reason == "empty", (span, verdict)
+
+
+def test_one_new_claim_term_costs_score(ctx: GateContext) -> None:
+    copied = "Refunds are paid to the original card and usually arrive in five business days"
+    assert check(ctx, copied, 1).score == 1.0
+    added = check(ctx, copied + " by courier", 1)
+    assert added.score < 0.9
+    assert "'courier'" in added.detail or added.ok
+
+
+def test_two_new_claim_terms_in_a_short_sentence_fail(ctx: GateContext) -> None:
+    assert not check(ctx, "Refunds arrive by registered courier.", 1).ok
+
+
+def test_many_new_terms_fail_a_long_sentence_whatever_its_share() -> None:
+    block = " ".join(f"word{c}alpha" for c in "abcdefghijklmnopqrst")
+    sentence = " ".join(f"word{c}alpha" for c in "abcdefghijklmnopqrst") + " xenon yttrium zinc"
+    strict = GateContext([block]).check(sentence, [Citation(1)])
+    assert strict.reason == "low_overlap"
+    assert strict.score >= DEFAULT_THRESHOLD
+    assert strict.detail.startswith("unsupported weight 3.0 >= 3.0")
+    lenient = GateContext([block], max_unsupported=None).check(sentence, [Citation(1)])
+    assert lenient.ok
+
+
+def test_the_threshold_is_a_parameter() -> None:
+    sentence = "Refunds are paid to the original card by courier."
+    assert not GateContext(BLOCKS, threshold=0.99).check(sentence, [Citation(1)]).ok
+    assert GateContext(BLOCKS, threshold=0.5).check(sentence, [Citation(1)]).ok
+
+
+def test_inflections_meet(ctx: GateContext) -> None:
+    assert check(ctx, "Annual plans are refundable and refunds are paid to cards.", 1).ok
+    assert check(ctx, "The warehouse dispatched parcels at 9:00 am on weekdays.", 2).ok
+
+
+def test_negation_must_be_in_the_block(ctx: GateContext) -> None:
+    assert check(ctx, "Monthly plans are refundable.", 1).ok
+    verdict = check(ctx, "Annual plans can't be refunded within 30 days of purchase.", 1)
+    # Block [1] negates something else, so the cue is found: negation is one coarse term.
+    assert verdict.ok
+    verdict = check(ctx, "Standard shipping does not cost $8 per order.", 2)
+    assert verdict.reason == "low_overlap"
+    assert verdict.score >= DEFAULT_THRESHOLD
+    assert verdict.detail == "it negates, [2] has no negation; not in [2]: 'not'"
+
+
+def test_interjections_are_not_claims(ctx: GateContext) -> None:
+    assert check(ctx, "Yes, monthly plans are not refundable.", 1).score == 1.0
+
+
+# --- one, two and many blocks ---------------------------------------------------------------
+
+
+def test_one_block() -> None:
+    ctx = GateContext([REFUNDS], ["doc-refunds"])
+    assert ctx.dropped == frozenset()
+    assert check(ctx, "Annual plans can be refunded within 30 days.", 1).ok
+    assert check(ctx, "Annual plans include lifetime upgrades.", 1).reason == "low_overlap"
+    assert check(ctx, "Annual plans can be refunded.", 2).reason == "unknown_citation"
+
+
+def test_two_blocks_drop_nothing_even_when_they_share_terms() -> None:
+    ctx = GateContext([REFUNDS, "Refunds for annual plans need a receipt."])
+    assert ctx.dropped == frozenset()
+    assert check(ctx, "Annual plans can be refunded within 30 days.", 1).ok
+    assert check(ctx, "Annual plans can be refunded within 30 days.", 2).reason in (
+        "low_overlap",
+        "number_mismatch",
+    )
+
+
+def test_a_sentence_drawing_on_two_blocks_must_cite_both() -> None:
+    ctx = GateContext([REFUNDS, SHIPPING])
+    sentence = "Refunds arrive in five business days and standard shipping costs $8."
+    assert check(ctx, sentence, 1, 2).ok
+    assert not check(ctx, sentence, 1).ok
+    assert check_sentence(sentence + " [1-2]", ctx).ok
+    assert check_sentence(sentence + " [1][2]", ctx).cited == (1, 2)
+
+
+def test_terms_in_most_of_three_or_more_blocks_are_dropped() -> None:
+    blocks = [
+        "The refund policy covers annual plans.",
+        "The refund policy excludes monthly plans.",
+        "The refund policy covers hardware bought in stores.",
+        "Gift cards never expire.",
+    ]
+    ctx = GateContext(blocks)
+    assert {"refund", "policy"} <= ctx.dropped
+    assert "plan" not in ctx.dropped  # 2 of 4 is not more than half
+    # The shared words are no evidence: only "hardware" is, and [2] does not have it.
+    verdict = check(ctx, "The refund policy covers hardware.", 2)
+    assert verdict.reason == "low_overlap"
+    assert verdict.score == 0.0
+    assert check(ctx, "The refund policy covers hardware.", 3).ok
+
+
+def test_a_sentence_of_only_shared_terms_falls_back_to_a_plain_share() -> None:
+    blocks = ["refund policy one", "refund policy two", "refund policy three"]
+    ctx = GateContext(blocks)
+    assert check(ctx, "Refund policy.", 1).score == 1.0
+
+
+def test_idf_counts_at_least_the_minimum_blocks() -> None:
+    one = GateContext([REFUNDS])
+    eight = GateContext([REFUNDS] + [f"Unrelated filler text number {i}." for i in range(7)])
+    assert IDF_MIN_BLOCKS == 8
+    sentence = "Annual plans can be refunded by courier within 30 days."
+    assert check(one, sentence, 1).score == pytest.approx(check(eight, sentence, 1).score)
+    assert one.unseen_weight == pytest.approx(eight.unseen_weight)
+
+
+# --- numbers, dates and quantities ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cited"),
+    [
+        ("Annual plans can be refunded within thirty days.", 1),
+        ("Refunds usually arrive in 5 business days.", 1),
+        ("Standard shipping costs 8 dollars per order.", 2),
+        ("Standard shipping costs $8.", 2),
+        ("Orders over $50 ship free.", 2),
+        ("Shipping takes three to seven business days.", 2),
+        ("The warehouse dispatches parcels at 9 am.", 2),
+        ("The warehouse dispatches parcels at 9:00.", 2),
+        ("Version 2.4 was released on May 1, 2024.", 3),
+        ("Version 2.4 was released on 1 May 2024.", 3),
+        ("Version 2.4 was released in May 2024.", 3),
+        ("Version 2.4 was released in 2024.", 3),
+        ("Version 2.4 was released on 05/01/2024.", 3),
+        ("The storage quota is 1,500,000 files.", 3),
+        ("The storage quota is 1.5 million files.", 3),
+        ("The upgrade costs 3.5 euros per seat.", 3),
+        ("The upgrade costs €3.50 per seat.", 3),
+        ("The upgrade cut sync errors by 40%.", 3),
+        ("The upgrade cut sync errors by forty per cent.", 3),
+    ],
+)
+def test_numbers_in_any_form_match(ctx: GateContext, sentence: str, cited: int) -> None:
+    verdict = check(ctx, sentence, cited)
+    assert verdict.ok, verdict
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cited", "detail"),
+    [
+        ("Annual plans can be refunded within fourteen days.", 1, "'14 days' is not in [1]"),
+        ("Standard shipping costs $9 per order.", 2, "'$9' is not in [2]"),
+        ("Standard shipping costs 8% per order.", 2, "'8%' is not in [2]"),
+        ("The warehouse dispatches parcels at 9:00 pm.", 2, "'9:00 pm' is not in [2]"),
+        ("The warehouse dispatches parcels at 10:30.", 2, "'10:30' is not in [2]"),
+        ("Version 2.4 was released on 2024-05-02.", 3, "'2024-05-02' is not in [3]"),
+        ("Version 2.4 was released on June 1, 2024.", 3, "'june 1, 2024' is not in [3]"),
+        ("Version 2.4 was released in 2023.", 3, "'2023' is not in [3]"),
+        ("The storage quota is 2 million files.", 3, "'2 million files' is not in [3]"),
+        ("The upgrade cut sync errors by 40 dollars.", 3, "'40 dollars' is not in [3]"),
+    ],
+)
+def test_a_number_not_in_the_cited_blocks_fails(
+    ctx: GateContext, sentence: str, cited: int, detail: str
+) -> None:
+    verdict = check(ctx, sentence, cited)
+    assert (verdict.reason, verdict.detail) == ("number_mismatch", detail)
+    assert verdict.score >= DEFAULT_THRESHOLD
+
+
+def test_a_number_from_an_uncited_block_fails(ctx: GateContext) -> None:
+    sentence = "Refunds are paid to the original card within 8 days."
+    assert check(ctx, sentence, 1).reason == "number_mismatch"
+
+
+def test_one_is_not_a_claimed_quantity(ctx: GateContext) -> None:
+    assert check(ctx, "Monthly plans are one kind of plan that is not refundable.", 1).ok
+
+
+# --- Chinese and Japanese -------------------------------------------------------------------
+
+ZH = "年度套餐可在购买后30天内退款。月度套餐不可退款。"
+JA = "年間プランは購入後30日以内に返金できます。"
+
+
+def test_chinese_copied_sentence_passes() -> None:
+    ctx = GateContext([ZH, JA])
+    assert check(ctx, "年度套餐可在购买后30天内退款。", 1).ok
+    assert check_sentence("年度套餐可在购买后30天内退款【1】。", ctx).ok
+
+
+def test_chinese_number_words_match_digits() -> None:
+    assert check(GateContext([ZH]), "年度套餐可在购买后三十天内退款。", 1).ok
+
+
+def test_chinese_wrong_number_fails() -> None:
+    verdict = check(GateContext([ZH]), "年度套餐可在购买后45天内退款。", 1)
+    assert (verdict.reason, verdict.detail) == ("number_mismatch", "'45天' is not in [1]")
+
+
+def test_chinese_fabrication_fails() -> None:
+    verdict = check(GateContext([ZH]), "年度套餐包含终身免费升级和专属客服。", 1)
+    assert verdict.reason == "low_overlap"
+
+
+def test_japanese() -> None:
+    ctx = GateContext([ZH, JA])
+    assert check(ctx, "年間プランは30日以内に返金できます。", 2).ok
+    assert check(ctx, "年間プランは60日以内に返金できます。", 2).reason == "number_mismatch"
+    assert check(ctx, "年間プランは30日以内に返金できます。", 1).reason == "low_overlap"
+
+
+# --- the stemmer ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("refund", "refunds", "refunded", "refunding"),
+        ("use", "uses", "used", "using"),
+        ("stop", "stops", "stopped", "stopping"),
+        ("study", "studies", "studied"),
+        ("box", "boxes"),
+        ("make", "makes", "making"),
+    ],
+)
+def test_stem_joins_inflections(words: tuple[str, ...]) -> None:
+    assert len({stem(word) for word in words}) == 1
+
+
+@pytest.mark.parametrize("word", ["bus", "class", "status", "thing", "bring", "need", "30", "退款"])
+def test_stem_leaves_other_words_alone(word: str) -> None:
+    assert stem(word) == word
