@@ -60,6 +60,8 @@ class FakeStats:
     disconnected: int = 0
     disconnect_times: list[float] = field(default_factory=list)
     finished_at: list[float] = field(default_factory=list)
+    # Per question: each streamed piece and when it was sent (time.monotonic()).
+    timelines: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
 
 
 def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[str], list[str]]:
@@ -161,6 +163,11 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
             }
             return f"data: {json.dumps(payload)}\n\n"
 
+        question = parse_question(
+            next((m["content"] for m in messages if m.get("role") == "user"), "")
+        )
+        timeline = stats.timelines.setdefault(question, [])
+
         async def events() -> AsyncIterator[str]:
             delay = 1 / config.tokens_per_second if config.tokens_per_second > 0 else 0.0
             try:
@@ -177,6 +184,7 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
                         await anyio.sleep(config.stall_s)
                     if delay:
                         await anyio.sleep(delay)
+                    timeline.append((piece, time.monotonic()))
                     yield chunk({"content": piece})
                 yield chunk({}, "stop")
                 yield "data: [DONE]\n\n"

@@ -53,12 +53,17 @@ def collect(answerer: Answerer, question: str) -> list[Event]:
 
 
 def ask_model(
-    services: Services, base_url: str, questions: list[str], **options: float
+    services: Services,
+    base_url: str,
+    questions: list[str],
+    *,
+    timeout_s: float = 60.0,
+    stall_s: float = 20.0,
 ) -> list[list[Event]]:
     """Answer each question through an OpenAI-compatible model, all on one event loop."""
 
     async def run() -> list[list[Event]]:
-        model = OpenAIChatModel(base_url, "fake", **options)
+        model = OpenAIChatModel(base_url, "fake", timeout_s=timeout_s, stall_s=stall_s)
         answerer = Answerer(services.retriever, model, services.settings)
         try:
             return [[e async for e in answerer.stream(q)] for q in questions]
