@@ -1,7 +1,9 @@
-"""The streaming answer: retrieve, prompt, stream the model, gate each sentence, emit events.
+"""Answers: retrieve, check the evidence, prompt, generate, gate every sentence.
 
 Nothing reaches the client unverified: a sentence is emitted only after the gate passed it
-against the ORIGINAL text of the blocks it cites; a failing sentence is dropped whole.
+against the ORIGINAL text of the blocks it cites; a failing sentence is dropped whole. Weak or
+contradictory evidence is refused before the model is called. The streaming and the
+non-streaming paths share retrieval, the pre-generation checks, the prompt and the verdicts.
 """
 
 from __future__ import annotations
@@ -9,25 +11,46 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import anyio.to_thread
 
 from .citations import strip_markers
 from .config import Settings
-from .events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources
+from .conflicts import ConflictDetector, LexicalConflictDetector
+from .events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, block_ref
+from .evidence import evidence_score
 from .gate import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from .llm import ChatModel, ModelError
-from .prompt import build_messages
-from .retrieve import Block, Retriever
-from .segment import Segment, SentenceBuffer
+from .prompt import Message, build_messages
+from .retrieve import Block, Retriever, SearchResult
+from .segment import Segment, SentenceBuffer, split_segments
 
 NO_SOURCES = "Nothing in the knowledge base matches this question."
+LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
+CONFLICTING = (
+    "The sources disagree on this, so I am not choosing between them. "
+    "See the conflicting statements below."
+)
 NOTHING_SUPPORTED = (
     "I could not give an answer that the sources support, so I am not answering. "
     "Try rephrasing the question, or read the sources listed."
 )
+UNSUPPORTED_ANSWER = (
+    "Two drafts of the answer failed verification against the sources, so I am not answering."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Per-request knobs; None falls back to the settings."""
+
+    collection: str | None = None
+    top_k: int | None = None
+    min_evidence: float | None = None
+    check_conflicts: bool | None = None
+    gate_threshold: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,46 +67,141 @@ class Judged:
         cited = [blocks[n - 1] for n in self.verdict.cited]
         return SentenceOut(self.index, strip_markers(self.segment.text), cited, self.segment.kind)
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "text": self.segment.text,
+            "ok": self.verdict.ok,
+            "reason": self.verdict.reason,
+            "detail": self.verdict.detail,
+            "cited": list(self.verdict.cited),
+            "score": round(self.verdict.score, 4),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    draft: str
+    judged: tuple[Judged, ...]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.judged) and all(j.verdict.ok for j in self.judged)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "draft": self.draft,
+            "passed": self.passed,
+            "verdicts": [j.to_json() for j in self.judged],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    """The non-streaming answer: verified sentences or a refusal, and every attempt."""
+
+    question: str
+    generator: str
+    blocks: tuple[Block, ...]
+    sentences: tuple[SentenceOut, ...] = ()
+    refusal: Refusal | None = None
+    attempts: tuple[Attempt, ...] = ()
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "question": self.question,
+            "generator": self.generator,
+            "answer": self.text if self.refusal is None else None,
+            "sentences": [s.data() for s in self.sentences],
+            "refusal": None if self.refusal is None else self.refusal.data(),
+            "sources": [block_ref(b) for b in self.blocks],
+            "attempts": [a.to_json() for a in self.attempts],
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
 
 class Answerer:
-    def __init__(self, retriever: Retriever, model: ChatModel, settings: Settings) -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        model: ChatModel,
+        settings: Settings,
+        *,
+        detector: ConflictDetector | None = None,
+    ) -> None:
         self.retriever = retriever
         self.model = model
         self.settings = settings
+        self.detector = detector or LexicalConflictDetector()
 
-    @property
-    def threshold(self) -> float:
-        return self.settings.gate_threshold or DEFAULT_THRESHOLD
+    # -- shared steps -----------------------------------------------------------------------
 
-    async def stream(
-        self, question: str, *, collection: str | None = None, top_k: int | None = None
-    ) -> AsyncIterator[Event]:
-        started = time.perf_counter()
-        result = await self.retriever.search(question, collection=collection, top_k=top_k)
-        blocks = result.blocks
-        yield Sources(blocks, self.model.name)
+    async def retrieve(self, question: str, options: Options) -> SearchResult:
+        return await self.retriever.search(
+            question, collection=options.collection, top_k=options.top_k
+        )
+
+    def precheck(self, question: str, blocks: Sequence[Block], options: Options) -> Refusal | None:
+        """Refuse before any model call when the evidence is weak or contradicts itself."""
         if not blocks:
-            yield Refusal("no_sources", NO_SOURCES)
-            yield Done(0, 0, None, _ms(started), 0)
-            return
+            return Refusal("no_sources", NO_SOURCES)
+        floor = self.settings.min_evidence if options.min_evidence is None else options.min_evidence
+        evidence = evidence_score(question, blocks)
+        if evidence < floor:
+            return Refusal(
+                "low_evidence",
+                LOW_EVIDENCE,
+                [{"evidence": round(evidence, 4), "threshold": floor}],
+            )
+        check = (
+            self.settings.check_conflicts
+            if options.check_conflicts is None
+            else (options.check_conflicts)
+        )
+        if check:
+            conflicts = self.detector.find(question, blocks)
+            if conflicts:
+                return Refusal("conflicting_sources", CONFLICTING, [c.to_json() for c in conflicts])
+        return None
+
+    async def gate_context(self, blocks: Sequence[Block], options: Options) -> GateContext:
+        threshold = options.gate_threshold or self.settings.gate_threshold or DEFAULT_THRESHOLD
         # Building the context tokenises every block (~10 ms for 8 blocks): not on the loop.
-        context = await anyio.to_thread.run_sync(
+        return await anyio.to_thread.run_sync(
             partial(
                 GateContext,
                 [b.text for b in blocks],
                 [b.doc_id for b in blocks],
-                threshold=self.threshold,
+                threshold=threshold,
             )
         )
+
+    # -- streaming --------------------------------------------------------------------------
+
+    async def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
+        options = options or Options()
+        started = time.perf_counter()
+        blocks = (await self.retrieve(question, options)).blocks
+        yield Sources(blocks, self.model.name)
+        refusal = await anyio.to_thread.run_sync(self.precheck, question, blocks, options)
+        if refusal is not None:
+            yield refusal
+            yield Done(0, 0, None, _ms(started), 0)
+            return
+        context = await self.gate_context(blocks, options)
         buffer = SentenceBuffer()
         tally = _Tally()
 
         def judge(segments: list[Segment]) -> list[SentenceOut | Dropped]:
-            events = []
-            for segment in segments:
-                verdict = check_sentence(segment.text, context)
-                events.append(tally.count(Judged(tally.units, segment, verdict).event(blocks)))
-            return events
+            return [
+                tally.count(Judged(tally.units, s, check_sentence(s.text, context)).event(blocks))
+                for s in segments
+            ]
 
         try:
             async with aclosing(self.model.stream(build_messages(question, blocks))) as pieces:
@@ -101,6 +219,74 @@ class Answerer:
             yield Refusal("no_supported_sentences", NOTHING_SUPPORTED)
         ttfs = None if tally.first is None else (tally.first - started) * 1000
         yield Done(emitted, tally.dropped, ttfs, _ms(started), tally.tokens)
+
+    # -- non-streaming ----------------------------------------------------------------------
+
+    async def answer(self, question: str, options: Options | None = None) -> AnswerResult:
+        """One verified answer. A draft passes when every sentence passes; a failing draft is
+        regenerated once with the concrete reasons, and a second failure is a refusal."""
+        options = options or Options()
+        started = time.perf_counter()
+        blocks = (await self.retrieve(question, options)).blocks
+        timings = {"retrieve": _ms(started)}
+        base = AnswerResult(question, self.model.name, tuple(blocks), timings_ms=timings)
+        t0 = time.perf_counter()
+        refusal = await anyio.to_thread.run_sync(self.precheck, question, blocks, options)
+        timings["checks"] = _ms(t0)
+        if refusal is not None:
+            return replace(base, refusal=refusal)
+        context = await self.gate_context(blocks, options)
+        attempts: list[Attempt] = []
+        feedback: str | None = None
+        for _ in range(2):
+            draft = await self._complete(build_messages(question, blocks, feedback))
+            judged = tuple(
+                Judged(i, s, check_sentence(s.text, context))
+                for i, s in enumerate(split_segments(draft))
+            )
+            attempt = Attempt(draft, judged)
+            attempts.append(attempt)
+            if attempt.passed:
+                sentences = tuple(j.event(blocks) for j in judged)
+                timings["total"] = _ms(started)
+                return replace(
+                    base,
+                    sentences=tuple(s for s in sentences if isinstance(s, SentenceOut)),
+                    attempts=tuple(attempts),
+                )
+            feedback = revision_request(attempt, len(blocks))
+        timings["total"] = _ms(started)
+        return replace(
+            base,
+            refusal=Refusal("unsupported_answer", UNSUPPORTED_ANSWER),
+            attempts=tuple(attempts),
+        )
+
+    async def _complete(self, messages: list[Message]) -> str:
+        parts: list[str] = []
+        async with aclosing(self.model.stream(messages)) as pieces:
+            async for piece in pieces:
+                parts.append(piece)
+        return "".join(parts)
+
+
+def revision_request(attempt: Attempt, issued: int) -> str:
+    """The concrete reasons a draft failed, as the user turn that asks for a new one."""
+    lines = ["Your previous answer failed verification against the sources:"]
+    if not attempt.judged:
+        lines.append("- it contained no sentence.")
+    for judged in attempt.judged:
+        if not judged.verdict.ok:
+            lines.append(
+                f'- sentence {judged.index + 1} "{strip_markers(judged.segment.text)}": '
+                f"{judged.verdict.reason} ({judged.verdict.detail})"
+            )
+    lines.append(
+        f"Write the answer again. Cite only [1] to [{issued}], after every sentence; state only "
+        "what the cited source says, with its numbers exactly as written; leave out anything "
+        "the sources do not support."
+    )
+    return "\n".join(lines)
 
 
 @dataclass(slots=True)

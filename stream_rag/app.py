@@ -19,6 +19,8 @@ from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from . import openai_compat
+from .answer import Options
 from .config import Settings
 from .documents import DocumentStore
 from .embed import Embedder
@@ -97,6 +99,9 @@ def create_app(
         Route("/v1/documents/{doc_id}/content", latest_content, methods=["GET", "HEAD"]),
         Route("/v1/search", search, methods=["POST"]),
         Route("/v1/chat", chat, methods=["GET", "POST"]),
+        Route("/v1/answer", answer, methods=["POST"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", list_models, methods=["GET"]),
         Route("/v1/documents/{doc_id}/versions", add_version, methods=["POST"]),
         Route("/v1/documents/{doc_id}/versions/{n}", get_version, methods=["GET"]),
         Route("/v1/documents/{doc_id}/versions/{n}/chunks", get_chunks, methods=["GET"]),
@@ -230,40 +235,32 @@ async def search(request: Request) -> JSONResponse:
 
 
 async def chat(request: Request) -> Response:
-    """`POST {"question", "collection"?, "top_k"?}` or `GET ?q=&collection=&top_k=` (for
-    EventSource): the gated answer as Server-Sent Events."""
+    """`POST {"question", "collection"?, "top_k"?, "min_evidence"?, "check_conflicts"?,
+    "gate_threshold"?}` or `GET ?q=&collection=&top_k=` (for EventSource): the gated answer as
+    Server-Sent Events."""
     if request.method == "GET":
         params = request.query_params
-        question: object = params.get("q") or params.get("question")
-        collection: object = params.get("collection")
         raw_top_k = params.get("top_k")
         if raw_top_k is not None and not raw_top_k.isdigit():
             raise InvalidFieldError("'top_k' must be an integer")
-        top_k: object = int(raw_top_k) if raw_top_k else None
+        body: dict[str, object] = {
+            "question": params.get("q") or params.get("question"),
+            "collection": params.get("collection"),
+            "top_k": int(raw_top_k) if raw_top_k else None,
+        }
     else:
         body = await _json_object(request)
-        question, collection, top_k = (
-            body.get("question"),
-            body.get("collection"),
-            body.get("top_k"),
-        )
+    question = body.get("question")
     if not isinstance(question, str) or not question.strip():
         raise InvalidFieldError("'question' must be a non-empty string")
     if len(question) > 4000:
         raise InvalidFieldError("'question' is longer than 4000 characters")
-    if collection is not None and not isinstance(collection, str):
-        raise InvalidFieldError("'collection' must be a string")
-    if top_k is not None and (
-        not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 100
-    ):
-        raise InvalidFieldError("'top_k' must be an integer between 1 and 100")
+    options = answer_options(body)
     services = _services(request)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         try:
-            async for event in services.answerer.stream(
-                question, collection=collection, top_k=top_k
-            ):
+            async for event in services.answerer.stream(question, options):
                 yield to_sse(event)
         except StreamRagError as exc:
             yield to_sse(Error(exc.code, exc.message))
@@ -273,6 +270,60 @@ async def chat(request: Request) -> Response:
         ping=_settings(request).sse_ping_s,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
+
+
+async def answer(request: Request) -> JSONResponse:
+    """The non-streaming answer, with its attempts and their verdicts."""
+    body = await _json_object(request)
+    question = body.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidFieldError("'question' must be a non-empty string")
+    if len(question) > 4000:
+        raise InvalidFieldError("'question' is longer than 4000 characters")
+    options = answer_options(body)
+    result = await _services(request).answerer.answer(question, options)
+    return JSONResponse(result.to_json())
+
+
+def answer_options(body: dict[str, object]) -> Options:
+    """Per-request overrides, checked: collection, top_k, min_evidence, check_conflicts,
+    gate_threshold."""
+    collection, top_k = body.get("collection"), body.get("top_k")
+    if collection is not None and not isinstance(collection, str):
+        raise InvalidFieldError("'collection' must be a string")
+    if top_k is not None and (
+        not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 100
+    ):
+        raise InvalidFieldError("'top_k' must be an integer between 1 and 100")
+    floats: dict[str, float | None] = {}
+    for name in ("min_evidence", "gate_threshold"):
+        value = body.get(name)
+        if value is not None and (
+            not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1
+        ):
+            raise InvalidFieldError(f"'{name}' must be a number between 0 and 1")
+        floats[name] = None if value is None else float(value)
+    check = body.get("check_conflicts")
+    if check is not None and not isinstance(check, bool):
+        raise InvalidFieldError("'check_conflicts' must be true or false")
+    return Options(
+        collection=collection,
+        top_k=top_k,
+        min_evidence=floats["min_evidence"],
+        check_conflicts=check,
+        gate_threshold=floats["gate_threshold"],
+    )
+
+
+async def chat_completions(request: Request) -> Response:
+    settings = _settings(request)
+    return await openai_compat.completions(
+        request, _services(request).answerer, settings.openai_reference_links
+    )
+
+
+async def list_models(request: Request) -> Response:
+    return openai_compat.models()
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -103,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--collection", help="collection to ask (default: default)")
     ask.add_argument("--top-k", type=int, help="blocks to retrieve (STREAM_RAG_TOP_K)")
     ask.add_argument("--url", help="ask a running server instead of opening the data directory")
+    ask.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="wait for the whole verified answer (one regeneration if a draft fails)",
+    )
 
     fake = commands.add_parser(
         "fake-llm",
@@ -475,20 +480,47 @@ def _eval_gate(settings: Settings, args: argparse.Namespace) -> int:
 def _ask(services: Services, args: argparse.Namespace) -> int:
     import anyio
 
-    from .answer import Answerer
+    if args.no_stream:
+        return _ask_whole(services, args)
+
+    from .answer import Answerer, Options
 
     async def run(answerer: Answerer) -> int:
         printer = _AnswerPrinter()
         try:
-            async for event in answerer.stream(
-                args.question, collection=args.collection, top_k=args.top_k
-            ):
+            options = Options(collection=args.collection, top_k=args.top_k)
+            async for event in answerer.stream(args.question, options):
                 printer.show(event.name, event.data())
         finally:
             await services.aclose()
         return printer.exit_code()
 
     return anyio.run(run, services.answerer)
+
+
+def _ask_whole(services: Services, args: argparse.Namespace) -> int:
+    import anyio
+
+    from .answer import AnswerResult, Options
+
+    async def run() -> AnswerResult:
+        try:
+            options = Options(collection=args.collection, top_k=args.top_k)
+            return await services.answerer.answer(args.question, options)
+        finally:
+            await services.aclose()
+
+    result = anyio.run(run)
+    body = result.to_json()
+    printer = _AnswerPrinter()
+    printer.show("sources", {"generator": result.generator, "blocks": body["sources"]})
+    for sentence in result.sentences:
+        printer.show("sentence", sentence.data())
+    if result.refusal is not None:
+        printer.show("refusal", result.refusal.data())
+    print(f"# {len(result.attempts)} attempt(s)", file=sys.stderr)
+    printer.show("done", {})
+    return printer.exit_code()
 
 
 def _ask_remote(args: argparse.Namespace) -> int:

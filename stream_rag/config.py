@@ -59,7 +59,12 @@ class Settings:
     llm_max_tokens: int = 512
     # The citation gate's substance threshold (None: the tuned default in gate.py).
     gate_threshold: float | None = None
+    # Refuse before generation: evidence under this (0..1, see evidence.py), or conflicts.
+    min_evidence: float = 0.3
+    check_conflicts: bool = True
     sse_ping_s: float = 15.0
+    # /v1/chat/completions: also put citations in the text as markdown reference links.
+    openai_reference_links: bool = False
 
     def __post_init__(self) -> None:
         if self.max_upload_mb <= 0:

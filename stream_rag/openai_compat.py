@@ -1,0 +1,152 @@
+"""`POST /v1/chat/completions` and `GET /v1/models`: stream_rag as an OpenAI-compatible model
+whose output is gated. Any OpenAI client, chat front-end or load-testing harness can use it.
+
+The last user message is the question. `stream: true` sends only verified sentences as
+content deltas (standard chunk objects, then `data: [DONE]`); `stream: false` returns one
+message from the non-streaming path (one regeneration on failure). Citations travel in the
+extension field `stream_rag` of each chunk or of the completion:
+`{"citations": [{n, doc_id, version, sha256, name, chunk_id, url}], "index": i}` on a
+sentence's chunk, `{"sources": [...]}` on the first chunk, `{"refusal": {reason, message}}`
+on a refusal (whose message is also sent as ordinary content), `{"done": {...}}` at the end.
+With `STREAM_RAG_OPENAI_REFERENCE_LINKS`, sentences also carry markdown reference links.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from .answer import Answerer, Options
+from .errors import InvalidFieldError
+from .events import Done, Error, Refusal, SentenceOut, Sources, block_ref
+
+MODEL_ID = "stream-rag"
+
+
+def question_of(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidFieldError("'messages' must be a non-empty list")
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts: keep the text ones
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            if isinstance(content, str) and content.strip():
+                return content
+    raise InvalidFieldError("no user message with text content in 'messages'")
+
+
+def with_links(sentence: SentenceOut) -> str:
+    marks = "".join(f"[[{c.n}]]({c.url})" for c in sentence.citations)
+    return f"{sentence.text} {marks}"
+
+
+class CompletionsEndpoint:
+    def __init__(self, answerer: Answerer, *, reference_links: bool = False) -> None:
+        self.answerer = answerer
+        self.reference_links = reference_links
+
+    async def handle(self, body: dict[str, Any]) -> Response:
+        question = question_of(body)
+        options = Options(collection=_str(body.get("collection")))
+        model = _str(body.get("model")) or MODEL_ID
+        if body.get("stream"):
+            return StreamingResponse(
+                self._chunks(question, options, model),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            )
+        result = await self.answerer.answer(question, options)
+        if result.refusal is not None:
+            content = result.refusal.message
+        elif self.reference_links:
+            content = " ".join(with_links(s) for s in result.sentences)
+        else:
+            content = result.text
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{secrets.token_hex(12)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "stream_rag": result.to_json(),
+            }
+        )
+
+    async def _chunks(self, question: str, options: Options, model: str) -> AsyncIterator[str]:
+        header = {
+            "id": f"chatcmpl-{secrets.token_hex(12)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+        spoken = False
+        async for event in self.answerer.stream(question, options):
+            delta: dict[str, str] = {}
+            finish: str | None = None
+            extension: dict[str, Any]
+            if isinstance(event, Sources):
+                delta = {"role": "assistant", "content": ""}
+                extension = {"sources": [block_ref(b) for b in event.blocks]}
+            elif isinstance(event, SentenceOut):
+                text = with_links(event) if self.reference_links else event.text
+                delta = {"content": (" " if spoken else "") + text}
+                spoken = True
+                extension = {
+                    "index": event.index,
+                    "citations": [block_ref(c) for c in event.citations],
+                }
+            elif isinstance(event, Refusal):
+                delta = {"content": (" " if spoken else "") + event.message}
+                extension = {"refusal": event.data()}
+            elif isinstance(event, Done):
+                finish, extension = "stop", {"done": event.data()}
+            elif isinstance(event, Error):
+                finish, extension = "error", {"error": event.data()}
+            else:
+                continue  # a dropped sentence sends nothing
+            payload = {
+                **header,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                "stream_rag": extension,
+            }
+            yield f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+        yield "data: [DONE]\n\n"
+
+
+def models() -> JSONResponse:
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "stream_rag"}],
+        }
+    )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+async def completions(request: Request, answerer: Answerer, reference_links: bool) -> Response:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise InvalidFieldError("the request body must be JSON") from None
+    if not isinstance(body, dict):
+        raise InvalidFieldError("the request body must be a JSON object")
+    return await CompletionsEndpoint(answerer, reference_links=reference_links).handle(body)
