@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from importlib import resources
+from collections.abc import Sequence
 from pathlib import Path
 
+from . import cli_ask
 from .config import Settings
 from .documents import DocumentStore
 from .errors import StreamRagError
-from .indexing import Indexer
+from .ingest import IngestReport, ingest_paths, iter_files, sample_kb_dir
 from .progress import Progress
 from .retrieve import SearchResult
 from .services import Services, open_services
@@ -175,9 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "eval":
             return _eval(settings, args)
         if args.command == "fake-llm":
-            return _fake_llm(args)
+            return cli_ask.fake_llm(args)
         if args.command == "ask" and args.url:
-            return _ask_remote(args)
+            return cli_ask.ask_remote(args)
         if args.command == "ingest" and args.url:
             return _ingest_remote(settings, args)
         if args.command in ("documents",):
@@ -200,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.command == "reindex":
                 return _reindex(services)
             if args.command == "ask":
-                return _ask(services, args)
+                return cli_ask.ask(services, args)
         finally:
             services.close()
     except StreamRagError as exc:
@@ -244,73 +243,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def sample_kb_dir() -> Path:
-    return Path(str(resources.files("stream_rag") / "sample_kb"))
-
-
 # -- ingest -----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class IngestReport:
-    added: list[tuple[Path, UploadResult]] = field(default_factory=list)
-    duplicates: list[tuple[Path, UploadResult]] = field(default_factory=list)
-    failed: list[tuple[Path, str]] = field(default_factory=list)
-
-
-def iter_files(paths: Sequence[Path]) -> Iterator[Path]:
-    """Files named directly, and every non-hidden file under named folders, in sorted order."""
-    for path in paths:
-        if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                relative = child.relative_to(path)
-                if child.is_file() and not any(p.startswith(".") for p in relative.parts):
-                    yield child
-        else:
-            yield path
-
-
-def ingest_paths(
-    store: DocumentStore,
-    paths: Sequence[Path],
-    settings: Settings,
-    *,
-    indexer: Indexer | None = None,
-    collection: str | None = None,
-    name: str | None = None,
-    quiet: bool = False,
-) -> IngestReport:
-    """Store (and, given an indexer, index) every file; failures are collected, not raised."""
-    files = list(iter_files(paths))
-    report = IngestReport()
-    progress = Progress(len(files))
-    progress.enabled = progress.enabled and not quiet
-    for path in files:
-        try:
-            staged = store.blobs.stage_file(path, settings.max_upload_bytes)
-            try:
-                result = store.add(
-                    staged,
-                    filename=path.name,
-                    name=name,
-                    collection=collection or settings.default_collection,
-                )
-            finally:
-                staged.path.unlink(missing_ok=True)
-        except StreamRagError as exc:
-            report.failed.append((path, exc.message))
-        except OSError as exc:
-            report.failed.append((path, exc.strerror or str(exc)))
-        else:
-            if result.duplicate:
-                report.duplicates.append((path, result))
-            else:
-                if indexer is not None:
-                    indexer.index_version(result.document.id, result.version.version)
-                report.added.append((path, result))
-        progress.advance(path.name)
-    progress.close()
-    return report
 
 
 def _ingest(services: Services, args: argparse.Namespace) -> int:
@@ -475,143 +408,6 @@ def _eval_gate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 # -- ask, fake-llm ----------------------------------------------------------------------------
-
-
-def _ask(services: Services, args: argparse.Namespace) -> int:
-    import anyio
-
-    if args.no_stream:
-        return _ask_whole(services, args)
-
-    from .answer import Answerer, Options
-
-    async def run(answerer: Answerer) -> int:
-        printer = _AnswerPrinter()
-        try:
-            options = Options(collection=args.collection, top_k=args.top_k)
-            async for event in answerer.stream(args.question, options):
-                printer.show(event.name, event.data())
-        finally:
-            await services.aclose()
-        return printer.exit_code()
-
-    return anyio.run(run, services.answerer)
-
-
-def _ask_whole(services: Services, args: argparse.Namespace) -> int:
-    import anyio
-
-    from .answer import AnswerResult, Options
-
-    async def run() -> AnswerResult:
-        try:
-            options = Options(collection=args.collection, top_k=args.top_k)
-            return await services.answerer.answer(args.question, options)
-        finally:
-            await services.aclose()
-
-    result = anyio.run(run)
-    body = result.to_json()
-    printer = _AnswerPrinter()
-    printer.show("sources", {"generator": result.generator, "blocks": body["sources"]})
-    for sentence in result.sentences:
-        printer.show("sentence", sentence.data())
-    if result.refusal is not None:
-        printer.show("refusal", result.refusal.data())
-    print(f"# {len(result.attempts)} attempt(s)", file=sys.stderr)
-    printer.show("done", {})
-    return printer.exit_code()
-
-
-def _ask_remote(args: argparse.Namespace) -> int:
-    import httpx
-
-    body = {"question": args.question, "collection": args.collection, "top_k": args.top_k}
-    printer = _AnswerPrinter()
-    try:
-        with httpx.stream(
-            "POST",
-            f"{args.url.rstrip('/')}/v1/chat",
-            json={k: v for k, v in body.items() if v is not None},
-            timeout=httpx.Timeout(30, read=120),
-        ) as response:
-            if response.status_code != 200:
-                response.read()
-                message = response.json().get("error", {}).get("message", response.text)
-                print(f"stream-rag: error: {message}", file=sys.stderr)
-                return 1
-            name = "message"
-            for line in response.iter_lines():
-                if line.startswith("event:"):
-                    name = line.partition(":")[2].strip()
-                elif line.startswith("data:"):
-                    printer.show(name, json.loads(line.partition(":")[2]))
-                    name = "message"
-    except httpx.HTTPError as exc:
-        print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
-        return 1
-    return printer.exit_code()
-
-
-class _AnswerPrinter:
-    """Prints verified sentences as they come, then the sources they cite."""
-
-    def __init__(self) -> None:
-        self.sources: list[dict[str, object]] = []
-        self.cited: set[int] = set()
-        self.refused = False
-        self.failed = False
-
-    def show(self, name: str, data: dict[str, object]) -> None:
-        if name == "sources":
-            blocks = data.get("blocks")
-            self.sources = list(blocks) if isinstance(blocks, list) else []
-            print(f"# generator: {data.get('generator')}", file=sys.stderr)
-        elif name == "sentence":
-            citations = data.get("citations")
-            numbers = [int(c["n"]) for c in citations] if isinstance(citations, list) else []
-            self.cited.update(numbers)
-            print(f"{data.get('text')} " + "".join(f"[{n}]" for n in numbers), flush=True)
-        elif name == "refusal":
-            self.refused = True
-            print(f"(refused: {data.get('reason')}) {data.get('message')}", flush=True)
-        elif name == "error":
-            self.failed = True
-            print(f"stream-rag: error: {data.get('code')}: {data.get('message')}", file=sys.stderr)
-        elif name == "done" and self.cited:
-            print("\nSources:")
-            for source in self.sources:
-                if source.get("n") in self.cited:
-                    print(
-                        f"[{source['n']}] {source['name']} ({source['doc_id']} "
-                        f"v{source['version']}) {source['url']}"
-                    )
-
-    def exit_code(self) -> int:
-        return 1 if self.failed else 3 if self.refused else 0
-
-
-def _fake_llm(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from .fake_llm import FakeConfig, create_fake_llm
-
-    config = FakeConfig(
-        seed=args.seed,
-        unissued=args.unissued,
-        wrong_block=args.wrong_block,
-        changed_number=args.changed_number,
-        split_markers=args.split_markers,
-        label_markers=args.label_markers,
-        tokens_per_second=args.tokens_per_second,
-        stall_after=args.stall_after,
-        stall_s=args.stall_s,
-        error_after=args.error_after,
-        fix_on_retry=args.fix_on_retry,
-    )
-    print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
-    uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")
-    return 0
 
 
 # -- documents --------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 Fused scores are relative (min-max within one result list), so they cannot say "nothing here
 is about this". The evidence score is: for each block, the mean of its raw dense cosine (when
-the dense branch ran) and the share of the question's terms the block contains (both stemmed lightly); the best
-block's value counts. When a reranker answered, its top score is used instead.
+the dense branch ran) and the share of the question's terms the block contains (both lightly
+stemmed); the best block's value counts. When a reranker answered, its top score is used.
 """
 
 from __future__ import annotations

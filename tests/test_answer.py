@@ -9,11 +9,11 @@ import anyio
 import pytest
 
 from stream_rag.answer import Answerer
-from stream_rag.cli import ingest_paths, sample_kb_dir
 from stream_rag.config import Settings
 from stream_rag.events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources
 from stream_rag.fake_llm import FakeConfig, create_fake_llm
 from stream_rag.gate import GateContext, check_sentence
+from stream_rag.ingest import ingest_paths, sample_kb_dir
 from stream_rag.llm import OpenAIChatModel
 from stream_rag.minilm import MiniLMEmbedder
 from stream_rag.services import Services, open_services
