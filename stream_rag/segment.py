@@ -15,7 +15,7 @@ from typing import Literal
 
 import blingfire
 
-from stream_rag.citations import MARKER_RE
+from .citations import MARKER_RE
 
 Kind = Literal["sentence", "list_item", "heading", "code"]
 
@@ -49,16 +49,16 @@ _LABEL_STOPS = {
     for kind, chars in (("digit", "0-9"), ("letter", "a-z"), ("bullet", _BULLETS))
 }
 _NEWLINE = re.compile("\n")
-_TERM_RUN = re.compile(f"[{_TERMINALS}]+")
 _CJK_TERMS = frozenset(_CJK_TERMINALS)
-_CLOSER_RUN = re.compile(f"[{re.escape(_CLOSER_CHARS)}]*")
 _BLANK_CHARS = " \t\r\f\v"
 _BLANKS = re.compile(r"[ \t\r\f\v]*")
 _BLANK_LINE = re.compile(r"[ \t\r\f\v]*(\n)?")
+_TABLE_RULE = re.compile(r"[ \t]*(?:\|[ \t\r:|-]*)?")
 _RULE_RUN = re.compile(r"([-*_])(?:[ \t\r]*\1)*[ \t\r]*")
 _WORD_CHAR = re.compile(r"\w")
 _SPACED_DOTS = re.compile(r"\.(?:[ \t]+\.)*")
 _NEXT_WORD = re.compile(f"[{re.escape(_OPENING_PUNCT)}]{{0,3}}([^\\W\\d_]+)")
+_OPENINGS_ONLY = re.compile(f"[{re.escape(_OPENING_PUNCT)}]{{0,3}}\\Z")
 _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # U.S, a.m, e.g
 _NUMBER_LABEL = re.compile(r"[0-9]{1,3}(?:\.\)|[.)])[ \t\n]")
 _NUMBER_LABEL_PREFIX = re.compile(r"[0-9]{1,3}(?:\.\)?|\))?\Z")
@@ -80,6 +80,7 @@ _PARTIAL_MARKER = re.compile(
 )
 _MARKER_MAX = 160  # longer openings are not markers, so a stray "(" cannot stall the stream
 _BRACKET_REACH = 200  # a terminal inside brackets opened this recently ends no sentence
+_LONG, _LOOKBACK = 4096, 256  # see SentenceBuffer._drain
 
 # Periods after these never end a sentence when a capital or digit follows.
 _NEVER_END_TEXT = (
@@ -163,8 +164,8 @@ def _successor(label: re.Match[str]) -> str | None:
 
 
 def _classify(buf: str, p: int, final: bool) -> str | None:
-    """What the line starting at `p` opens: blank, end, fence, heading, rule, item or para;
-    None while its first characters do not tell yet."""
+    """What the line starting at `p` opens: blank, end, fence, heading, rule, row, item, para;
+    "block" when it is a rule or an item, not yet which; None while it cannot tell yet."""
     n = len(buf)
     if p < n and buf[p].isalpha():  # the common case: a line of text
         return "para"
@@ -177,6 +178,8 @@ def _classify(buf: str, p: int, final: bool) -> str | None:
     if q == n:
         return "end" if final else None
     c = buf[q]
+    if c == "|":
+        return "row"
     if c in "`~":
         run = 0
         while run < 3 and q + run < n and buf[q + run] == c:
@@ -191,8 +194,8 @@ def _classify(buf: str, p: int, final: bool) -> str | None:
         return "heading" if e - q <= 6 and buf[e] in " \t\r\n" else "para"
     if c in "-*_":
         e = _skip(_RULE_RUN, buf, q)
-        if e == n and not final:
-            return None
+        if e == n and not final:  # "- " opens an item or a rule: a block either way
+            return "block" if c != "_" and buf[q + 1 : q + 2] in (" ", "\t") else None
         if (e == n or buf[e] == "\n") and buf.count(c, q, e) >= 3:
             return "rule"
     if c in "-*+" or c in _BULLETS:
@@ -222,10 +225,14 @@ class SentenceBuffer:
         "_fast",
         "_fast_label",
         "_fence",
+        "_has_word",
+        "_head",
         "_held",
         "_i",
         "_kind",
         "_label",
+        "_line_at",
+        "_line_kind",
         "_mode",
         "_stack",
         "_start",
@@ -248,6 +255,9 @@ class SentenceBuffer:
         self._stops = self._fast_label = _STOPS
         self._fast: re.Pattern[str] | None = None  # a token it does not match needs no scan
         self._held: list[str] = []  # such tokens, not yet in _buf
+        self._line_at, self._line_kind = -1, ""  # the last line _classify settled
+        self._head: list[str] = []  # the start of a long pending sentence, out of _buf
+        self._has_word = False  # whether _head has a word character
         self._fence = ""
         self._code: list[str] = []
 
@@ -282,9 +292,17 @@ class SentenceBuffer:
             elif mode == _CODE:
                 progressed = self._code_block(final, out)
             else:
-                progressed = self._heading(final, out)
+                progressed = self._one_line(final, out)
             if not progressed:
                 break
+        if self._mode == _PROSE and self._start >= 0 and self._i - self._start > _LONG:
+            # A long sentence: park its head so each slow feed copies a bounded buffer. The
+            # rules look back at most _LOOKBACK characters, so they see the same text.
+            cut = self._i - _LOOKBACK
+            head = self._buf[self._start : cut]
+            self._head.append(head)
+            self._has_word = self._has_word or _WORD_CHAR.search(head) is not None
+            self._start = cut
         cut = self._i if self._start < 0 else self._start
         if cut:
             self._buf = self._buf[cut:]
@@ -293,10 +311,24 @@ class SentenceBuffer:
                 self._start -= cut
             if self._stack:
                 self._stack = [(c, p - cut) for c, p in self._stack]
+            self._line_at = -1
         return out
 
+    def _classify(self, p: int, final: bool) -> str | None:
+        """`_classify` at `p`, remembered: a unit's end and the next block ask about one line."""
+        if p == self._line_at:
+            return self._line_kind
+        what = _classify(self._buf, p, final)
+        if what is not None and what != "block":
+            self._line_at, self._line_kind = p, what
+        return what
+
     def _emit(self, end: int, out: list[Segment]) -> None:
-        text = self._buf[self._start : end].strip()
+        text = self._buf[self._start : end]
+        if self._head:
+            text = "".join((*self._head, text))
+            self._head, self._has_word = [], False
+        text = text.strip()
         if text:
             out.append(Segment(text, self._kind))
         if self._kind == "list_item":
@@ -305,8 +337,8 @@ class SentenceBuffer:
 
     def _line(self, final: bool) -> bool:
         buf, i = self._buf, self._i
-        what = _classify(buf, i, final)
-        if what is None or what == "end":
+        what = self._classify(i, final)
+        if what is None or what == "end" or what == "block":
             return False
         if what == "blank":
             self._i = buf.index("\n", i) + 1
@@ -315,25 +347,36 @@ class SentenceBuffer:
             self._mode, self._start, self._fence, self._code = _CODE, i, "", []
             return True
         start = _skip(_BLANKS, buf, i)
-        if what in ("heading", "rule"):
-            self._mode, self._start, self._i, self._kind = _HEAD, start, start, "heading"
+        if what in ("heading", "rule", "row"):
+            self._mode, self._start, self._i = _HEAD, start, start
+            self._kind = "sentence" if what == "row" else "heading"
             return True
         self._mode, self._start, self._i = _PROSE, -1, start
         self._kind = "list_item" if what == "item" else "sentence"
         self._label, self._stops, self._fast_label = "", _STOPS, _STOPS
         return True
 
-    def _heading(self, final: bool, out: list[Segment]) -> bool:
+    def _one_line(self, final: bool, out: list[Segment]) -> bool:
+        """A heading, a rule or a table row: the line is the unit."""
         buf = self._buf
+        n = len(buf)
         nl = buf.find("\n", self._i)
         if nl < 0:
-            self._i = len(buf)
+            self._i = n
             if not final:
                 self._fast = _NEWLINE
                 return False
-            nl = len(buf)
+            nl = n
+        elif self._kind == "sentence":  # a table row takes the "|---|" line under it along
+            e = _skip(_TABLE_RULE, buf, nl + 1)
+            if e == n and not final:
+                self._i = nl
+                return False
+            rule = buf[nl + 1 : e]
+            if "|" in rule and "-" in rule and (e == n or buf[e] == "\n"):
+                nl = e
         self._emit(nl, out)
-        self._mode, self._i = _LINE, min(nl + 1, len(buf))
+        self._mode, self._i = _LINE, min(nl + 1, n)
         return True
 
     def _code_block(self, final: bool, out: list[Segment]) -> bool:
@@ -381,9 +424,11 @@ class SentenceBuffer:
                     self._i = j
                     if final:
                         self._mode = _LINE
+                    elif self._label != "":  # a label, if any, is read on the next scan
+                        self._fast = self._fast_label
                     return final
                 if buf[j] == "\n":
-                    what = _classify(buf, j + 1, final)
+                    what = self._classify(j + 1, final)
                     if what is None:
                         self._i = j
                         return False
@@ -409,7 +454,7 @@ class SentenceBuffer:
             pos = m.start()
             c = buf[pos]
             if c == "\n":
-                what = _classify(buf, pos + 1, final)
+                what = self._classify(pos + 1, final)
                 if what is None:
                     self._i = pos
                     return False
@@ -466,8 +511,9 @@ class SentenceBuffer:
             return (_WAIT if waiting else _NO), pos + 1
         if end == n:
             return (_NO, pos + 1) if final else (_WAIT, 0)
-        left = buf[start:pos].rstrip()
-        if buf[end] not in " \t" or not _WORD_CHAR.search(left) or _LABEL_ONLY.fullmatch(left):
+        if buf[end] not in " \t" or (not self._has_word and not _WORD_CHAR.search(buf, start, pos)):
+            return _NO, pos + 1
+        if pos - start < 12 and _LABEL_ONLY.fullmatch(buf[start:pos].rstrip()):
             return _NO, pos + 1
         return _YES, pos
 
@@ -480,7 +526,7 @@ class SentenceBuffer:
             te += 1
         if self._stack and pos - self._stack[-1][1] <= _BRACKET_REACH:
             return _NO, te
-        if _WORD_CHAR.search(buf, start, pos) is None:
+        if not self._has_word and _WORD_CHAR.search(buf, start, pos) is None:
             return _NO, te
         e = te
         while e < n and buf[e] in _CLOSER_CHARS:
@@ -503,7 +549,7 @@ class SentenceBuffer:
         if k == e and buf[k] != "\n":
             return _NO, te  # "U.S.A", "3.5", "Jr.'s", "[1]x": no space after
         if buf[k] == "\n":
-            what = _classify(buf, k + 1, final)
+            what = self._classify(k + 1, final)
             if what is None:
                 return _WAIT, 0
             if what != "para":
@@ -550,9 +596,9 @@ class SentenceBuffer:
             if r.islower() or not (before.isalnum() or before in _CLOSER_CHARS):
                 return _NO
             return _YES
-        if before in " \t":  # last dot of a spaced ellipsis ". . ."
+        if before.isspace():  # a dot after a blank: the last of a spaced ellipsis ". . ."?
             k, dots = pos, 1
-            while k - 2 >= start and buf[k - 1] == " " and buf[k - 2] == ".":
+            while dots < 4 and k - 2 >= start and buf[k - 1] == " " and buf[k - 2] == ".":
                 k, dots = k - 2, dots + 1
             attached = k > start and not buf[k - 1].isspace()
             if r == "." or r.islower() or (not attached and dots == 3):
@@ -571,7 +617,7 @@ class SentenceBuffer:
             return _NO
         lo = max(start, pos - 40)
         word = buf[max(buf.rfind(" ", lo, pos), lo - 1) + 1 : pos]
-        if "\n" in word or "\t" in word:
+        if not word.isprintable():  # a line break or tab inside the last 40 characters
             word = word.split()[-1]
         kind = _word_kind(word)
         if kind == _ENDS_NEVER:
@@ -585,10 +631,10 @@ class SentenceBuffer:
         if kind == _PLAIN:
             return _YES
         m = _NEXT_WORD.match(buf, s)
+        if not final and (_OPENINGS_ONLY.match(buf, s) if m is None else m.end() == n):
+            return _WAIT  # the next word has not ended yet
         if m is None:
             return _NO
-        if m.end() == n and not final:
-            return _WAIT
         if m.group(1) not in _STARTERS:
             return _NO
         words = buf[start:pos].split() if pos - start <= 60 else []
