@@ -60,7 +60,7 @@ class Settings:
     # The citation gate's substance threshold (None: the tuned default in gate.py).
     gate_threshold: float | None = None
     # Refuse before generation: evidence under this (0..1, see evidence.py), or conflicts.
-    min_evidence: float = 0.3
+    min_evidence: float = 0.35
     check_conflicts: bool = True
     sse_ping_s: float = 15.0
     # /v1/chat/completions: also put citations in the text as markdown reference links.

