@@ -76,7 +76,7 @@ def measure(data_dir: Path, port: int, queries: int) -> tuple[float, float, int]
         return now, peak, documents
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.wait(timeout=120)
 
 
 def main() -> None:

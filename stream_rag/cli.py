@@ -250,6 +250,10 @@ def _ingest(services: Services, args: argparse.Namespace) -> int:
     if args.name and (len(args.paths) != 1 or args.paths[0].is_dir()):
         print("stream-rag: error: --name needs exactly one file", file=sys.stderr)
         return 2
+    # Catch up first (work a crash left, or a changed embedder), and record the index's
+    # fingerprint, so the next `serve` does not index everything again.
+    for doc_id, version in services.indexer.reconcile():
+        services.indexer.index_version(doc_id, version)
     report = ingest_paths(
         services.store,
         args.paths,

@@ -96,3 +96,19 @@ def test_ingest_through_a_running_server(
     assert local == 1
     assert "in use by another process" in err
     assert "--url" in err
+
+
+def test_a_server_after_cli_ingest_does_not_index_again(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.txt").write_text("Alpha plans renew yearly.")
+    assert main(["--data-dir", str(tmp_path / "data"), "ingest", str(kb)]) == 0
+    from stream_rag.services import open_services
+
+    services = open_services(Settings(data_dir=tmp_path / "data"), embedder=minilm)
+    try:
+        assert services.indexer.reconcile() == []
+    finally:
+        services.close()
