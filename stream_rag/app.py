@@ -250,11 +250,7 @@ async def chat(request: Request) -> Response:
         }
     else:
         body = await _json_object(request)
-    question = body.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidFieldError("'question' must be a non-empty string")
-    if len(question) > 4000:
-        raise InvalidFieldError("'question' is longer than 4000 characters")
+    question = question_of(body)
     options = answer_options(body)
     services = _services(request)
 
@@ -275,14 +271,19 @@ async def chat(request: Request) -> Response:
 async def answer(request: Request) -> JSONResponse:
     """The non-streaming answer, with its attempts and their verdicts."""
     body = await _json_object(request)
+    question = question_of(body)
+    options = answer_options(body)
+    result = await _services(request).answerer.answer(question, options)
+    return JSONResponse(result.to_json())
+
+
+def question_of(body: dict[str, object]) -> str:
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
         raise InvalidFieldError("'question' must be a non-empty string")
     if len(question) > 4000:
         raise InvalidFieldError("'question' is longer than 4000 characters")
-    options = answer_options(body)
-    result = await _services(request).answerer.answer(question, options)
-    return JSONResponse(result.to_json())
+    return question
 
 
 def answer_options(body: dict[str, object]) -> Options:
@@ -316,10 +317,10 @@ def answer_options(body: dict[str, object]) -> Options:
 
 
 async def chat_completions(request: Request) -> Response:
-    settings = _settings(request)
-    return await openai_compat.completions(
-        request, _services(request).answerer, settings.openai_reference_links
+    endpoint = openai_compat.CompletionsEndpoint(
+        _services(request).answerer, reference_links=_settings(request).openai_reference_links
     )
+    return await endpoint.handle(await _json_object(request))
 
 
 async def list_models(request: Request) -> Response:

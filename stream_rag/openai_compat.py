@@ -19,7 +19,6 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .answer import Answerer, Options
@@ -140,13 +139,3 @@ def models() -> JSONResponse:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-async def completions(request: Request, answerer: Answerer, reference_links: bool) -> Response:
-    try:
-        body = await request.json()
-    except ValueError:
-        raise InvalidFieldError("the request body must be JSON") from None
-    if not isinstance(body, dict):
-        raise InvalidFieldError("the request body must be a JSON object")
-    return await CompletionsEndpoint(answerer, reference_links=reference_links).handle(body)
