@@ -397,8 +397,18 @@ class DocumentStore:
             )
         # executescript commits on its own; the schema statements are idempotent.
         db.executescript(_SCHEMA)
+        # Later additions are idempotent too, so features can add tables and columns
+        # without renumbering user_version: new tables go in `_SCHEMA` with IF NOT EXISTS,
+        # new columns through `_ensure_column`.
         if current < SCHEMA_VERSION:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _ensure_column(self, table: str, column: str, declaration: str) -> None:
+        """Add `column` to `table` unless it is there already (an idempotent migration)."""
+        db = self._db()
+        columns = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+        if column not in columns:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def _prepare(self, staged: StagedFile, filename: str) -> _Prepared:
         media_type = media_type_for(filename)
