@@ -162,6 +162,17 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--data", type=Path, required=True, metavar="FILE")
     gate.add_argument("--threshold", type=float, help="substance threshold (default: tuned)")
     gate.add_argument("--curve", action="store_true", help="also sweep thresholds 0.30..0.90")
+    answers = kinds.add_parser(
+        "answers",
+        help="answered, gold-cited, refusal and conflict rates of whole answers",
+        description="Ingest a knowledge base into a throwaway data directory and ask every "
+        'question through the /v1/answer code path. FILE: JSONL, {"question", "history"?: '
+        '[{"question", "answer"}], "gold": [file names] | null, "expect": '
+        '"answer"|"refuse"|"conflict"}.',
+    )
+    answers.add_argument("--kb", type=Path, required=True, metavar="DIR")
+    answers.add_argument("--questions", type=Path, required=True, metavar="FILE")
+    answers.add_argument("--verbose", action="store_true", help="list every missed expectation")
     return parser
 
 
@@ -367,6 +378,10 @@ def _reindex(services: Services) -> int:
 def _eval(settings: Settings, args: argparse.Namespace) -> int:
     if args.kind == "gate":
         return _eval_gate(settings, args)
+    if args.kind == "answers":
+        from .answer_eval import main as eval_answers
+
+        return eval_answers(settings, args)
     from .embed import build_embedder
     from .evaluate import MODES, evaluate_retrieval, format_reports
     from .metrics import load_beir

@@ -1,0 +1,62 @@
+"""`stream-rag eval answers`: the question file's checks and the scoring of real answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stream_rag.answer_eval import Question, evaluate_answers, load_questions, report
+from stream_rag.config import Settings
+from stream_rag.errors import InputError
+from stream_rag.minilm import MiniLMEmbedder
+
+
+def test_question_file_is_checked_line_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        '{"question": "Is shipping free?", "gold": ["a.md"], "expect": "answer"}\n\n'
+        '{"question": "Weather?", "gold": null, "expect": "refuse",'
+        ' "history": [{"question": "Hi", "answer": "Hello"}]}\n'
+    )
+    first, second = load_questions(path)
+    assert first == Question("Is shipping free?", "answer", ("a.md",))
+    assert second.history == (("Hi", "Hello"),)
+    assert second.gold is None
+    for bad in ('{"question": 3}', '{"question": "x", "expect": "maybe"}', "[1]", "{"):
+        path.write_text(bad + "\n")
+        with pytest.raises(InputError, match=r"q\.jsonl:1"):
+            load_questions(path)
+
+
+def test_scores_answers_refusals_and_gold_citations(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "shipping.md").write_text(
+        "# How much does shipping cost?\n\nStandard shipping is free on orders over 50 euros. "
+        "Smaller orders pay a flat shipping fee of 4.90 euros.\n"
+    )
+    (kb / "descaling.md").write_text(
+        "# How often should I descale the kettle?\n\nDescale the kettle every four weeks in "
+        "hard-water areas and every three months in soft-water areas.\n"
+    )
+    questions = [
+        Question("What does shipping cost for small orders?", "answer", ("shipping.md",)),
+        Question("How often should the kettle be descaled?", "answer", ("shipping.md",)),
+        Question("Who painted the Mona Lisa?", "refuse", None),
+    ]
+    settings = Settings(data_dir=tmp_path / "unused")
+    outcomes = evaluate_answers(kb, questions, settings, embedder=minilm)
+    assert [o.refusal is None for o in outcomes] == [True, True, False]
+    assert outcomes[0].cited[:1] == ("shipping.md",)
+    assert outcomes[0].ok
+    assert outcomes[1].cited == ("descaling.md",)
+    assert not outcomes[1].ok
+    assert outcomes[2].refusal == "low_evidence"
+    assert outcomes[2].ok
+    text = report(outcomes, verbose=True)
+    assert "answered             1.000 (2/2)" in text
+    assert "gold cited           0.500 (1/2)" in text
+    assert "off-topic refused    1.000 (1/1)" in text
+    assert "missed 1:" in text
+    assert not (tmp_path / "unused").exists()  # everything went to a throwaway directory
