@@ -33,6 +33,7 @@ from .rerank import Reranker
 from .services import Services, open_services
 from .types import Version
 from .upload import read_upload
+from .web import EventIds, absolute_urls, cors_middleware, is_reconnect, not_modified
 
 log = logging.getLogger("stream_rag")
 
@@ -114,6 +115,7 @@ def create_app(
     return Starlette(
         routes=routes,
         lifespan=lifespan,
+        middleware=cors_middleware(settings),
         exception_handlers={
             StreamRagError: stream_rag_error,
             HTTPException: http_error,
@@ -154,7 +156,9 @@ async def upload_document(request: Request) -> JSONResponse:
         form.discard()
     if not result.duplicate:
         _queue(request).submit(result.document.id, result.version.version)
-    return JSONResponse(result.to_json(), status_code=200 if result.duplicate else 201)
+    return JSONResponse(
+        _public(request, result.to_json()), status_code=200 if result.duplicate else 201
+    )
 
 
 async def add_version(request: Request) -> JSONResponse:
@@ -170,18 +174,20 @@ async def add_version(request: Request) -> JSONResponse:
         form.discard()
     if not result.duplicate:
         _queue(request).submit(doc_id, result.version.version)
-    return JSONResponse(result.to_json(), status_code=200 if result.duplicate else 201)
+    return JSONResponse(
+        _public(request, result.to_json()), status_code=200 if result.duplicate else 201
+    )
 
 
 async def list_documents(request: Request) -> JSONResponse:
     collection = request.query_params.get("collection") or None
     documents = await anyio.to_thread.run_sync(_store(request).list_documents, collection)
-    return JSONResponse({"documents": [d.to_json() for d in documents]})
+    return JSONResponse(_public(request, {"documents": [d.to_json() for d in documents]}))
 
 
 async def get_document(request: Request) -> JSONResponse:
     document = await anyio.to_thread.run_sync(_store(request).get, request.path_params["doc_id"])
-    return JSONResponse(document.to_json())
+    return JSONResponse(_public(request, document.to_json()))
 
 
 async def delete_document(request: Request) -> JSONResponse:
@@ -191,7 +197,7 @@ async def delete_document(request: Request) -> JSONResponse:
 
 async def get_version(request: Request) -> JSONResponse:
     record = await _version(request, _version_number(request))
-    return JSONResponse(record.to_json())
+    return JSONResponse(_public(request, record.to_json()))
 
 
 async def get_chunks(request: Request) -> JSONResponse:
@@ -201,11 +207,11 @@ async def get_chunks(request: Request) -> JSONResponse:
 
 
 async def latest_content(request: Request) -> Response:
-    return await _content(request, await _version(request, None))
+    return await _content(request, await _version(request, None), latest=True)
 
 
 async def version_content(request: Request) -> Response:
-    return await _content(request, await _version(request, _version_number(request)))
+    return await _content(request, await _version(request, _version_number(request)), latest=False)
 
 
 async def search(request: Request) -> JSONResponse:
@@ -231,14 +237,16 @@ async def search(request: Request) -> JSONResponse:
     result = await _services(request).retriever.search(
         query, collection=collection, top_k=top_k, weights=weights, fusion=fusion
     )
-    return JSONResponse(result.to_json())
+    return JSONResponse(_public(request, result.to_json()))
 
 
 async def chat(request: Request) -> Response:
     """`POST {"question", "collection"?, "top_k"?, "min_evidence"?, "check_conflicts"?,
     "gate_threshold"?}` or `GET ?q=&collection=&top_k=` (for EventSource): the gated answer as
-    Server-Sent Events."""
+    Server-Sent Events, each with an `id:`."""
     if request.method == "GET":
+        if is_reconnect(request):
+            return Response(status_code=204)
         params = request.query_params
         raw_top_k = params.get("top_k")
         if raw_top_k is not None and not raw_top_k.isdigit():
@@ -252,14 +260,14 @@ async def chat(request: Request) -> Response:
         body = await _json_object(request)
     question = question_of(body)
     options = answer_options(body)
-    services = _services(request)
+    services, base_url, ids = _services(request), _settings(request).public_url, EventIds()
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         try:
             async for event in services.answerer.stream(question, options):
-                yield to_sse(event)
+                yield to_sse(event, id=ids.next(), base_url=base_url)
         except StreamRagError as exc:
-            yield to_sse(Error(exc.code, exc.message))
+            yield to_sse(Error(exc.code, exc.message), id=ids.next())
 
     return EventSourceResponse(
         events(),
@@ -274,7 +282,7 @@ async def answer(request: Request) -> JSONResponse:
     question = question_of(body)
     options = answer_options(body)
     result = await _services(request).answerer.answer(question, options)
-    return JSONResponse(result.to_json())
+    return JSONResponse(_public(request, result.to_json()))
 
 
 def question_of(body: dict[str, object]) -> str:
@@ -335,7 +343,16 @@ async def _version(request: Request, number: int | None) -> Version:
     return await anyio.to_thread.run_sync(store.version, request.path_params["doc_id"], number)
 
 
-async def _content(request: Request, record: Version) -> Response:
+async def _content(request: Request, record: Version, *, latest: bool) -> Response:
+    """A version's bytes never change, so `/versions/{n}/content` is immutable; the newest
+    version's URL moves when a version is added, so it must revalidate (ETag, 304)."""
+    etag = f'"{record.sha256}"'
+    caching = {
+        "ETag": etag,
+        "Cache-Control": "private, no-cache" if latest else "private, max-age=31536000, immutable",
+    }
+    if not_modified(request, etag):
+        return Response(status_code=304, headers=caching)
     path = await anyio.to_thread.run_sync(_store(request).content_path, record)
     inline = record.media_type.startswith(_INLINE_TYPES)
     return FileResponse(
@@ -343,10 +360,9 @@ async def _content(request: Request, record: Version) -> Response:
         media_type=record.media_type,
         headers={
             "Content-Disposition": content_disposition(record.filename, inline=inline),
-            "ETag": f'"{record.sha256}"',
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "sandbox",
-            "Cache-Control": "private, max-age=31536000, immutable",
+            **caching,
         },
     )
 
@@ -373,6 +389,11 @@ async def _json_object(request: Request) -> dict[str, object]:
     if not isinstance(body, dict):
         raise InputError("the request body must be a JSON object")
     return body
+
+
+def _public(request: Request, data: dict[str, object]) -> dict[str, object]:
+    """Download URLs made absolute when STREAM_RAG_PUBLIC_URL is set."""
+    return absolute_urls(data, _settings(request).public_url)
 
 
 def _services(request: Request) -> Services:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -65,6 +66,10 @@ class Settings:
     sse_ping_s: float = 15.0
     # /v1/chat/completions: also put citations in the text as markdown reference links.
     openai_reference_links: bool = False
+    # Browsers: origins allowed to call the API cross-origin (empty: same origin only), and
+    # the address clients reach us at, which makes citation and download URLs absolute.
+    cors_origins: tuple[str, ...] = ()
+    public_url: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_upload_mb <= 0:
@@ -88,6 +93,13 @@ class Settings:
             or self.dense_weight + self.bm25_weight <= 0
         ):
             raise InvalidFieldError("branch weights must be >= 0 and not both zero")
+        for origin in self.cors_origins:
+            if origin != "*" and not re.fullmatch(r"https?://[^/\s]+", origin):
+                raise InvalidFieldError(
+                    f"STREAM_RAG_CORS_ORIGINS: {origin!r} is not an origin like https://host:port"
+                )
+        if self.public_url is not None and not re.match(r"https?://[^/\s]+", self.public_url):
+            raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
 
     @property
     def max_upload_bytes(self) -> int:
@@ -138,6 +150,11 @@ def _optional_str(value: str) -> str | None:
     return value or None
 
 
+def _origins(value: str) -> tuple[str, ...]:
+    """`https://a.example, https://b.example:8443` -> a tuple, trailing slashes removed."""
+    return tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
+
+
 _CASTS: dict[str, Any] = {
     "Path": Path,
     "str": str,
@@ -145,6 +162,7 @@ _CASTS: dict[str, Any] = {
     "float": float,
     "bool": _bool,
     "str | None": _optional_str,
+    "tuple[str, ...]": _origins,
     "int | None": lambda value: int(value) if value else None,
     "float | None": lambda value: float(value) if value else None,
 }

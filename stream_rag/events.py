@@ -10,6 +10,7 @@ from typing import Any
 from sse_starlette import ServerSentEvent
 
 from .retrieve import Block
+from .web import absolute_urls
 
 
 def block_ref(block: Block) -> dict[str, object]:
@@ -114,5 +115,7 @@ class Error:
 Event = Sources | SentenceOut | Dropped | Refusal | Done | Error
 
 
-def to_sse(event: Event) -> ServerSentEvent:
-    return ServerSentEvent(data=json.dumps(event.data(), ensure_ascii=False), event=event.name)
+def to_sse(event: Event, *, id: str | None = None, base_url: str | None = None) -> ServerSentEvent:
+    """`base_url` (STREAM_RAG_PUBLIC_URL) makes the citations' download URLs absolute."""
+    data = absolute_urls(event.data(), base_url)
+    return ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=event.name, id=id)
