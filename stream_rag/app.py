@@ -15,7 +15,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -128,8 +128,9 @@ def create_app(
 
 
 async def home(request: Request) -> Response:
+    """The page: the chat widget and the Documents panel (static/index.html)."""
     if (STATIC_DIR / "index.html").is_file():
-        return RedirectResponse("/static/index.html")
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
     return JSONResponse({"service": "stream_rag", "docs": "see README.md"})
 
 

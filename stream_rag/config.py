@@ -66,9 +66,9 @@ class Settings:
     sse_ping_s: float = 15.0
     # /v1/chat/completions: also put citations in the text as markdown reference links.
     openai_reference_links: bool = False
-    # Browsers: origins allowed to call the API cross-origin (empty: same origin only), and
-    # the address clients reach us at, which makes citation and download URLs absolute.
+    # Browser origins allowed to call the API (CORS, and the Origin check on state changes).
     cors_origins: tuple[str, ...] = ()
+    # The address clients reach the API at: makes citation and download URLs absolute.
     public_url: str | None = None
 
     def __post_init__(self) -> None:
@@ -94,7 +94,7 @@ class Settings:
         ):
             raise InvalidFieldError("branch weights must be >= 0 and not both zero")
         for origin in self.cors_origins:
-            if origin != "*" and not re.fullmatch(r"https?://[^/\s]+", origin):
+            if origin != "*" and not re.fullmatch(r"https?://[^/\s]+/?", origin):
                 raise InvalidFieldError(
                     f"STREAM_RAG_CORS_ORIGINS: {origin!r} is not an origin like https://host:port"
                 )
@@ -150,9 +150,9 @@ def _optional_str(value: str) -> str | None:
     return value or None
 
 
-def _origins(value: str) -> tuple[str, ...]:
-    """`https://a.example, https://b.example:8443` -> a tuple, trailing slashes removed."""
-    return tuple(o.strip().rstrip("/") for o in value.split(",") if o.strip())
+def _str_tuple(value: str) -> tuple[str, ...]:
+    """A comma-separated list; blanks dropped."""
+    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 _CASTS: dict[str, Any] = {
@@ -162,7 +162,7 @@ _CASTS: dict[str, Any] = {
     "float": float,
     "bool": _bool,
     "str | None": _optional_str,
-    "tuple[str, ...]": _origins,
+    "tuple[str, ...]": _str_tuple,
     "int | None": lambda value: int(value) if value else None,
     "float | None": lambda value: float(value) if value else None,
 }

@@ -34,7 +34,10 @@ class Sources:
     name = "sources"
 
     def data(self) -> dict[str, Any]:
-        return {"generator": self.generator, "blocks": [block_ref(b) for b in self.blocks]}
+        # The passage text lets a widget show what a citation points at without a second
+        # request (a chat-only key may not be allowed to read chunks).
+        blocks = [{**block_ref(b), "text": b.text} for b in self.blocks]
+        return {"generator": self.generator, "blocks": blocks}
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ def cors_middleware(settings: Settings) -> list[Middleware]:
     return [
         Middleware(
             StrictCORSMiddleware,
-            allow_origins=settings.cors_origins,
+            allow_origins=[o.rstrip("/") for o in settings.cors_origins],
             allow_methods=CORS_METHODS,
             allow_headers=CORS_HEADERS,
             max_age=600,

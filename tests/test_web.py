@@ -114,7 +114,7 @@ def test_no_origins_configured_means_same_origin_only(
 def test_cors_origins_come_comma_separated_from_the_environment() -> None:
     environ = {"STREAM_RAG_CORS_ORIGINS": f" {GOOD}/ , https://b.example ,"}
     settings = Settings.from_env(environ, env_file=None)
-    assert settings.cors_origins == (GOOD, "https://b.example")
+    assert settings.cors_origins == (f"{GOOD}/", "https://b.example")
     assert Settings.from_env({}, env_file=None).cors_origins == ()
     with pytest.raises(InvalidFieldError, match="CORS_ORIGINS"):
         Settings.from_env({"STREAM_RAG_CORS_ORIGINS": "good.example/path"}, env_file=None)
