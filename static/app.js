@@ -1,61 +1,229 @@
+/* The page at /: the chat widget plus a Documents panel, over the public HTTP API only. */
 "use strict";
 
-const statusLine = document.getElementById("status");
-const rows = document.getElementById("documents");
+const $ = (id) => document.getElementById(id);
+const chat = $("chat");
+const picker = $("collection");
+const statusLine = $("status");
+const list = $("documents");
+const uploads = $("uploads");
+const drop = $("drop");
+const fileInput = $("file");
+const COLLECTION = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+let pollTimer = null;
+let shown = new Map(); // doc id -> JSON last rendered, so unchanged rows keep their focus
 
-function cell(content) {
-  const td = document.createElement("td");
-  if (typeof content === "string") td.textContent = content; else td.append(content);
-  return td;
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function button(text, onClick, className) {
+  const b = el("button", className, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function collection() {
+  const value = picker.value.trim();
+  return COLLECTION.test(value) ? value : "default";
+}
+
+function say(text, isError) {
+  statusLine.className = isError ? "status error" : "status";
+  statusLine.textContent = text;
+}
+
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+async function errorText(response) {
+  try {
+    const body = await response.json();
+    return `${body.error.message} (${body.error.code})`;
+  } catch (_) {
+    return `HTTP ${response.status}`;
+  }
+}
+
+/** POST a file with upload progress (fetch cannot report it); resolves to [status, body]. */
+function send(url, file, fields, progress) {
+  return new Promise((resolve, reject) => {
+    const form = new FormData();
+    form.append("file", file, file.name);
+    for (const [key, value] of Object.entries(fields)) form.append(key, value);
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", url);
+    xhr.responseType = "json";
+    xhr.upload.addEventListener("progress", (e) => {
+      if (e.lengthComputable) { progress.max = e.total; progress.value = e.loaded; }
+    });
+    xhr.addEventListener("load", () => resolve([xhr.status, xhr.response]));
+    xhr.addEventListener("error", () => reject(new Error("network error")));
+    xhr.send(form);
+  });
+}
+
+async function upload(files, docId) {
+  for (const file of files) {
+    const row = el("li", "upload");
+    const label = el("span", "what", docId ? `New version of ${file.name}` : file.name);
+    const bar = el("progress");
+    bar.max = file.size || 1;
+    bar.value = 0;
+    bar.setAttribute("aria-label", `Uploading ${file.name}`);
+    const outcome = el("span", "outcome", "uploading…");
+    row.append(label, bar, outcome);
+    uploads.prepend(row);
+    const url = docId ? `/v1/documents/${encodeURIComponent(docId)}/versions` : "/v1/documents";
+    try {
+      const [status, body] = await send(url, file, docId ? {} : { collection: collection() }, bar);
+      bar.value = bar.max;
+      if (status >= 400) {
+        const error = body && body.error ? `${body.error.message} (${body.error.code})` : `HTTP ${status}`;
+        outcome.textContent = `failed: ${error}`;
+        row.classList.add("error");
+      } else {
+        outcome.textContent = body.duplicate
+          ? `already stored as v${body.version.version}`
+          : `stored as v${body.version.version}, indexing`;
+      }
+    } catch (_) {
+      outcome.textContent = "failed: connection lost";
+      row.classList.add("error");
+    }
+    while (uploads.children.length > 6) uploads.lastChild.remove();
+  }
+  refresh();
+}
+
+function versionRow(doc, v) {
+  const li = el("li", "version");
+  const link = el("a", null, `v${v.version}`);
+  link.href = v.url;
+  link.download = v.filename;
+  link.title = `Download version ${v.version} (${v.filename})`;
+  const badge = el("span", `badge ${v.status}`, v.status);
+  li.append(link, " ", el("span", "meta", `${v.filename} · ${size(v.size)} · sha256 ${v.sha256.slice(0, 12)}`), " ", badge);
+  if (v.status === "failed" && v.status_reason) li.append(el("span", "reason", v.status_reason));
+  if (doc.live_version === v.version) li.append(el("span", "live", "answers use this"));
+  return li;
+}
+
+function documentRow(doc) {
+  const li = el("li", "doc");
+  li.dataset.id = doc.id;
+  const head = el("div", "doc-head");
+  head.append(el("strong", "name", doc.name), el("code", "id", doc.id));
+  const versions = el("ul", "versions");
+  for (const v of [...doc.versions].reverse()) versions.append(versionRow(doc, v));
+  const actions = el("div", "doc-actions");
+  const picker = el("input");
+  picker.type = "file";
+  picker.className = "sr-only";
+  picker.tabIndex = -1;
+  picker.addEventListener("change", () => { if (picker.files.length) upload([...picker.files], doc.id); });
+  const add = button("Add version", () => picker.click());
+  add.dataset.focus = `add:${doc.id}`;
+  const remove = button("Delete", () => confirmDelete(doc, actions, remove));
+  remove.dataset.focus = `delete:${doc.id}`;
+  actions.append(add, remove, picker);
+  li.append(head, versions, actions);
+  return li;
+}
+
+function confirmDelete(doc, actions, remove) {
+  const count = doc.versions.length;
+  const box = el("div", "confirm");
+  box.setAttribute("role", "group");
+  box.append(el("span", null, `Delete ${doc.name} and its ${count} version${count === 1 ? "" : "s"}?`));
+  const cancel = button("Cancel", () => { box.remove(); remove.hidden = false; remove.focus(); });
+  const yes = button("Delete for good", async () => {
+    yes.disabled = true;
+    const response = await fetch(`/v1/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE" });
+    if (response.ok) say(`Deleted ${doc.name}.`);
+    else say(`Could not delete ${doc.name}: ${await errorText(response)}`, true);
+    refresh();
+  }, "danger");
+  box.append(yes, cancel);
+  remove.hidden = true;
+  actions.append(box);
+  cancel.focus();
 }
 
 async function refresh() {
-  const response = await fetch("/v1/documents");
-  const body = await response.json();
-  rows.replaceChildren();
-  for (const doc of body.documents) {
-    const tr = document.createElement("tr");
-    const id = document.createElement("code");
-    id.textContent = doc.id;
-    const versions = document.createElement("span");
-    versions.className = "versions";
-    for (const v of doc.versions) {
-      const a = document.createElement("a");
-      a.href = v.url;
-      a.textContent = `v${v.version}`;
-      a.title = `${v.filename} · ${v.size} bytes · sha256 ${v.sha256.slice(0, 12)}… · ${v.chunk_count} chunks`;
-      versions.append(a);
-    }
-    const remove = document.createElement("button");
-    remove.textContent = "Delete";
-    remove.onclick = async () => {
-      if (!confirm(`Delete ${doc.name} and all its versions?`)) return;
-      await fetch(`/v1/documents/${doc.id}`, { method: "DELETE" });
-      refresh();
-    };
-    tr.append(cell(doc.name), cell(id), cell(doc.collection), cell(versions), cell(remove));
-    rows.append(tr);
-  }
-}
-
-document.getElementById("upload").addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const form = new FormData(event.target);
-  for (const key of ["name", "collection"]) if (!form.get(key)) form.delete(key);
-  statusLine.className = "";
-  statusLine.textContent = "Uploading…";
-  const response = await fetch("/v1/documents", { method: "POST", body: form });
-  const body = await response.json();
-  if (!response.ok) {
-    statusLine.className = "error";
-    statusLine.textContent = `${body.error.code}: ${body.error.message}`;
+  clearTimeout(pollTimer);
+  let body;
+  try {
+    const response = await fetch(`/v1/documents?collection=${encodeURIComponent(collection())}`, { cache: "no-store" });
+    if (!response.ok) { say(`Could not list documents: ${await errorText(response)}`, true); return; }
+    body = await response.json();
+  } catch (_) {
+    say("Could not reach the server.", true);
+    pollTimer = setTimeout(refresh, 3000);
     return;
   }
-  statusLine.textContent = body.duplicate
-    ? `Already stored as ${body.document.id} (v${body.version.version}).`
-    : `Stored as ${body.document.id} v${body.version.version}.`;
-  event.target.reset();
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.focus : null;
+  const next = new Map();
+  const rows = [];
+  for (const doc of body.documents) {
+    const json = JSON.stringify(doc);
+    next.set(doc.id, json);
+    const old = list.querySelector(`li.doc[data-id="${CSS.escape(doc.id)}"]`);
+    // Keep unchanged rows (and an open delete confirmation) as they are.
+    rows.push(old && shown.get(doc.id) === json ? old : documentRow(doc));
+  }
+  list.replaceChildren(...rows);
+  if (!rows.length) list.append(el("li", "none", `No documents in “${collection()}” yet.`));
+  shown = next;
+  if (focused && !list.contains(document.activeElement)) {
+    const again = list.querySelector(`[data-focus="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+  const indexing = body.documents.some((d) => d.versions.some((v) => v.status === "indexing"));
+  if (indexing) pollTimer = setTimeout(refresh, 700);
+}
+
+async function loadCollections() {
+  try {
+    const response = await fetch("/v1/documents", { cache: "no-store" });
+    if (!response.ok) return;
+    const names = new Set(["default", collection()]);
+    for (const doc of (await response.json()).documents) names.add(doc.collection);
+    $("collections").replaceChildren(...[...names].sort().map((n) => { const o = el("option"); o.value = n; return o; }));
+  } catch (_) { /* the list shows the error */ }
+}
+
+picker.addEventListener("change", () => {
+  chat.dataset.collection = collection();
+  shown = new Map();
   refresh();
 });
 
+fileInput.addEventListener("change", () => {
+  if (fileInput.files.length) upload([...fileInput.files]);
+  fileInput.value = "";
+});
+document.querySelector("label.choose").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" || e.key === " ") { e.preventDefault(); fileInput.click(); }
+});
+for (const name of ["dragenter", "dragover"]) {
+  drop.addEventListener(name, (e) => { e.preventDefault(); drop.classList.add("over"); });
+}
+for (const name of ["dragleave", "drop"]) {
+  drop.addEventListener(name, () => drop.classList.remove("over"));
+}
+drop.addEventListener("drop", (e) => {
+  e.preventDefault();
+  if (e.dataTransfer && e.dataTransfer.files.length) upload([...e.dataTransfer.files]);
+});
+
+chat.dataset.collection = collection();
+loadCollections();
 refresh();

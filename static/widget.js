@@ -1,0 +1,537 @@
+/* stream_rag chat widget: verified, cited answers as they stream. No build step, no framework.
+ *
+ * Embed: <script src="https://HOST/static/widget.js" data-collection="support" defer></script>
+ *    or: <stream-rag-chat data-collection="support"></stream-rag-chat> plus the script tag.
+ * Attributes: data-collection, data-api (default: the origin this script came from),
+ * data-key (a chat-scoped API key, sent as a Bearer token), data-title.
+ * Theme it from the host page with CSS custom properties (--srw-accent, --srw-bg, ...).
+ * Untrusted text (answers, names, passages, messages) is only ever set as textContent.
+ */
+(() => {
+  "use strict";
+  if (customElements.get("stream-rag-chat")) return;
+
+  const SCRIPT = document.currentScript;
+  const SCRIPT_ORIGIN = SCRIPT && SCRIPT.src ? new URL(SCRIPT.src, location.href).origin : location.origin;
+
+  const CSS = `
+:host { --srw-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  --srw-bg: #ffffff; --srw-fg: #1d1d1f; --srw-muted: #545861; --srw-border: #c9ced6;
+  --srw-accent: #0b57d0; --srw-accent-fg: #ffffff; --srw-chip-bg: #e3ecfd; --srw-chip-fg: #0a3b8c;
+  --srw-q-bg: #f1f3f6; --srw-refusal-bg: #fff6e0; --srw-refusal-fg: #5c3b00; --srw-refusal-border: #b7791f;
+  --srw-error-bg: #fdecee; --srw-error-fg: #8a0014; --srw-focus: #d1580b; --srw-radius: 10px;
+  display: block; color: var(--srw-fg); font: 15px/1.5 var(--srw-font); min-width: 0; }
+@media (prefers-color-scheme: dark) { :host {
+  --srw-bg: #1b1d21; --srw-fg: #ececef; --srw-muted: #b4b8c0; --srw-border: #474c55;
+  --srw-accent: #8ab4f8; --srw-accent-fg: #0d1b33; --srw-chip-bg: #26375a; --srw-chip-fg: #d6e4ff;
+  --srw-q-bg: #262930; --srw-refusal-bg: #3a2e12; --srw-refusal-fg: #fbe3ad; --srw-refusal-border: #d69e2e;
+  --srw-error-bg: #44161c; --srw-error-fg: #ffc9cf; --srw-focus: #ffb870; } }
+* { box-sizing: border-box; }
+.root { background: var(--srw-bg); border: 1px solid var(--srw-border); border-radius: var(--srw-radius);
+  display: flex; flex-direction: column; max-width: 100%; overflow: hidden; }
+.head { padding: .6rem .9rem; border-bottom: 1px solid var(--srw-border); font-weight: 600; }
+.log { padding: .4rem .9rem; overflow-y: auto; max-height: var(--srw-max-height, 70vh); min-height: 4rem; }
+.empty { color: var(--srw-muted); margin: .6rem 0; }
+.turn { margin: .7rem 0 1rem; min-width: 0; }
+.q { background: var(--srw-q-bg); border-radius: var(--srw-radius); padding: .45rem .7rem; margin: 0 0 .5rem auto;
+  width: fit-content; max-width: 90%; white-space: pre-wrap; overflow-wrap: anywhere; }
+.a p.body { margin: 0; overflow-wrap: anywhere; }
+.s.k-heading { display: block; font-weight: 600; margin-top: .3rem; }
+.s.k-list_item { display: list-item; margin-left: 1.2rem; }
+.s.k-code { display: block; white-space: pre-wrap; font-family: ui-monospace, Menlo, Consolas, monospace; }
+.chip { display: inline-block; min-width: 1.6em; padding: 0 .35em; margin-left: .2em; border-radius: 6px;
+  background: var(--srw-chip-bg); color: var(--srw-chip-fg); font-size: .8em; line-height: 1.5;
+  text-align: center; text-decoration: none; vertical-align: .1em; font-weight: 600; }
+.chip:hover { text-decoration: underline; }
+.status { color: var(--srw-muted); font-size: .9em; margin: .3rem 0 0; min-height: 0; }
+.status:empty { display: none; }
+.withheld { color: var(--srw-muted); font-size: .9em; margin: .4rem 0 0; }
+.withheld summary { cursor: pointer; }
+.withheld ul { margin: .2rem 0; padding-left: 1.2rem; }
+.sources { margin: .5rem 0 0; font-size: .88em; }
+.sources h3 { font-size: .9em; margin: 0 0 .15rem; color: var(--srw-muted); font-weight: 600; }
+.sources ol { margin: 0; padding-left: 0; list-style: none; }
+.sources li { margin: .1rem 0; overflow-wrap: anywhere; }
+.sources .n { font-weight: 600; }
+.sources code, .side code { font-size: .92em; color: var(--srw-muted); }
+a { color: var(--srw-accent); }
+.refusal { background: var(--srw-refusal-bg); color: var(--srw-refusal-fg); border-left: 4px solid var(--srw-refusal-border);
+  border-radius: 6px; padding: .55rem .75rem; margin: .2rem 0; overflow-wrap: anywhere; }
+.refusal a { color: inherit; }
+.refusal .msg { margin: 0; font-weight: 600; }
+.refusal .detail { margin: .3rem 0 0; font-size: .9em; }
+.sides { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
+.side { border: 1px solid var(--srw-refusal-border); border-radius: 6px; padding: .45rem .55rem; min-width: 0; font-size: .92em; }
+.side .who { font-weight: 600; margin: 0; }
+.side blockquote { margin: .3rem 0; font-style: italic; }
+.side mark { background: var(--srw-refusal-border); color: #000; padding: 0 .15em; border-radius: 3px; font-style: normal; }
+.error { background: var(--srw-error-bg); color: var(--srw-error-fg); border-radius: 6px; padding: .5rem .7rem;
+  margin: .4rem 0 0; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+.error span { flex: 1 1 12rem; overflow-wrap: anywhere; }
+.actions { margin-top: .35rem; display: flex; gap: .4rem; flex-wrap: wrap; }
+button { font: inherit; font-size: .9em; border-radius: 6px; padding: .3rem .7rem; cursor: pointer;
+  border: 1px solid var(--srw-border); background: transparent; color: var(--srw-fg); }
+button.primary { background: var(--srw-accent); color: var(--srw-accent-fg); border-color: var(--srw-accent); font-weight: 600; }
+button[hidden] { display: none; }
+form { display: flex; gap: .5rem; padding: .6rem .9rem; border-top: 1px solid var(--srw-border); align-items: flex-end; }
+textarea { flex: 1 1 auto; min-width: 0; resize: vertical; font: inherit; padding: .45rem .6rem; border-radius: 6px;
+  border: 1px solid var(--srw-border); background: var(--srw-bg); color: var(--srw-fg); min-height: 2.6rem; max-height: 12rem; }
+textarea::placeholder { color: var(--srw-muted); opacity: 1; }
+:focus-visible, .chip:focus { outline: 3px solid var(--srw-focus); outline-offset: 2px; }
+textarea:focus-visible { outline-offset: 0; }
+.tip { position: fixed; z-index: 2147483647; max-width: min(26rem, calc(100vw - 16px)); background: var(--srw-fg);
+  color: var(--srw-bg); border-radius: 6px; padding: .45rem .6rem; font-size: .85em; line-height: 1.4;
+  box-shadow: 0 4px 16px rgba(0,0,0,.25); pointer-events: none; overflow-wrap: anywhere; }
+.tip[hidden] { display: none; }
+.tip .who { font-weight: 600; display: block; }
+.tip .passage { display: block; margin-top: .25rem; max-height: 9.5em; overflow: hidden; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+`;
+
+  let SHEET = null;
+
+  const REASONS = {
+    uncited: "it cited no source",
+    unknown_citation: "it cited a source number that was not given",
+    id_mismatch: "its citation named a different document",
+    low_overlap: "the cited source does not say this",
+    number_mismatch: "a number or date in it is not in the cited source",
+  };
+
+  /** Create an element with a class and, optionally, text (always as textContent). */
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  /** Server-Sent Events from a fetch body, per the HTML spec's parsing rules. */
+  async function* readEvents(body) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let event = { name: "message", data: [], id: null };
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.search(/\r\n|\r|\n/)) >= 0) {
+          if (buffer[cut] === "\r" && cut === buffer.length - 1) break; // maybe "\r\n" split
+          const line = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + (buffer.startsWith("\r\n", cut) ? 2 : 1));
+          if (line === "") {
+            if (event.data.length) yield { name: event.name, data: event.data.join("\n"), id: event.id };
+            event = { name: "message", data: [], id: event.id };
+            continue;
+          }
+          if (line.startsWith(":")) continue;
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          let value = colon < 0 ? "" : line.slice(colon + 1);
+          if (value.startsWith(" ")) value = value.slice(1);
+          if (field === "event") event.name = value;
+          else if (field === "data") event.data.push(value);
+          else if (field === "id") event.id = value;
+        }
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  class StreamRagChat extends HTMLElement {
+    connectedCallback() {
+      if (this.shadowRoot) return;
+      const root = this.attachShadow({ mode: "open" });
+      // A constructed sheet is not an inline <style>, so a strict CSP (style-src 'self') on
+      // the host page does not block it.
+      if (root.adoptedStyleSheets !== undefined && typeof CSSStyleSheet.prototype.replaceSync === "function") {
+        if (!SHEET) { SHEET = new CSSStyleSheet(); SHEET.replaceSync(CSS); }
+        root.adoptedStyleSheets = [SHEET];
+      } else {
+        const style = el("style");
+        style.textContent = CSS;
+        root.append(style);
+      }
+      const frame = el("div", "root");
+      frame.setAttribute("part", "root");
+      const title = this.dataset.title;
+      if (title) frame.append(el("div", "head", title));
+      this.log = el("div", "log");
+      this.log.setAttribute("role", "log");
+      this.log.setAttribute("aria-live", "polite");
+      this.log.setAttribute("aria-label", "Answers");
+      this.log.append(el("p", "empty", "Ask a question about the documents. Answers cite their sources."));
+      const form = el("form");
+      const label = el("label", "sr-only", "Your question");
+      const input = el("textarea");
+      input.id = "q";
+      label.htmlFor = "q";
+      input.rows = 2;
+      input.placeholder = "Ask a question…  (Enter sends, Shift+Enter new line)";
+      input.setAttribute("aria-label", "Your question");
+      input.maxLength = 4000;
+      const send = el("button", "primary", "Ask");
+      send.type = "submit";
+      const stop = el("button", "stop", "Stop");
+      stop.type = "button";
+      stop.hidden = true;
+      form.append(label, input, send, stop);
+      this.tip = el("div", "tip");
+      this.tip.setAttribute("role", "tooltip");
+      this.tip.id = "tip";
+      this.tip.hidden = true;
+      frame.append(this.log, form);
+      root.append(frame, this.tip);
+      this.input = input;
+      this.sendButton = send;
+      this.stopButton = stop;
+      this.turns = [];
+      this.current = null;
+
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        this.ask(input.value);
+      });
+      input.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          this.ask(input.value);
+        }
+      });
+      stop.addEventListener("click", () => this.stop());
+      root.addEventListener("keydown", (e) => {
+        if (e.key === "Escape") {
+          if (!this.tip.hidden) this.hideTip();
+          else if (this.current) this.stop();
+        }
+      });
+      const chipOf = (e) => (e.target instanceof Element ? e.target.closest(".chip") : null);
+      root.addEventListener("mouseover", (e) => { const c = chipOf(e); if (c) this.showTip(c); });
+      root.addEventListener("mouseout", (e) => { if (chipOf(e)) this.hideTip(); });
+      root.addEventListener("focusin", (e) => { const c = chipOf(e); if (c) this.showTip(c); else this.hideTip(); });
+      root.addEventListener("focusout", (e) => { if (chipOf(e)) this.hideTip(); });
+      root.addEventListener("click", (e) => { const c = chipOf(e); if (c) this.openCitation(e, c); });
+      this.log.addEventListener("scroll", () => this.hideTip(), { passive: true });
+    }
+
+    get api() {
+      return (this.dataset.api || SCRIPT_ORIGIN).replace(/\/+$/, "");
+    }
+
+    headers(extra) {
+      const headers = Object.assign({}, extra);
+      if (this.dataset.key) headers.Authorization = `Bearer ${this.dataset.key}`;
+      return headers;
+    }
+
+    /** An event's URL (relative or absolute) resolved against the API origin. */
+    resolve(url) {
+      return new URL(url, this.api + "/").href;
+    }
+
+    /** Earlier questions with their verified answers, for servers that accept `history`. */
+    history() {
+      return this.turns
+        .filter((t) => t.finished && t.sentences.length && !t.refused)
+        .slice(-6)
+        .map((t) => ({ question: t.question, answer: t.sentences.map((s) => s.text).join(" ") }));
+    }
+
+    ask(raw) {
+      const question = raw.trim();
+      if (!question || this.current) return;
+      this.input.value = "";
+      const empty = this.log.querySelector(".empty");
+      if (empty) empty.remove();
+      this.run(question);
+    }
+
+    stop() {
+      if (this.current) this.current.controller.abort();
+    }
+
+    async run(question) {
+      const turn = this.newTurn(question);
+      this.current = turn;
+      this.sendButton.hidden = true;
+      this.stopButton.hidden = false;
+      const body = { question };
+      if (this.dataset.collection) body.collection = this.dataset.collection;
+      const history = this.history();
+      if (history.length) body.history = history;
+      turn.say("Searching the documents…");
+      try {
+        const response = await fetch(`${this.api}/v1/chat`, {
+          method: "POST",
+          headers: this.headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+          body: JSON.stringify(body),
+          signal: turn.controller.signal,
+          credentials: "omit",
+          cache: "no-store",
+        });
+        if (!response.ok) {
+          let message = `The server answered ${response.status}.`;
+          try {
+            const error = (await response.json()).error;
+            if (error && error.message) message = `${error.message} (${error.code})`;
+          } catch (_) { /* not JSON */ }
+          turn.fail(message);
+          return;
+        }
+        for await (const event of readEvents(response.body)) {
+          if (turn.handle(event)) break;
+        }
+        if (!turn.finished && !turn.failed) turn.fail("The answer broke off before it was complete.");
+      } catch (error) {
+        if (turn.controller.signal.aborted) turn.stopped();
+        else turn.fail("Connection lost. Check your network and retry.");
+      } finally {
+        this.current = null;
+        this.stopButton.hidden = true;
+        this.sendButton.hidden = false;
+      }
+    }
+
+    newTurn(question) {
+      const chat = this;
+      const node = el("article", "turn");
+      const q = el("p", "q", question);
+      const a = el("div", "a");
+      const body = el("p", "body");
+      const status = el("p", "status");
+      status.setAttribute("role", "status");
+      a.append(body, status);
+      node.append(q, a);
+      this.log.append(node);
+      node.scrollIntoView({ block: "nearest" });
+
+      const turn = {
+        question, node, body, status, controller: new AbortController(),
+        blocks: new Map(), sentences: [], dropped: [], cited: new Map(),
+        finished: false, failed: false, refused: false,
+        withheld: null, sourcesList: null,
+        say(text) { status.textContent = text; },
+        /** Returns true when the stream is over. */
+        handle(event) {
+          let data;
+          try { data = JSON.parse(event.data); } catch (_) { return false; }
+          switch (event.name) {
+            case "sources":
+              for (const block of data.blocks || []) turn.blocks.set(block.n, block);
+              turn.say("Writing a verified answer…");
+              return false;
+            case "sentence":
+              performance.mark("stream-rag:sentence-received", { detail: { index: data.index } });
+              turn.addSentence(data);
+              return false;
+            case "dropped":
+              turn.addDropped(data);
+              return false;
+            case "refusal":
+              turn.refuse(data);
+              return false;
+            case "done":
+              turn.finish();
+              return true;
+            case "error":
+              turn.fail(`${data.message || "The answer failed."} (${data.code || "error"})`);
+              return true;
+            default:
+              return false;
+          }
+        },
+        addSentence(data) {
+          // Built whole, then inserted once: a shown sentence is never touched again.
+          const span = el("span", `s k-${data.kind || "sentence"}`, data.text);
+          span.dataset.index = data.index;
+          for (const cite of data.citations || []) {
+            const block = Object.assign({}, turn.blocks.get(cite.n) || {}, cite);
+            const chip = el("a", "chip", String(cite.n));
+            chip.href = chat.resolve(cite.url);
+            chip.target = "_blank";
+            chip.rel = "noopener noreferrer";
+            chip.dataset.n = cite.n;
+            chip.setAttribute("aria-label",
+              `Source ${cite.n}: ${block.name}, version ${block.version}. Opens the document.`);
+            chip.srwBlock = block;
+            span.append(chip);
+            if (!turn.cited.has(cite.n)) { turn.cited.set(cite.n, block); turn.addSource(block); }
+          }
+          if (turn.body.childNodes.length) turn.body.append(document.createTextNode(" "));
+          turn.body.append(span);
+          turn.sentences.push(data);
+        },
+        addSource(block) {
+          if (!turn.sourcesList) {
+            const box = el("div", "sources");
+            box.append(el("h3", null, "Sources"));
+            turn.sourcesList = el("ol");
+            box.append(turn.sourcesList);
+            a.insertBefore(box, status);
+          }
+          const item = el("li");
+          const link = el("a", null, block.name);
+          link.href = chat.resolve(block.url);
+          link.target = "_blank";
+          link.rel = "noopener noreferrer";
+          item.append(el("span", "n", `[${block.n}] `), link, ` · v${block.version} · `,
+            el("code", null, `sha256 ${String(block.sha256 || "").slice(0, 12)}`));
+          item.title = `document ${block.doc_id}, version ${block.version}`;
+          turn.sourcesList.append(item);
+        },
+        addDropped(data) {
+          turn.dropped.push(data);
+          if (!turn.withheld) {
+            turn.withheld = el("details", "withheld");
+            turn.withheldSummary = el("summary");
+            turn.withheldList = el("ul");
+            turn.withheld.append(turn.withheldSummary, turn.withheldList);
+            a.insertBefore(turn.withheld, turn.sourcesList ? turn.sourcesList.parentNode : status);
+          }
+          const count = turn.dropped.length;
+          turn.withheldSummary.textContent =
+            `${count} sentence${count === 1 ? "" : "s"} withheld: not supported by the sources`;
+          const why = REASONS[data.reason] || data.reason;
+          turn.withheldList.append(el("li", null, `Sentence ${data.index + 1}: ${why}.`));
+        },
+        refuse(data) {
+          turn.refused = true;
+          const box = el("div", "refusal");
+          box.dataset.reason = data.reason;
+          box.append(el("p", "msg", data.message));
+          const details = Array.isArray(data.details) ? data.details : [];
+          if (data.reason === "conflicting_sources") {
+            for (const conflict of details) box.append(turn.conflict(conflict));
+          } else if (data.reason === "low_evidence" && details[0] && typeof details[0].evidence === "number") {
+            box.append(el("p", "detail",
+              `Best evidence ${details[0].evidence.toFixed(2)}, needed ${Number(details[0].threshold).toFixed(2)}.`));
+          }
+          a.insertBefore(box, status);
+        },
+        conflict(conflict) {
+          const sides = el("div", "sides");
+          for (const side of [conflict.a, conflict.b]) {
+            if (!side) continue;
+            const card = el("div", "side");
+            const who = el("p", "who");
+            const link = el("a", null, side.name);
+            link.href = chat.resolve(side.url);
+            link.target = "_blank";
+            link.rel = "noopener noreferrer";
+            who.append(`[${side.n}] `, link, ` · v${side.version}`);
+            const quote = el("blockquote", null, side.sentence);
+            const values = el("p", "detail");
+            values.append("Says: ");
+            (side.values || []).forEach((v, i) => { if (i) values.append(", "); values.append(el("mark", null, v)); });
+            card.append(who, quote, values);
+            sides.append(card);
+          }
+          return sides;
+        },
+        finish() {
+          turn.finished = true;
+          turn.say("");
+          if (turn.sentences.length) {
+            const actions = el("div", "actions");
+            const copy = el("button", null, "Copy answer");
+            copy.type = "button";
+            copy.addEventListener("click", () => turn.copy(copy));
+            actions.append(copy);
+            a.append(actions);
+          }
+        },
+        async copy(button) {
+          const lines = [turn.sentences.map((s) => s.text + s.citations.map((c) => `[${c.n}]`).join("")).join(" "), "", "Sources:"];
+          for (const block of turn.cited.values()) {
+            lines.push(`[${block.n}] ${block.name}, version ${block.version} (sha256 ${block.sha256}): ${chat.resolve(block.url)}`);
+          }
+          try {
+            await navigator.clipboard.writeText(lines.join("\n"));
+            button.textContent = "Copied";
+          } catch (_) {
+            button.textContent = "Copy failed";
+          }
+        },
+        stopped() {
+          turn.finished = true;
+          turn.say(turn.sentences.length ? "Stopped. The answer above is incomplete." : "Stopped.");
+        },
+        fail(message) {
+          turn.failed = true;
+          turn.say("");
+          const box = el("div", "error");
+          box.setAttribute("role", "alert");
+          box.append(el("span", null, message));
+          const retry = el("button", null, "Retry");
+          retry.type = "button";
+          retry.addEventListener("click", () => {
+            if (chat.current) return;
+            retry.disabled = true;
+            chat.run(question);
+          });
+          box.append(retry);
+          a.append(box);
+        },
+      };
+      this.turns.push(turn);
+      return turn;
+    }
+
+    showTip(chip) {
+      const block = chip.srwBlock || {};
+      const tip = this.tip;
+      tip.replaceChildren(
+        el("span", "who", `[${block.n}] ${block.name} · version ${block.version}`),
+        el("span", "passage", block.text ? block.text : `sha256 ${block.sha256 || ""}`),
+      );
+      tip.hidden = false;
+      const r = chip.getBoundingClientRect();
+      const w = tip.offsetWidth;
+      const h = tip.offsetHeight;
+      const left = Math.max(8, Math.min(r.left, innerWidth - w - 8));
+      const top = r.bottom + 6 + h <= innerHeight ? r.bottom + 6 : Math.max(8, r.top - h - 6);
+      tip.style.left = `${left}px`;
+      tip.style.top = `${top}px`;
+    }
+
+    hideTip() {
+      this.tip.hidden = true;
+    }
+
+    /** Without a key the chip is a plain link; with one, fetch the bytes with the key and save
+     * them (never render them here: a blob of uploaded HTML would run in the host page). */
+    async openCitation(event, chip) {
+      if (!this.dataset.key) return;
+      event.preventDefault();
+      const response = await fetch(chip.href, { headers: this.headers(), credentials: "omit" });
+      if (!response.ok) return;
+      const bytes = await response.blob();
+      const blob = new Blob([bytes], { type: "application/octet-stream" });
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(blob);
+      const block = chip.srwBlock || {};
+      link.download = block.filename || block.name || "document";
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+    }
+  }
+
+  customElements.define("stream-rag-chat", StreamRagChat);
+
+  // A bare script tag embeds one widget right after itself, unless the page placed its own.
+  function mount() {
+    if (!SCRIPT || document.querySelector("stream-rag-chat")) return;
+    const widget = document.createElement("stream-rag-chat");
+    for (const name of ["collection", "api", "key", "title"]) {
+      if (SCRIPT.dataset[name]) widget.dataset[name] = SCRIPT.dataset[name];
+    }
+    if (!widget.dataset.api) widget.dataset.api = SCRIPT_ORIGIN;
+    SCRIPT.after(widget);
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mount);
+  else mount();
+})();

@@ -1,0 +1,164 @@
+"""Real servers and Debian's Chromium for the browser tests, the screenshots and the widget
+benchmark: the API and a scripted model in uvicorn threads, the page driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from stream_rag.app import create_app
+from stream_rag.config import Settings
+from stream_rag.fake_llm import FakeConfig, create_fake_llm
+from stream_rag.llm import ChatModel, OpenAIChatModel
+
+from .helpers import running_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Playwright
+
+    from stream_rag.embed import Embedder
+
+# Flags for a quiet, deterministic headless Chromium that never phones home.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+MISSING = (
+    "Chromium not found on PATH: the browser tests need Debian's chromium "
+    "(apt-get install -y chromium); .ci/run installs it"
+)
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def launch(playwright: Playwright, path: str) -> Browser:
+    return playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+
+
+@dataclass
+class Stack:
+    """A running API (`url`) answering with a scripted model (`fake`, its stats in
+    `fake.state.stats`)."""
+
+    url: str
+    fake: Starlette
+
+    def upload(
+        self, filename: str, data: bytes, *, name: str | None = None, collection: str = "default"
+    ) -> dict[str, Any]:
+        """Store a document and wait until it is indexed; returns the document."""
+        fields = {"collection": collection, **({"name": name} if name else {})}
+        response = httpx.post(
+            f"{self.url}/v1/documents", files={"file": (filename, data)}, data=fields
+        )
+        assert response.status_code == 201, response.text
+        doc_id = response.json()["document"]["id"]
+        return self.wait_ready(doc_id)
+
+    def wait_ready(self, doc_id: str) -> dict[str, Any]:
+        deadline = time.monotonic() + 60
+        while True:
+            document: dict[str, Any] = httpx.get(f"{self.url}/v1/documents/{doc_id}").json()
+            if document["versions"][-1]["status"] != "indexing":
+                assert document["versions"][-1]["status"] == "ready", document
+                return document
+            assert time.monotonic() < deadline, f"{doc_id} never got indexed"
+            time.sleep(0.02)
+
+
+@contextmanager
+def running_stack(
+    data_dir: Path,
+    embedder: Embedder,
+    fake: FakeConfig | None = None,
+    *,
+    model: ChatModel | None = None,
+    **settings: Any,
+) -> Iterator[Stack]:
+    """The scripted model and the API, each a real uvicorn server in a thread."""
+    fake_app = create_fake_llm(fake or FakeConfig())
+    with ExitStack() as stack:
+        llm_url = stack.enter_context(running_server(fake_app))
+        chat_model = model or OpenAIChatModel(f"{llm_url}/v1", "fake")
+        app = create_app(
+            Settings(data_dir=data_dir, sse_ping_s=1.0, **settings),
+            embedder=embedder,
+            model=chat_model,
+        )
+        api_url = stack.enter_context(running_server(app))
+        yield Stack(api_url, fake_app)
+
+
+def host_page_app(api_url: str, collection: str = "default") -> Starlette:
+    """Another site's page that embeds the widget with one script tag."""
+    html = (
+        "<!doctype html><html lang=en><head><meta charset=utf-8><title>Host page</title>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+        "<body><h1>A shop</h1><p>Questions? Ask below.</p>"
+        f'<script src="{api_url}/static/widget.js" data-collection="{collection}" defer></script>'
+        "</body></html>"
+    )
+
+    async def page(request: Request) -> HTMLResponse:
+        return HTMLResponse(html)
+
+    return Starlette(routes=[Route("/", page)])
+
+
+# What the MutationObserver in the page records: every sentence added, every change inside a
+# shown sentence (text, attributes, children) and every removal, with performance.now().
+MUTATION_LOG_JS = """
+() => {
+  const widget = document.querySelector('stream-rag-chat');
+  const root = widget.shadowRoot;
+  const log = { added: [], changed: [], batches: [], done: [] };
+  const inSentence = (node) => {
+    const el = node.nodeType === 1 ? node : node.parentElement;
+    return !!(el && el.closest('.s'));
+  };
+  const observer = new MutationObserver((records) => {
+    const now = performance.now();
+    for (const r of records) {
+      if (r.type === 'childList') {
+        for (const n of r.addedNodes) {
+          if (n.nodeType === 1 && n.matches('.s')) log.added.push({ index: Number(n.dataset.index), text: n.textContent, t: now });
+          if (n.nodeType === 1 && n.matches('.actions, .refusal, .error')) log.done.push(now);
+        }
+        for (const n of r.removedNodes) {
+          if (n.nodeType === 1 && (n.matches('.s') || n.querySelector('.s'))) log.changed.push('removed ' + n.textContent);
+        }
+        if (inSentence(r.target)) log.changed.push('children of ' + r.target.textContent);
+      } else if (inSentence(r.target)) {
+        log.changed.push(r.type + ' ' + (r.attributeName || '') + ' in ' + r.target.textContent);
+      }
+    }
+    log.batches.push(root.querySelectorAll('.s').length);
+  });
+  observer.observe(root, { subtree: true, childList: true, characterData: true, attributes: true });
+  window.__srwLog = log;
+}
+"""
