@@ -264,15 +264,21 @@ textarea:focus-visible { outline-offset: 0; }
       const history = this.history();
       if (history.length) body.history = history;
       turn.say("Searching the documents…");
+      const post = (payload) => fetch(`${this.api}/v1/chat`, {
+        method: "POST",
+        headers: this.headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+        body: JSON.stringify(payload),
+        signal: turn.controller.signal,
+        credentials: "omit",
+        cache: "no-store",
+      });
       try {
-        const response = await fetch(`${this.api}/v1/chat`, {
-          method: "POST",
-          headers: this.headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
-          body: JSON.stringify(body),
-          signal: turn.controller.signal,
-          credentials: "omit",
-          cache: "no-store",
-        });
+        let response = await post(body);
+        if (response.status === 400 && body.history) {
+          // A server that does not take `history` refused before answering: ask without it.
+          delete body.history;
+          response = await post(body);
+        }
         if (!response.ok) {
           let message = `The server answered ${response.status}.`;
           try {
