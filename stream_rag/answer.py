@@ -12,9 +12,6 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
-from functools import partial
-
-import anyio.to_thread
 
 from .citations import strip_markers
 from .config import Settings
@@ -51,6 +48,17 @@ class Options:
     min_evidence: float | None = None
     check_conflicts: bool | None = None
     gate_threshold: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What an answer needs before the model is called: blocks, a refusal or a gate context."""
+
+    blocks: tuple[Block, ...]
+    refusal: Refusal | None
+    context: GateContext | None
+    retrieve_ms: float
+    checks_ms: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +154,24 @@ class Answerer:
             question, collection=options.collection, top_k=options.top_k
         )
 
+    async def prepare(self, question: str, options: Options) -> Prepared:
+        """Retrieval, the pre-generation checks and the gate context, in one worker call."""
+
+        def checks(result: SearchResult) -> tuple[Refusal | None, GateContext | None, float]:
+            t0 = time.perf_counter()
+            refusal = self.precheck(question, result.blocks, options)
+            context = (
+                None if refusal is not None else self.gate_context_sync(result.blocks, options)
+            )
+            return refusal, context, _ms(t0)
+
+        result, (refusal, context, checks_ms) = await self.retriever.search_then(
+            question, checks, collection=options.collection, top_k=options.top_k
+        )
+        return Prepared(
+            result.blocks, refusal, context, result.timings_ms.get("total", 0.0), checks_ms
+        )
+
     def precheck(self, question: str, blocks: Sequence[Block], options: Options) -> Refusal | None:
         """Refuse before any model call when the evidence is weak or contradicts itself."""
         if not blocks:
@@ -169,16 +195,10 @@ class Answerer:
                 return Refusal("conflicting_sources", CONFLICTING, [c.to_json() for c in conflicts])
         return None
 
-    async def gate_context(self, blocks: Sequence[Block], options: Options) -> GateContext:
+    def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
         threshold = options.gate_threshold or self.settings.gate_threshold or DEFAULT_THRESHOLD
-        # Building the context tokenises every block (~10 ms for 8 blocks): not on the loop.
-        return await anyio.to_thread.run_sync(
-            partial(
-                GateContext,
-                [b.text for b in blocks],
-                [b.doc_id for b in blocks],
-                threshold=threshold,
-            )
+        return GateContext(
+            [b.text for b in blocks], [b.doc_id for b in blocks], threshold=threshold
         )
 
     # -- streaming --------------------------------------------------------------------------
@@ -186,14 +206,15 @@ class Answerer:
     async def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
         options = options or Options()
         started = time.perf_counter()
-        blocks = (await self.retrieve(question, options)).blocks
+        prepared = await self.prepare(question, options)
+        blocks = prepared.blocks
         yield Sources(blocks, self.model.name)
-        refusal = await anyio.to_thread.run_sync(self.precheck, question, blocks, options)
-        if refusal is not None:
-            yield refusal
+        if prepared.refusal is not None:
+            yield prepared.refusal
             yield Done(0, 0, None, _ms(started), 0)
             return
-        context = await self.gate_context(blocks, options)
+        context = prepared.context
+        assert context is not None
         buffer = SentenceBuffer()
         tally = _Tally()
 
@@ -227,15 +248,14 @@ class Answerer:
         regenerated once with the concrete reasons, and a second failure is a refusal."""
         options = options or Options()
         started = time.perf_counter()
-        blocks = (await self.retrieve(question, options)).blocks
-        timings = {"retrieve": _ms(started)}
+        prepared = await self.prepare(question, options)
+        blocks = prepared.blocks
+        timings = {"retrieve": prepared.retrieve_ms, "checks": prepared.checks_ms}
         base = AnswerResult(question, self.model.name, tuple(blocks), timings_ms=timings)
-        t0 = time.perf_counter()
-        refusal = await anyio.to_thread.run_sync(self.precheck, question, blocks, options)
-        timings["checks"] = _ms(t0)
-        if refusal is not None:
-            return replace(base, refusal=refusal)
-        context = await self.gate_context(blocks, options)
+        if prepared.refusal is not None:
+            return replace(base, refusal=prepared.refusal)
+        context = prepared.context
+        assert context is not None
         attempts: list[Attempt] = []
         feedback: str | None = None
         for _ in range(2):

@@ -64,6 +64,11 @@ class Settings:
     min_evidence: float = 0.35
     check_conflicts: bool = True
     sse_ping_s: float = 15.0
+    # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
+    # rest queue, so the event loop keeps the GIL often enough to deliver sentences.
+    cpu_workers: int = 2
+    # Recent questions whose embeddings are kept (0: no cache).
+    query_cache_size: int = 1024
     # /v1/chat/completions: also put citations in the text as markdown reference links.
     openai_reference_links: bool = False
     # Browser origins allowed to call the API (CORS, and the Origin check on state changes).
@@ -84,6 +89,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_PORT must be a TCP port number")
         if not 1 <= self.top_k <= self.candidates <= 1000:
             raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
+        if self.cpu_workers < 1:
+            raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be at least 1")
+        if self.query_cache_size < 0:
+            raise InvalidFieldError("STREAM_RAG_QUERY_CACHE_SIZE must be >= 0")
         if self.fusion not in ("weighted", "rrf"):
             raise InvalidFieldError("STREAM_RAG_FUSION must be 'weighted' or 'rrf'")
         if self.rerank_style not in ("tei", "cohere"):

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol, cast
 
 import anyio
+import httpx
 
 from .errors import StreamRagError
+from .model_stream import StreamReplyError, content_pieces
 from .prompt import Message
+
+
+def _timeout_types() -> tuple[type[BaseException], ...]:
+    """Read timeouts of the HTTP library the openai client uses (httpx, or httpx2 in openai
+    3.x): a read timeout mid-stream is a stall."""
+    types: list[type[BaseException]] = [httpx.TimeoutException]
+    try:
+        httpx2 = importlib.import_module("httpx2")
+    except ImportError:
+        pass
+    else:
+        types.append(httpx2.TimeoutException)
+    return tuple(types)
+
+
+_TIMEOUTS = _timeout_types()
 
 
 class ModelError(StreamRagError):
@@ -65,25 +84,29 @@ class OpenAIChatModel:
         from openai.types.chat import ChatCompletionMessageParam
 
         payload = cast(list[ChatCompletionMessageParam], [m.to_json() for m in messages])
+        # The raw response: the client still sends, retries and maps HTTP errors, but the
+        # body is parsed by `content_pieces`, not turned into one typed object per token.
+        request = self._client.chat.completions.with_streaming_response.create(
+            model=self.model,
+            messages=payload,
+            stream=True,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
         try:
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=payload,
-                stream=True,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-            )
+            response = await request.__aenter__()
         except openai.APITimeoutError:
             raise ModelTimeoutError("the model did not answer in time") from None
         except openai.APIError as exc:
             raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
-            async for chunk in response:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    yield chunk.choices[0].delta.content
-        except openai.APITimeoutError:
+            async for piece in content_pieces(response.http_response.aiter_lines()):
+                yield piece
+        except StreamReplyError as exc:
+            raise ModelError(exc.message) from None
+        except _TIMEOUTS:
             raise ModelTimeoutError("the model stalled mid-answer") from None
-        except Exception as exc:  # the HTTP layer's own errors are not all OpenAIError
+        except Exception as exc:  # the HTTP layer's own errors
             raise ModelError(f"the model stream broke: {_describe(exc)}") from None
         finally:
             # Shielded: on cancellation (client gone) the upstream connection must still close.

@@ -4,8 +4,9 @@ resolved to blocks that carry the chunk's ORIGINAL text and its document's ident
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -13,14 +14,21 @@ import anyio.to_thread
 from .bm25 import query_vector
 from .config import Settings
 from .documents import DocumentStore
-from .embed import Embedder
+from .embed import Embedder, Vectors
 from .errors import InvalidFieldError
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
 from .index import Index, IndexHit
+from .query_embed import QueryEmbedder
 from .rerank import Reranker, RerankError
 from .text import tokenize
 
 BRANCHES = ("dense", "bm25")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _nothing(result: object) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +92,20 @@ class SearchResult:
         }
 
 
+@dataclass(slots=True)
+class _Plan:
+    """One search's checked parameters and the timings it collects on its way."""
+
+    query: str
+    collection: str
+    top_k: int
+    method: FusionMethod
+    weights: Mapping[str, float]
+    limit: int
+    rerank: str = "off"
+    timings: dict[str, float] = field(default_factory=dict)
+
+
 class Retriever:
     def __init__(
         self,
@@ -94,6 +116,7 @@ class Retriever:
         *,
         reranker: Reranker | None = None,
         dense_status: str = "",
+        queries: QueryEmbedder | None = None,
     ) -> None:
         self.store = store
         self.index = index
@@ -101,6 +124,8 @@ class Retriever:
         self.reranker = reranker
         self.settings = settings
         self.dense_status = dense_status or ("on" if embedder else "off")
+        self.queries = queries or (QueryEmbedder(embedder) if embedder is not None else None)
+        self._limiter: anyio.CapacityLimiter | None = None
 
     async def search(
         self,
@@ -111,6 +136,23 @@ class Retriever:
         weights: Mapping[str, float] | None = None,
         fusion: str | None = None,
     ) -> SearchResult:
+        result, _ = await self.search_then(
+            query, _nothing, collection=collection, top_k=top_k, weights=weights, fusion=fusion
+        )
+        return result
+
+    async def search_then(
+        self,
+        query: str,
+        then: Callable[[SearchResult], T],
+        *,
+        collection: str | None = None,
+        top_k: int | None = None,
+        weights: Mapping[str, float] | None = None,
+        fusion: str | None = None,
+    ) -> tuple[SearchResult, T]:
+        """Search, then run `then` on the result in the same worker-thread call: one hand-off
+        for the index, the store and whatever the caller needs computed from the blocks."""
         settings = self.settings
         if not query.strip():
             raise InvalidFieldError("query must not be empty")
@@ -124,73 +166,89 @@ class Retriever:
         chosen = check_weights(
             weights or {"dense": settings.dense_weight, "bm25": settings.bm25_weight}, BRANCHES
         )
-        limit = max(settings.candidates, top_k)
-        timings: dict[str, float] = {}
-        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
-        dense_status = self.dense_status
+        plan = _Plan(query, collection, top_k, method, chosen, max(settings.candidates, top_k))
         started = time.perf_counter()
-
-        async def dense_branch() -> None:
-            if self.embedder is None or chosen["dense"] == 0:
-                return
+        vector: Vectors | None = None
+        if self.queries is not None and chosen["dense"] != 0:
+            vector = await self.queries.embed(query)
+            plan.timings["embed"] = (time.perf_counter() - started) * 1000
+        if self.reranker is None:
+            return await self._worker(self._search_sync, plan, vector, started, then)
+        fused = await self._worker(self._fused, plan, vector)
+        rerank_status = "off"
+        if fused:
             t0 = time.perf_counter()
-            vector = (await anyio.to_thread.run_sync(self.embedder.embed, [query]))[0]
-            t1 = time.perf_counter()
-            branches["dense"] = await anyio.to_thread.run_sync(
-                self.index.search_dense, vector, collection, limit
-            )
-            timings["embed"] = (t1 - t0) * 1000
-            timings["dense"] = (time.perf_counter() - t1) * 1000
+            fused, rerank_status = await self._rerank(query, fused)
+            plan.timings["rerank"] = (time.perf_counter() - t0) * 1000
+        plan.rerank = rerank_status
+        return await self._worker(self._finish, plan, fused, started, then)
 
-        async def bm25_branch() -> None:
-            if chosen["bm25"] == 0:
-                return
+    async def _worker(self, func: Callable[..., R], *args: Any) -> R:
+        """Run blocking work in a worker thread, at most `limiter` at once, so that bursts of
+        requests queue here instead of crowding the event loop out of the GIL."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.settings.cpu_workers)
+        return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
+
+    def _search_sync(
+        self,
+        plan: _Plan,
+        vector: Vectors | None,
+        started: float,
+        then: Callable[[SearchResult], T],
+    ) -> tuple[SearchResult, T]:
+        return self._finish(plan, self._fused(plan, vector), started, then)
+
+    def _fused(self, plan: _Plan, vector: Vectors | None) -> list[Fused]:
+        """Both branches, live-version filter and fusion (blocking)."""
+        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
+        timings = plan.timings
+        if vector is not None:
             t0 = time.perf_counter()
-            vector = query_vector(tokenize(query))
-            branches["bm25"] = await anyio.to_thread.run_sync(
-                self.index.search_sparse, vector, collection, limit
-            )
+            branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
+            timings["dense"] = (time.perf_counter() - t0) * 1000
+        if plan.weights["bm25"] != 0:
+            t0 = time.perf_counter()
+            sparse = query_vector(tokenize(plan.query))
+            branches["bm25"] = self.index.search_sparse(sparse, plan.collection, plan.limit)
             timings["bm25"] = (time.perf_counter() - t0) * 1000
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(dense_branch)
-            group.start_soon(bm25_branch)
-
         t0 = time.perf_counter()
-        live = await anyio.to_thread.run_sync(
-            self.store.live_versions, {h.doc_id for hits in branches.values() for h in hits}
-        )
+        live = self.store.live_versions({h.doc_id for hits in branches.values() for h in hits})
         # Only each document's live version may answer: points of an older version can
         # linger for a moment after a new version goes live.
         current = {
             name: [(h.chunk_id, h.score) for h in hits if live.get(h.doc_id) == h.version]
             for name, hits in branches.items()
         }
-        fused = fuse(current, chosen, method)
+        fused = fuse(current, plan.weights, plan.method)
         timings["fuse"] = (time.perf_counter() - t0) * 1000
+        return fused
 
-        rerank_status = "off"
-        if self.reranker is not None and fused:
-            t0 = time.perf_counter()
-            fused, rerank_status = await self._rerank(query, fused)
-            timings["rerank"] = (time.perf_counter() - t0) * 1000
-        blocks = await anyio.to_thread.run_sync(self._blocks, fused[:top_k])
-        timings["total"] = (time.perf_counter() - started) * 1000
-        return SearchResult(
-            query=query,
-            collection=collection,
+    def _finish(
+        self,
+        plan: _Plan,
+        fused: list[Fused],
+        started: float,
+        then: Callable[[SearchResult], T],
+    ) -> tuple[SearchResult, T]:
+        blocks = self._blocks(fused[: plan.top_k])
+        plan.timings["total"] = (time.perf_counter() - started) * 1000
+        result = SearchResult(
+            query=plan.query,
+            collection=plan.collection,
             blocks=tuple(blocks),
-            fusion=method,
-            weights=chosen,
-            dense=dense_status,
-            rerank=rerank_status,
-            timings_ms=timings,
+            fusion=plan.method,
+            weights=plan.weights,
+            dense=self.dense_status,
+            rerank=plan.rerank,
+            timings_ms=plan.timings,
         )
+        return result, then(result)
 
     async def _rerank(self, query: str, fused: list[Fused]) -> tuple[list[Fused], str]:
         assert self.reranker is not None
         head = fused[: self.settings.candidates]
-        chunks = await anyio.to_thread.run_sync(self.store.chunks_by_id, [f.id for f in head])
+        chunks = await self._worker(self.store.chunks_by_id, [f.id for f in head])
         texts = [chunks[f.id].text if f.id in chunks else "" for f in head]
         try:
             scores = await self.reranker.rerank(query, texts)

@@ -12,6 +12,7 @@ from .extractive import ExtractiveModel
 from .index import Index, open_index
 from .indexing import Indexer
 from .llm import ChatModel, OpenAIChatModel
+from .query_embed import QueryEmbedder
 from .rerank import HttpReranker, Reranker
 from .retrieve import Retriever
 
@@ -82,8 +83,17 @@ def open_services(
             api_key=settings.rerank_api_key,
             timeout_s=settings.rerank_timeout_s,
         )
+    queries = (
+        None if embedder is None else QueryEmbedder(embedder, cache_size=settings.query_cache_size)
+    )
     retriever = Retriever(
-        store, index, embedder, settings, reranker=reranker, dense_status=dense_status
+        store,
+        index,
+        embedder,
+        settings,
+        reranker=reranker,
+        dense_status=dense_status,
+        queries=queries,
     )
     model = model or build_model(settings)
     return Services(

@@ -1,0 +1,147 @@
+"""The model stream reader against recorded chunk shapes of OpenAI, vLLM and llama.cpp, served
+over real HTTP, and against malformed or failing streams."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from pathlib import Path
+
+import anyio
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from stream_rag.llm import ModelError, ModelTimeoutError, OpenAIChatModel
+from stream_rag.model_stream import StreamReplyError, content_pieces
+from stream_rag.prompt import Message
+from tests.helpers import running_server
+
+FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
+EXPECTED = (
+    "Refunds are available within 30 days [1]. The Pro plan costs $12 per month — café pricing [2]."
+)
+MESSAGES = [Message("user", "What do refunds and the Pro plan cost?")]
+
+
+def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starlette:
+    """Serves `body` as the streamed reply, cut into `split`-byte writes (so lines, and UTF-8
+    characters, arrive in pieces); with `stall`, stops writing after the first event."""
+    raw = body.encode()
+    received: list[dict[str, object]] = []
+
+    async def completions(request: Request) -> Response:
+        received.append(await request.json())
+
+        async def chunks() -> AsyncIterator[bytes]:
+            if stall:
+                yield raw[: raw.index(b"\n\n") + 2]
+                await anyio.sleep_forever()
+            for start in range(0, len(raw), split):
+                yield raw[start : start + split]
+
+        return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    app.state.received = received
+    return app
+
+
+async def read_all(base_url: str, *, stall_s: float = 20.0) -> list[str]:
+    model = OpenAIChatModel(f"{base_url}/v1", "m", stall_s=stall_s)
+    try:
+        async with aclosing(model.stream(MESSAGES)) as pieces:
+            return [piece async for piece in pieces]
+    finally:
+        await model.aclose()
+
+
+@pytest.mark.parametrize("name", ["openai", "vllm", "llamacpp"])
+@pytest.mark.anyio
+async def test_recorded_server_shapes(name: str) -> None:
+    body = (FIXTURES / f"{name}.sse").read_text(encoding="utf-8")
+    app = recorded_server(body)
+    with running_server(app) as base_url:
+        pieces = await read_all(base_url)
+    assert "".join(pieces) == EXPECTED
+    assert len(pieces) == 23  # one piece per content delta; empty and null ones are skipped
+    [request] = app.state.received
+    assert request["stream"] is True
+    assert request["messages"] == [{"role": "user", "content": MESSAGES[0].content}]
+
+
+@pytest.mark.anyio
+async def test_crlf_comments_and_no_space_after_data() -> None:
+    body = (FIXTURES / "vllm.sse").read_text(encoding="utf-8")
+    body = body.replace("data: ", "data:").replace("\n\n", "\r\n: keep-alive\r\n\r\n")
+    with running_server(recorded_server(body, split=5)) as base_url:
+        pieces = await read_all(base_url)
+    assert "".join(pieces) == EXPECTED
+
+
+@pytest.mark.anyio
+async def test_error_object_mid_stream_is_a_model_error() -> None:
+    body = (FIXTURES / "openai.sse").read_text(encoding="utf-8")
+    events = body.split("\n\n")
+    events.insert(5, 'data: {"error": {"message": "overloaded", "type": "server_error"}}')
+    app = recorded_server("\n\n".join(events))
+    with running_server(app) as base_url, pytest.raises(ModelError, match="overloaded"):
+        await read_all(base_url)
+
+
+@pytest.mark.anyio
+async def test_stall_after_the_first_event_times_out() -> None:
+    body = (FIXTURES / "llamacpp.sse").read_text(encoding="utf-8")
+    app = recorded_server(body, stall=True)
+    with running_server(app) as base_url, pytest.raises(ModelTimeoutError):
+        await read_all(base_url, stall_s=0.3)
+
+
+@pytest.mark.anyio
+async def test_http_error_status_is_a_model_error() -> None:
+    async def failing(request: Request) -> Response:
+        return JSONResponse({"error": {"message": "no such model"}}, status_code=404)
+
+    app = Starlette(routes=[Route("/v1/chat/completions", failing, methods=["POST"])])
+    with (
+        running_server(app) as base_url,
+        pytest.raises(ModelError, match="request failed") as caught,
+    ):
+        await read_all(base_url)
+    assert not isinstance(caught.value, ModelTimeoutError)
+
+
+async def _lines(*lines: str) -> AsyncIterator[str]:
+    for line in lines:
+        yield line
+
+
+async def _collect(*lines: str) -> list[str]:
+    return [piece async for piece in content_pieces(_lines(*lines))]
+
+
+@pytest.mark.anyio
+async def test_parser_edge_cases() -> None:
+    chunk = '{"choices": [{"delta": {"content": "%s"}}]}'
+    # Nothing after [DONE] is read; a final event without its blank line still counts.
+    assert await _collect(
+        "data: " + chunk % "a", "", "data: [DONE]", "", "data: " + chunk % "b"
+    ) == ["a"]
+    assert await _collect("data: " + chunk % "a", "", "data: " + chunk % "z") == ["a", "z"]
+    # Multi-line data joins with a newline (still valid JSON here), event/id fields are ignored.
+    assert await _collect(
+        "event: message",
+        "id: 7",
+        'data: {"choices":',
+        "data: " + '[{"delta": {"content": "m"}}]}',
+        "",
+    ) == ["m"]
+    # Usage-only chunks and non-object payloads carry no text.
+    assert (
+        await _collect('data: {"choices": [], "usage": {"total_tokens": 3}}', "", "data: 5", "")
+        == []
+    )
+    with pytest.raises(StreamReplyError, match="not JSON"):
+        await _collect("data: {truncated", "")

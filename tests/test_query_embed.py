@@ -1,0 +1,137 @@
+"""Query embeddings batched across concurrent callers, cached, one embedding call at a time."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Sequence
+
+import anyio
+import anyio.lowlevel
+import numpy as np
+import pytest
+
+from stream_rag.embed import Vectors
+from stream_rag.query_embed import QueryEmbedder
+
+
+class RecordingEmbedder:
+    """Deterministic vectors from a hash; records each call, can hold a call until released."""
+
+    name = "recording"
+    dim = 8
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.release = threading.Event()
+        self.release.set()
+        self.fail = False
+
+    def vector(self, text: str) -> Vectors:
+        raw = np.frombuffer(hashlib.sha256(text.encode()).digest()[:32], dtype=np.uint8)
+        v = raw[: self.dim].astype(np.float32) + 1
+        out: Vectors = v / np.linalg.norm(v)
+        return out
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(list(texts))
+        self.release.wait(30)
+        if self.fail:
+            raise RuntimeError("backend down")
+        return np.stack([self.vector(t) for t in texts])
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Yield to the other tasks until `condition` holds (a checkpoint loop, not a timed wait)."""
+    with anyio.fail_after(30):
+        while not condition():
+            await anyio.lowlevel.checkpoint()
+
+
+@pytest.mark.anyio
+async def test_overlapping_queries_share_one_call_and_get_their_own_vectors() -> None:
+    embedder = RecordingEmbedder()
+    sizes: list[int] = []
+    queries = QueryEmbedder(embedder, on_batch=sizes.append)
+    results: dict[str, Vectors] = {}
+
+    async def ask(text: str) -> None:
+        results[text] = await queries.embed(text)
+
+    embedder.release.clear()  # the first call blocks: later questions pile up behind it
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, "first")
+        await until(lambda: len(embedder.calls) == 1)
+        for i in range(5):
+            group.start_soon(ask, f"q{i}")
+        group.start_soon(ask, "q0")  # the same question twice in one batch: embedded once
+        await until(lambda: queries._open is not None and len(queries._open.texts) == 6)
+        embedder.release.set()
+    assert embedder.calls == [["first"], ["q0", "q1", "q2", "q3", "q4"]]
+    assert sizes == [1, 5]
+    for text, vector in results.items():
+        np.testing.assert_array_equal(vector, embedder.vector(text))
+
+
+@pytest.mark.anyio
+async def test_repeated_question_comes_from_the_cache_and_the_cache_is_bounded() -> None:
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder, cache_size=2, wait_s=0)
+    await queries.embed("a")
+    await queries.embed("a")
+    assert embedder.calls == [["a"]]
+    assert (queries.hits, queries.misses) == (1, 1)
+    await queries.embed("b")
+    await queries.embed("c")  # evicts "a", the least recently used
+    await queries.embed("a")
+    assert embedder.calls == [["a"], ["b"], ["c"], ["a"]]
+
+
+@pytest.mark.anyio
+async def test_a_failed_call_fails_every_caller_in_its_batch_and_is_not_cached() -> None:
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder)
+    embedder.fail = True
+    errors: list[str] = []
+
+    async def ask(text: str) -> None:
+        try:
+            await queries.embed(text)
+        except RuntimeError as exc:
+            errors.append(f"{text}: {exc}")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, "x")
+        group.start_soon(ask, "y")
+    assert sorted(errors) == ["x: backend down", "y: backend down"]
+    embedder.fail = False
+    np.testing.assert_array_equal(await queries.embed("x"), embedder.vector("x"))
+
+
+@pytest.mark.anyio
+async def test_a_leader_that_leaves_still_serves_the_rest_of_its_batch() -> None:
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder)
+    embedder.release.clear()
+    got: list[Vectors] = []
+
+    async def follower() -> None:
+        got.append(await queries.embed("follower"))
+
+    scopes: list[anyio.CancelScope] = []
+
+    async def leader() -> None:
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await queries.embed("leader")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(leader)
+        await until(lambda: queries._open is not None)
+        group.start_soon(follower)
+        await until(lambda: queries._open is None or len(queries._open.texts) == 2)
+        scopes[0].cancel()
+        embedder.release.set()
+    assert len(got) == 1
+    np.testing.assert_array_equal(got[0], embedder.vector("follower"))
+    assert embedder.calls == [["follower", "leader"]] or embedder.calls == [["leader", "follower"]]
