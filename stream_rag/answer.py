@@ -9,7 +9,7 @@ non-streaming paths share retrieval, the pre-generation checks, the prompt and t
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 
@@ -23,6 +23,7 @@ from .llm import ChatModel, ModelError
 from .prompt import Message, build_messages
 from .retrieve import Block, Retriever, SearchResult
 from .segment import Segment, SentenceBuffer, split_segments
+from .telemetry import Telemetry
 
 NO_SOURCES = "Nothing in the knowledge base matches this question."
 LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
@@ -141,11 +142,13 @@ class Answerer:
         settings: Settings,
         *,
         detector: ConflictDetector | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.retriever = retriever
         self.model = model
         self.settings = settings
         self.detector = detector or LexicalConflictDetector()
+        self.telemetry = telemetry
 
     # -- shared steps -----------------------------------------------------------------------
 
@@ -203,7 +206,14 @@ class Answerer:
 
     # -- streaming --------------------------------------------------------------------------
 
-    async def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
+    def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
+        """The gated answer as events (counted in the telemetry, when there is one)."""
+        events = self._stream(question, options)
+        return events if self.telemetry is None else self.telemetry.watch(events)
+
+    async def _stream(
+        self, question: str, options: Options | None = None
+    ) -> AsyncGenerator[Event, None]:
         options = options or Options()
         started = time.perf_counter()
         prepared = await self.prepare(question, options)

@@ -14,6 +14,7 @@ import anyio.to_thread
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -31,6 +32,7 @@ from .indexing import IndexQueue
 from .llm import ChatModel
 from .rerank import Reranker
 from .services import Services, open_services
+from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
 from .types import Version
 from .upload import read_upload
 from .web import EventIds, absolute_urls, cors_middleware, is_reconnect, not_modified
@@ -60,6 +62,7 @@ def create_app(
     """Build the app; resources are opened in the lifespan, not at import time. Explicit
     `embedder`, `index` and `reranker` replace the configured backends."""
     settings = settings or Settings.from_env()
+    telemetry = Telemetry()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
@@ -71,9 +74,11 @@ def create_app(
                 index=index,
                 reranker=reranker,
                 model=model,
+                telemetry=telemetry,
             )
         )
         log.info(services.dense_status)
+        _bind_gauges(services)
         queue = IndexQueue(services.indexer)
         try:
             queue.submit_all(await anyio.to_thread.run_sync(services.indexer.reconcile))
@@ -93,6 +98,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/", home),
         Route("/healthz", healthz),
+        Route("/metrics", metrics),
         Route("/v1/documents", upload_document, methods=["POST"]),
         Route("/v1/documents", list_documents, methods=["GET"]),
         Route("/v1/documents/{doc_id}", get_document, methods=["GET"]),
@@ -112,16 +118,19 @@ def create_app(
     ]
     if STATIC_DIR.is_dir():
         routes.append(Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"))
-    return Starlette(
+    app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=cors_middleware(settings),
+        # Outermost: every request, CORS preflights included, gets an id and is counted.
+        middleware=[Middleware(ObservedApp, telemetry=telemetry), *cors_middleware(settings)],
         exception_handlers={
             StreamRagError: stream_rag_error,
             HTTPException: http_error,
             Exception: internal_error,
         },
     )
+    app.state.telemetry = telemetry
+    return app
 
 
 # -- handlers ---------------------------------------------------------------------------------
@@ -138,6 +147,21 @@ async def healthz(request: Request) -> JSONResponse:
     store = _store(request)
     count = await anyio.to_thread.run_sync(store.count)
     return JSONResponse({"status": "ok", "documents": count})
+
+
+async def metrics(request: Request) -> Response:
+    """Prometheus text exposition of the service's metrics."""
+    body = await anyio.to_thread.run_sync(_services(request).telemetry.render)
+    return Response(body, media_type=PROMETHEUS_TEXT)
+
+
+def _bind_gauges(services: Services) -> None:
+    queries = services.retriever.queries
+    services.telemetry.bind(
+        index_points=services.index.count,
+        queue_depth=lambda: len(services.store.pending()),
+        cache=None if queries is None else lambda: (queries.hits, queries.misses),
+    )
 
 
 async def upload_document(request: Request) -> JSONResponse:

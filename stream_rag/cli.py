@@ -230,6 +230,19 @@ def _open(settings: Settings) -> DocumentStore:
 # -- serve ------------------------------------------------------------------------------------
 
 
+def json_request_log() -> None:
+    """Send the JSON request log (`stream_rag.access`) to stderr, one line per request."""
+    import logging
+
+    from .telemetry import access_log
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access_log.addHandler(handler)
+    access_log.setLevel(logging.INFO)
+    access_log.propagate = False
+
+
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -248,8 +261,14 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"serving on http://{settings.host}:{settings.port}", file=sys.stderr)
+    if settings.access_log:
+        json_request_log()
     uvicorn.run(
-        create_app(settings), host=settings.host, port=settings.port, log_level=settings.log_level
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=not settings.access_log,
     )
     return 0
 

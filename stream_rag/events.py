@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sse_starlette import ServerSentEvent
 
 from .retrieve import Block
+from .telemetry import current_request_id
 from .web import absolute_urls
 
 
@@ -91,28 +92,38 @@ class Done:
     ttfs_ms: float | None
     total_ms: float
     tokens: int
+    # The HTTP request's id (as in its `X-Request-ID` and the request log), when there is one.
+    request_id: str | None = field(default_factory=current_request_id)
 
     name = "done"
 
     def data(self) -> dict[str, Any]:
-        return {
+        body = {
             "sentences": self.sentences,
             "dropped": self.dropped,
             "ttfs_ms": None if self.ttfs_ms is None else round(self.ttfs_ms, 2),
             "total_ms": round(self.total_ms, 2),
             "tokens": self.tokens,
         }
+        return _with_request_id(body, self.request_id)
 
 
 @dataclass(frozen=True, slots=True)
 class Error:
     code: str
     message: str
+    request_id: str | None = field(default_factory=current_request_id)
 
     name = "error"
 
     def data(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message}
+        return _with_request_id({"code": self.code, "message": self.message}, self.request_id)
+
+
+def _with_request_id(body: dict[str, Any], request_id: str | None) -> dict[str, Any]:
+    if request_id is not None:
+        body["request_id"] = request_id
+    return body
 
 
 Event = Sources | SentenceOut | Dropped | Refusal | Done | Error

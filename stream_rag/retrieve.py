@@ -126,6 +126,8 @@ class Retriever:
         self.dense_status = dense_status or ("on" if embedder else "off")
         self.queries = queries or (QueryEmbedder(embedder) if embedder is not None else None)
         self._limiter: anyio.CapacityLimiter | None = None
+        # Called with each search's timings (ms by branch), e.g. for the Prometheus metrics.
+        self.on_search: Callable[[Mapping[str, float]], None] | None = None
 
     async def search(
         self,
@@ -167,6 +169,15 @@ class Retriever:
             weights or {"dense": settings.dense_weight, "bm25": settings.bm25_weight}, BRANCHES
         )
         plan = _Plan(query, collection, top_k, method, chosen, max(settings.candidates, top_k))
+        found = await self._search(plan, then)
+        if self.on_search is not None:
+            self.on_search(found[0].timings_ms)
+        return found
+
+    async def _search(
+        self, plan: _Plan, then: Callable[[SearchResult], T]
+    ) -> tuple[SearchResult, T]:
+        query, chosen = plan.query, plan.weights
         started = time.perf_counter()
         vector: Vectors | None = None
         if self.queries is not None and chosen["dense"] != 0:

@@ -15,6 +15,7 @@ from .llm import ChatModel, OpenAIChatModel
 from .query_embed import QueryEmbedder
 from .rerank import HttpReranker, Reranker
 from .retrieve import Retriever
+from .telemetry import ObservedModel, Telemetry
 
 DEFAULT_DIM = 384
 
@@ -31,6 +32,7 @@ class Services:
     dense_status: str
     model: ChatModel
     answerer: Answerer
+    telemetry: Telemetry
 
     def close(self) -> None:
         """Close what these services opened (the reranker is async: see `aclose`)."""
@@ -63,6 +65,7 @@ def open_services(
     index: Index | None = None,
     reranker: Reranker | None = None,
     model: ChatModel | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Services:
     """Open everything (blocking). Explicit components replace the configured ones."""
     if embedder is not None:
@@ -83,8 +86,13 @@ def open_services(
             api_key=settings.rerank_api_key,
             timeout_s=settings.rerank_timeout_s,
         )
+    telemetry = telemetry or Telemetry()
     queries = (
-        None if embedder is None else QueryEmbedder(embedder, cache_size=settings.query_cache_size)
+        None
+        if embedder is None
+        else QueryEmbedder(
+            embedder, cache_size=settings.query_cache_size, on_batch=telemetry.embed_batch.observe
+        )
     )
     retriever = Retriever(
         store,
@@ -95,7 +103,8 @@ def open_services(
         dense_status=dense_status,
         queries=queries,
     )
-    model = model or build_model(settings)
+    retriever.on_search = telemetry.observe_search
+    model = ObservedModel(model or build_model(settings), telemetry)
     return Services(
         settings=settings,
         store=store,
@@ -106,7 +115,8 @@ def open_services(
         reranker=reranker,
         dense_status=dense_status,
         model=model,
-        answerer=Answerer(retriever, model, settings),
+        answerer=Answerer(retriever, model, settings, telemetry=telemetry),
+        telemetry=telemetry,
     )
 
 
