@@ -294,7 +294,7 @@ textarea:focus-visible { outline-offset: 0; }
         if (!turn.finished && !turn.failed) turn.fail("The answer broke off before it was complete.");
       } catch (error) {
         if (turn.controller.signal.aborted) turn.stopped();
-        else turn.fail("Connection lost. Check your network and retry.");
+        else turn.fail("Could not reach the server: the connection failed or was lost, or this site may not use it.");
       } finally {
         this.current = null;
         this.stopButton.hidden = true;

@@ -113,18 +113,19 @@ def running_stack(
         yield Stack(api_url, fake_app)
 
 
-def host_page_app(api_url: str, collection: str = "default") -> Starlette:
-    """Another site's page that embeds the widget with one script tag."""
-    html = (
-        "<!doctype html><html lang=en><head><meta charset=utf-8><title>Host page</title>"
-        '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
-        "<body><h1>A shop</h1><p>Questions? Ask below.</p>"
-        f'<script src="{api_url}/static/widget.js" data-collection="{collection}" defer></script>'
-        "</body></html>"
-    )
+def host_page_app(api: dict[str, str], collection: str = "default") -> Starlette:
+    """Another site's page that embeds the widget with one script tag; `api["url"]` is read
+    per request, so the page's server can start before the API it points at."""
 
     async def page(request: Request) -> HTMLResponse:
-        return HTMLResponse(html)
+        return HTMLResponse(
+            "<!doctype html><html lang=en><head><meta charset=utf-8><title>Host page</title>"
+            '<link rel="icon" href="data:,">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+            "<body><h1>A shop</h1><p>Questions? Ask below.</p>"
+            f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}" defer>'
+            "</script></body></html>"
+        )
 
     return Starlette(routes=[Route("/", page)])
 
