@@ -1,23 +1,51 @@
-"""The local extractive generator: answers by quoting the sentences of the issued blocks
-that best match the question, each followed by its block's `[n]`. Deterministic; no model
-weights. Also the source of faithful sentences for the fake OpenAI server."""
+"""The local extractive generator: answers by quoting sentences of the issued blocks, each
+followed by its block's `[n]`. Deterministic; no generative model. Also the source of faithful
+sentences for the fake OpenAI server.
+
+It answers from the best-supported block first: every quotable sentence is scored by what the
+question asks (dense similarity to the question when an embedder is given, IDF-weighted term
+overlap, and the block's retrieval rank), the block with the best sentences wins, and the answer
+is that block's best sentences in their own order, so it reads as one passage rather than a
+mix of entries.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
+import numpy as np
 
 from .chunking import paragraph_spans, sentence_spans
-from .prompt import Message, parse_blocks, parse_question
+from .embed import Embedder, Vectors
+from .gate import stem
+from .prompt import HEADER_RE, Message, parse_blocks, parse_question
 from .text import tokenize
 
 NO_ANSWER = "The sources do not answer this question."
 _TOKEN = re.compile(r"\S+\s*")
+_LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+)")
+# A sentence opening with one of these goes on from the one before it: keep them together.
+_CONTINUES = re.compile(
+    r"^(?:it|its|this|that|these|those|they|them|then|there|otherwise|also|however|to do so|"
+    r"if so|in that case|after that|for example)\b",
+    re.IGNORECASE,
+)
+RANK_DECAY = 0.12  # the block at rank n is worth (1 - RANK_DECAY * (n - 1)) of the first
+DENSE_WEIGHT = 0.6
+TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answer
+RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
+
+Scorer = Callable[[str, Sequence[str]], Sequence[float]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,48 +56,158 @@ class Candidate:
     score: float
 
 
-def block_sentences(text: str) -> list[str]:
-    """Sentences of a block fit to quote: no headings, list markers or fragments."""
-    out: list[str] = []
+def _terms(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text)}
+
+
+def pieces(text: str) -> list[tuple[int, int, bool]]:
+    """Paragraphs split into headings and text: `(start, end, is_heading)`. A heading is a
+    Markdown `#` line, or a one-line paragraph that asks a question or has no closing
+    punctuation (an FAQ entry's question, a plain-text title)."""
+    out: list[tuple[int, int, bool]] = []
     for p_start, p_end in paragraph_spans(text):
+        run_start = None
+        pos = p_start
+        for line in text[p_start:p_end].split("\n"):
+            end = pos + len(line)
+            if line.lstrip().startswith("#"):
+                if run_start is not None:
+                    out.append((run_start, pos - 1, False))
+                    run_start = None
+                out.append((pos, end, True))
+            elif run_start is None:
+                run_start = pos
+            pos = end + 1
+        if run_start is not None:
+            out.append((run_start, p_end, False))
+    return [(s, e, heading or _title_like(text[s:e])) for s, e, heading in out if text[s:e].strip()]
+
+
+def _title_like(paragraph: str) -> bool:
+    line = paragraph.strip()
+    if "\n" in line or len(line) > 200 or _LIST_MARK.match(line) or "|" in line:
+        return False
+    return not line.endswith((".", "!", ":", ";", ",", "。", "！"))
+
+
+def titles(text: str) -> list[str]:
+    """The block's headings and question lines: what the entry says it is about."""
+    return [" ".join(text[s:e].strip().lstrip("#").split()) for s, e, h in pieces(text) if h]
+
+
+def block_sentences(text: str) -> list[str]:
+    """Sentences of a block fit to quote: no headings, questions, list markers or fragments."""
+    return [sentence for sentence, _ in sections(text)]
+
+
+def sections(text: str, title: str = "") -> list[tuple[str, str]]:
+    """Each quotable sentence with the heading it sits under (`title` before any heading)."""
+    out: list[tuple[str, str]] = []
+    for p_start, p_end, heading in pieces(text):
+        if heading:
+            title = " ".join(text[p_start:p_end].strip().lstrip("#").split())
+            continue
         for s_start, s_end in sentence_spans(text, p_start, p_end):
-            sentence = " ".join(text[s_start:s_end].split())
-            sentence = re.sub(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+)", "", sentence)
-            if len(tokenize(sentence)) >= 3 and sentence[-1:] in ".!?。！？":
-                out.append(sentence)
+            sentence = _LIST_MARK.sub("", " ".join(text[s_start:s_end].split()))
+            if len(tokenize(sentence)) >= 3 and sentence[-1:] in ".!。！":
+                out.append((sentence, title))
     return out
 
 
-def rank_sentences(question: str, blocks: Mapping[int, str]) -> list[Candidate]:
-    """Every quotable sentence, scored by IDF-weighted overlap with the question."""
-    sentences = [
-        (n, i, s) for n, text in blocks.items() for i, s in enumerate(block_sentences(text))
-    ]
-    token_sets = [set(tokenize(s)) for _, _, s in sentences]
+def restates(question_terms: set[str], sentence_terms: set[str]) -> bool:
+    """The sentence mostly repeats the question (an FAQ entry's title written as a sentence)."""
+    if not question_terms or not sentence_terms:
+        return False
+    shared = len(question_terms & sentence_terms)
+    return shared >= RESTATES * len(question_terms) and shared >= RESTATES * len(sentence_terms)
+
+
+def rank_sentences(
+    question: str,
+    blocks: Mapping[int, str],
+    dense: Scorer | None = None,
+    names: Mapping[int, str] | None = None,
+) -> list[Candidate]:
+    """Every quotable sentence, scored by how well it and the heading it sits under (else its
+    document's name) match the question, dense and lexical, and by its block's rank."""
+    query = _terms(question)
+    sentences: list[tuple[int, int, str, set[str], str]] = []
+    for n, text in blocks.items():
+        name = _name_words((names or {}).get(n, ""))
+        for i, (sentence, title) in enumerate(sections(text, name)):
+            terms = _terms(sentence)
+            if not restates(query, terms):
+                sentences.append((n, i, sentence, terms, title))
+    if not sentences:
+        return []
+    heads = sorted({title for *_, title in sentences if title})
     df: dict[str, int] = {}
-    for tokens in token_sets:
-        for token in tokens:
-            df[token] = df.get(token, 0) + 1
-    total = max(len(sentences), 1)
-    query = set(tokenize(question))
+    for *_, terms, _ in sentences:
+        for term in terms & query:
+            df[term] = df.get(term, 0) + 1
+    total = len(sentences)
     idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     norm = sum(idf.values()) or 1.0
-    ranked = [
-        Candidate(n, i, s, sum(idf[t] for t in query & tokens) / norm * (1 - 0.03 * (n - 1)))
-        for (n, i, s), tokens in zip(sentences, token_sets, strict=True)
-    ]
+
+    def lexical(terms: set[str]) -> float:
+        return sum(idf[t] for t in query & terms) / norm
+
+    texts = [s for _, _, s, _, _ in sentences] + heads
+    own = [lexical(terms) for *_, terms, _ in sentences] + [lexical(_terms(h)) for h in heads]
+    if dense is not None:
+        similarity = dense(question, texts)
+        own = [
+            DENSE_WEIGHT * max(0.0, d) + (1 - DENSE_WEIGHT) * w
+            for d, w in zip(similarity, own, strict=True)
+        ]
+    title_score = dict(zip(heads, own[len(sentences) :], strict=True))
+    ranked = []
+    for (n, i, sentence, _, title), score in zip(sentences, own, strict=False):
+        if title:
+            score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[title]
+        ranked.append(Candidate(n, i, sentence, score * (1 - RANK_DECAY * min(n - 1, 10))))
     return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
 
 
+def _name_words(name: str) -> str:
+    stem_ = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
+    return " ".join(re.sub(r"[-_]+", " ", stem_).split())
+
+
 def select(
-    question: str, blocks: Mapping[int, str], limit: int = 3, min_score: float = 0.15
+    question: str,
+    blocks: Mapping[int, str],
+    limit: int = 3,
+    min_score: float = 0.15,
+    dense: Scorer | None = None,
+    names: Mapping[int, str] | None = None,
 ) -> list[Candidate]:
-    """The best sentences: at least `min_score`, and at least half as good as the best one,
-    so a strong answer is not padded with loosely related sentences."""
-    ranked = rank_sentences(question, blocks)
-    floor = max(min_score, ranked[0].score / 2) if ranked else min_score
-    chosen = [c for c in ranked if c.score >= floor][:limit]
-    return sorted(chosen, key=lambda c: (c.n, c.position))
+    """The answer's sentences, from the best-supported block, in that block's order: its best
+    sentence, the ones at least half as good, and those that go on from a chosen one."""
+    ranked = rank_sentences(question, blocks, dense, names)
+    if not ranked or ranked[0].score < min_score:
+        return []
+    by_block: dict[int, list[Candidate]] = {}
+    for candidate in ranked:
+        by_block.setdefault(candidate.n, []).append(candidate)
+
+    def support(n: int) -> float:
+        scores = [c.score for c in by_block[n]]
+        return scores[0] + 0.25 * (scores[1] if len(scores) > 1 else 0.0)
+
+    best = max(by_block, key=lambda n: (support(n), -n))
+    own = sorted(by_block[best], key=lambda c: c.position)
+    top = by_block[best][0]
+    floor = max(min_score, top.score / 2)
+    chosen = {top.position}
+    for candidate in by_block[best][1:]:
+        if candidate.score >= floor and len(chosen) < limit:
+            chosen.add(candidate.position)
+    for before, after in pairwise(own):
+        follows = after.position == before.position + 1 and _CONTINUES.match(after.text)
+        if before.position in chosen and follows and len(chosen) < limit:
+            chosen.add(after.position)
+    return [c for c in own if c.position in chosen]
 
 
 def tokens_of(text: str) -> list[str]:
@@ -77,18 +215,58 @@ def tokens_of(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+class SentenceVectors:
+    """Dense similarity of sentences to a question, with vectors cached by text: a knowledge
+    base's sentences recur across questions, and embedding them costs ~10 ms each on a CPU."""
+
+    def __init__(self, embedder: Embedder, capacity: int = 20000) -> None:
+        self.embedder = embedder
+        self.capacity = capacity
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, question: str, sentences: Sequence[str]) -> list[float]:
+        texts = [question, *sentences]
+        with self._lock:
+            known = {t: v for t in texts if (v := self._cache.get(t)) is not None}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:  # embedded outside the lock: answers in other threads need not wait
+            known.update(zip(missing, self.embedder.embed(missing), strict=True))
+        with self._lock:
+            for text in texts:
+                self._cache[text] = known[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.capacity:
+                self._cache.popitem(last=False)
+        vectors = [known[t] for t in texts]
+        matrix = np.stack(vectors[1:]) if sentences else np.zeros((0, len(vectors[0])))
+        return [float(x) for x in matrix @ vectors[0]]
+
+
 class ExtractiveModel:
     """The default generator when no model endpoint is configured."""
 
     name = "local-extractive"
 
-    def __init__(self, sentences: int = 3) -> None:
+    def __init__(self, sentences: int = 3, *, embedder: Embedder | None = None) -> None:
         self.sentences = sentences
+        self.dense = SentenceVectors(embedder) if embedder is not None else None
+
+    def answer(self, prompt: str) -> str:
+        """The whole answer for a prompt made by `build_messages` (blocking: it may embed)."""
+        names = {int(m.group(1)): m.group(2) for m in HEADER_RE.finditer(prompt)}
+        chosen = select(
+            parse_question(prompt),
+            parse_blocks(prompt),
+            self.sentences,
+            dense=self.dense,
+            names=names,
+        )
+        return " ".join(f"{c.text} [{c.n}]" for c in chosen) if chosen else NO_ANSWER
 
     async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
         prompt = next((m.content for m in messages if m.role == "user"), "")
-        chosen = select(parse_question(prompt), parse_blocks(prompt), self.sentences)
-        answer = " ".join(f"{c.text} [{c.n}]" for c in chosen) if chosen else NO_ANSWER
+        answer = await anyio.to_thread.run_sync(partial(self.answer, prompt))
         for token in tokens_of(answer):
             yield token
             await anyio.lowlevel.checkpoint()  # a cooperative stream: let other answers progress

@@ -104,7 +104,7 @@ def open_services(
         queries=queries,
     )
     retriever.on_search = telemetry.observe_search
-    model = ObservedModel(model or build_model(settings), telemetry)
+    model = ObservedModel(model or build_model(settings, embedder), telemetry)
     return Services(
         settings=settings,
         store=store,
@@ -120,7 +120,7 @@ def open_services(
     )
 
 
-def build_model(settings: Settings) -> ChatModel:
+def build_model(settings: Settings, embedder: Embedder | None = None) -> ChatModel:
     if settings.llm_base_url:
         return OpenAIChatModel(
             settings.llm_base_url,
@@ -130,4 +130,4 @@ def build_model(settings: Settings) -> ChatModel:
             stall_s=settings.llm_stall_s,
             max_tokens=settings.llm_max_tokens,
         )
-    return ExtractiveModel()
+    return ExtractiveModel(embedder=embedder)

@@ -1,0 +1,117 @@
+"""The local extractive generator: which block it answers from, which sentences it quotes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from stream_rag.embed import Vectors
+from stream_rag.extractive import (
+    SentenceVectors,
+    block_sentences,
+    restates,
+    select,
+    titles,
+)
+from stream_rag.gate import GateContext, check_sentence
+from stream_rag.minilm import MiniLMEmbedder
+
+WARRANTY = (
+    "# What does the Zephyr Kettle warranty cover?\n\n"
+    "Every Zephyr Kettle comes with a two-year warranty from the date of purchase. "
+    "This protection includes the heating plate, the thermostat, the lid hinge and the "
+    "power cord against faults in materials and workmanship. Limescale and scratches are "
+    "excluded."
+)
+CLAIM = (
+    "# How do I claim under the warranty?\n\n"
+    "Send a photo of the fault and your order number to the support team. A claim under the "
+    "Zephyr Kettle warranty is answered within two business days."
+)
+DESCALE = (
+    "# How often should I descale the kettle?\n\n"
+    "Descale the Zephyr Kettle every four weeks in hard-water areas. Use equal parts water and "
+    "white vinegar."
+)
+
+
+def test_warranty_answer_lists_what_it_covers(minilm: MiniLMEmbedder) -> None:
+    blocks = {1: CLAIM, 2: WARRANTY, 3: DESCALE}
+    chosen = select(
+        "What does the Zephyr Kettle warranty cover?", blocks, dense=SentenceVectors(minilm)
+    )
+    assert {c.n for c in chosen} == {2}  # one entry, not a mix
+    texts = [c.text for c in chosen]
+    assert any(t.startswith("This protection includes the heating plate") for t in texts)
+    assert texts == sorted(texts, key=WARRANTY.index)  # in the block's own order
+    assert not any(t.endswith("?") for t in texts)
+    context = GateContext(list(blocks.values()), ["a", "b", "c"])
+    for c in chosen:
+        assert check_sentence(f"{c.text} [{c.n}]", context).ok
+
+
+def test_answers_from_the_entry_whose_question_matches(minilm: MiniLMEmbedder) -> None:
+    blocks = {1: WARRANTY, 2: CLAIM, 3: DESCALE}
+    chosen = select("How can I make a warranty claim?", blocks, dense=SentenceVectors(minilm))
+    assert chosen
+    assert {c.n for c in chosen} == {2}
+    chosen = select("How do I file a claim?", blocks)  # lexical only: the fake model's way
+    assert {c.n for c in chosen} == {2}
+
+
+def test_several_entries_in_one_block_answer_under_their_heading(minilm: MiniLMEmbedder) -> None:
+    faq = (
+        "# Returns\n\nYou can return unused products within 45 days of delivery.\n\n"
+        "## Is there a restocking fee?\n\nA fee of 15 euros applies to opened appliances. "
+        "Unopened appliances are returned free of charge.\n\n"
+        "## How fast are refunds issued?\n\nRefunds reach your account within 5 business days."
+    )
+    chosen = select("Do you charge a restocking fee?", {1: faq}, dense=SentenceVectors(minilm))
+    assert chosen[0].text == "A fee of 15 euros applies to opened appliances."
+    assert all("Refunds" not in c.text for c in chosen)
+
+
+def test_headings_and_questions_are_not_quoted() -> None:
+    text = (
+        "Contacting support\n\nMy grinder rattles loudly. Is that normal?\n\n"
+        "# A heading that ends with a full stop.\n"
+        "A short rattle when the hopper runs empty is normal.\n\n- a list item without a stop"
+    )
+    assert block_sentences(text) == ["A short rattle when the hopper runs empty is normal."]
+    assert titles(text) == [
+        "Contacting support",
+        "My grinder rattles loudly. Is that normal?",
+        "A heading that ends with a full stop.",
+    ]
+
+
+def test_restating_the_question_is_not_an_answer() -> None:
+    question = {"refund", "issu", "fast"}
+    assert restates(question, {"refund", "issu", "fast"})
+    assert not restates(question, {"refund", "issu", "within", "business", "day"})
+    assert not restates(set(), {"refund"})
+
+
+class CountingEmbedder:
+    """MiniLM, counting the texts it is asked to embed."""
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_sentence_vectors_are_cached_by_text(minilm: MiniLMEmbedder) -> None:
+    counting = CountingEmbedder(minilm)
+    vectors = SentenceVectors(counting, capacity=3)
+    first = vectors("refund window", ["Refunds take 5 days.", "Sync needs internet."])
+    assert first[0] > first[1]
+    assert vectors("refund window", ["Refunds take 5 days."]) == pytest.approx(first[:1])
+    assert len(counting.texts) == 3  # nothing embedded twice
+    vectors("new question", ["Another sentence here."])
+    assert len(vectors._cache) == 3  # bounded
