@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 
-from .citations import strip_markers
+from .citations import extract, strip_markers
 from .config import Settings
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, block_ref
@@ -161,6 +161,8 @@ class Answerer:
         """Retrieval, the pre-generation checks and the gate context, in one worker call."""
 
         def checks(result: SearchResult) -> tuple[Refusal | None, GateContext | None, float]:
+            if self.settings.ungated_baseline:
+                return (None if result.blocks else Refusal("no_sources", NO_SOURCES)), None, 0.0
             t0 = time.perf_counter()
             refusal = self.precheck(question, result.blocks, options)
             context = (
@@ -201,7 +203,10 @@ class Answerer:
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
         threshold = options.gate_threshold or self.settings.gate_threshold or DEFAULT_THRESHOLD
         return GateContext(
-            [b.text for b in blocks], [b.doc_id for b in blocks], threshold=threshold
+            [b.text for b in blocks],
+            [b.doc_id for b in blocks],
+            threshold=threshold,
+            features=[b.features for b in blocks],
         )
 
     # -- streaming --------------------------------------------------------------------------
@@ -224,13 +229,12 @@ class Answerer:
             yield Done(0, 0, None, _ms(started), 0)
             return
         context = prepared.context
-        assert context is not None
         buffer = SentenceBuffer()
         tally = _Tally()
 
         def judge(segments: list[Segment]) -> list[SentenceOut | Dropped]:
             return [
-                tally.count(Judged(tally.units, s, check_sentence(s.text, context)).event(blocks))
+                tally.count(Judged(tally.units, s, _verdict(s.text, context, blocks)).event(blocks))
                 for s in segments
             ]
 
@@ -265,13 +269,12 @@ class Answerer:
         if prepared.refusal is not None:
             return replace(base, refusal=prepared.refusal)
         context = prepared.context
-        assert context is not None
         attempts: list[Attempt] = []
         feedback: str | None = None
         for _ in range(2):
             draft = await self._complete(build_messages(question, blocks, feedback))
             judged = tuple(
-                Judged(i, s, check_sentence(s.text, context))
+                Judged(i, s, _verdict(s.text, context, blocks))
                 for i, s in enumerate(split_segments(draft))
             )
             attempt = Attempt(draft, judged)
@@ -298,6 +301,16 @@ class Answerer:
             async for piece in pieces:
                 parts.append(piece)
         return "".join(parts)
+
+
+def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]) -> Verdict:
+    """The gate's verdict; without a context (`STREAM_RAG_UNGATED_BASELINE`, a load-test
+    baseline only) every unit passes, citing whichever issued blocks it names."""
+    if context is not None:
+        return check_sentence(sentence, context)
+    _, citations = extract(sentence)
+    cited = tuple(dict.fromkeys(c.n for c in citations if 1 <= c.n <= len(blocks)))
+    return Verdict(True, "ok", cited, 0.0, "not checked (ungated baseline)")
 
 
 def revision_request(attempt: Attempt, issued: int) -> str:

@@ -261,6 +261,8 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"serving on http://{settings.host}:{settings.port}", file=sys.stderr)
+    if settings.ungated_baseline:
+        print("WARNING: STREAM_RAG_UNGATED_BASELINE: answers are NOT verified", file=sys.stderr)
     if settings.access_log:
         json_request_log()
     uvicorn.run(

@@ -67,6 +67,8 @@ class Settings:
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
     # rest queue, so the event loop keeps the GIL often enough to deliver sentences.
     cpu_workers: int = 2
+    # A load-test baseline ONLY: skip the pre-generation checks and the gate, send every unit.
+    ungated_baseline: bool = False
     # One JSON line per HTTP request on stderr (`stream-rag serve`), instead of uvicorn's log.
     access_log: bool = True
     # Recent questions whose embeddings are kept (0: no cache).

@@ -64,6 +64,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     FOREIGN KEY (doc_id, version) REFERENCES versions(doc_id, version) ON DELETE CASCADE
 );
 CREATE INDEX IF NOT EXISTS chunks_version ON chunks(doc_id, version, ordinal);
+CREATE TABLE IF NOT EXISTS chunk_features (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    data TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -348,6 +352,27 @@ class DocumentStore:
             for row in self._db().execute(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
                 found[row["id"]] = _chunk(row)
         return found
+
+    def chunk_features(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """Stored features (`features.ChunkFeatures` as JSON) of the chunks that have them."""
+        found: dict[str, str] = {}
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            query = f"SELECT chunk_id, data FROM chunk_features WHERE chunk_id IN ({marks})"
+            for row in self._db().execute(query, batch):
+                found[row["chunk_id"]] = row["data"]
+        return found
+
+    def set_chunk_features(self, rows: Sequence[tuple[str, str]]) -> None:
+        """Store (chunk id, features JSON) pairs; rows of chunks deleted meanwhile are skipped."""
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO chunk_features (chunk_id, data) "
+                "SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
+                rows,
+            )
 
     def bm25_average_length(self, extra_tokens: int = 0, extra_chunks: int = 0) -> float:
         """Mean tokens per indexed chunk, counting a batch about to be indexed."""

@@ -27,7 +27,8 @@ def evidence_score(question: str, blocks: Sequence[Block]) -> float:
     terms = _terms(question)
     best = 0.0
     for block in blocks:
-        parts = [len(terms & _terms(block.text)) / len(terms)] if terms else []
+        stems = block.features.stems if block.features is not None else _terms(block.text)
+        parts = [len(terms & stems) / len(terms)] if terms else []
         if "dense" in block.scores:
             parts.append(max(0.0, block.scores["dense"]))
         if parts:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Literal
 
 from .citations import Citation, extract
+from .features import ChunkFeatures
 from .quantities import NUMBER_WORDS, UNIT_WORDS, Stated, canonical, scan
 from .text import tokenize
 
@@ -151,13 +152,19 @@ class GateContext:
         *,
         threshold: float = DEFAULT_THRESHOLD,
         max_unsupported: float | None = DEFAULT_MAX_UNSUPPORTED,
+        features: Sequence[ChunkFeatures | None] | None = None,
     ) -> None:
         if doc_ids is not None and len(doc_ids) != len(blocks):
             raise ValueError(f"{len(blocks)} blocks but {len(doc_ids)} document ids")
         self.doc_ids = tuple(doc_ids) if doc_ids is not None else None
         self.threshold = threshold
         self.max_unsupported = max_unsupported
-        self._evidence = tuple(_evidence(block) for block in blocks)
+        # Stored features, where given, spare tokenising and scanning the block again.
+        given = features if features is not None else [None] * len(blocks)
+        self._evidence = tuple(
+            _evidence(block) if f is None else _Evidence(f.terms, f.stated)
+            for block, f in zip(blocks, given, strict=True)
+        )
         df = Counter(term for block in self._evidence for term in block.terms)
         n = len(self._evidence)
         self.weights = {term: _idf(n, count) for term, count in df.items()}

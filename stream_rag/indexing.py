@@ -16,6 +16,7 @@ from .bm25 import document_vector
 from .documents import DocumentStore
 from .embed import Embedder
 from .errors import StreamRagError
+from .features import store_features
 from .index import Index, IndexPoint
 from .text import tokenize
 
@@ -51,6 +52,7 @@ class Indexer:
         try:
             document = self.store.get(doc_id)
             chunks = self.store.chunks(doc_id, version)
+            store_features(self.store, chunks)  # what the gate needs, computed once
             texts = [index_text(document.name, c.text) for c in chunks]
             token_lists = [tokenize(t) for t in texts]
             tokens = sum(len(t) for t in token_lists)

@@ -16,6 +16,7 @@ from .config import Settings
 from .documents import DocumentStore
 from .embed import Embedder, Vectors
 from .errors import InvalidFieldError
+from .features import ChunkFeatures, load_features
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
 from .index import Index, IndexHit
 from .query_embed import QueryEmbedder
@@ -46,6 +47,8 @@ class Block:
     end: int
     text: str
     scores: Mapping[str, float]
+    # Computed at ingest (None: not stored; the gate and evidence score compute them).
+    features: ChunkFeatures | None = field(default=None, compare=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -276,6 +279,7 @@ class Retriever:
 
     def _blocks(self, fused: list[Fused]) -> list[Block]:
         chunks = self.store.chunks_by_id([f.id for f in fused])
+        features = load_features(self.store, list(chunks))
         blocks: list[Block] = []
         documents: dict[str, tuple[str, str, str]] = {}
         for item in fused:
@@ -301,6 +305,7 @@ class Retriever:
                     end=chunk.end,
                     text=chunk.text,
                     scores=scores,
+                    features=features.get(chunk.id),
                 )
             )
         return blocks
