@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TypedDict
@@ -20,20 +21,23 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from . import openai_compat
+from . import openai_compat, tenancy
+from .access import Access
 from .answer import Options
 from .config import Settings
 from .documents import DocumentStore
 from .embed import Embedder
 from .errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
-from .events import Error, to_sse
+from .events import Error, SentenceOut, to_sse
+from .guard import Guard, HostCheck
 from .index import Index
 from .indexing import IndexQueue
+from .limits import check_question, read_json
 from .llm import ChatModel
 from .rerank import Reranker
 from .services import Services, open_services
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
-from .types import Version
+from .types import Document, Version
 from .upload import read_upload
 from .web import EventIds, absolute_urls, cors_middleware, is_reconnect, not_modified
 
@@ -49,6 +53,7 @@ class State(TypedDict):
     store: DocumentStore
     services: Services
     queue: IndexQueue
+    access: Access
 
 
 def create_app(
@@ -66,6 +71,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
+        access = await Access.open(settings)  # refuses open mode beyond loopback
         services = await anyio.to_thread.run_sync(
             partial(
                 open_services,
@@ -89,6 +95,7 @@ def create_app(
                     "store": services.store,
                     "services": services,
                     "queue": queue,
+                    "access": access,
                 }
                 queue.close()
         finally:
@@ -122,7 +129,12 @@ def create_app(
         routes=routes,
         lifespan=lifespan,
         # Outermost: every request, CORS preflights included, gets an id and is counted.
-        middleware=[Middleware(ObservedApp, telemetry=telemetry), *cors_middleware(settings)],
+        middleware=[
+            Middleware(ObservedApp, telemetry=telemetry),
+            Middleware(HostCheck, settings=settings),
+            *cors_middleware(settings),
+            Middleware(Guard, settings=settings),
+        ],
         exception_handlers={
             StreamRagError: stream_rag_error,
             HTTPException: http_error,
@@ -144,6 +156,8 @@ async def home(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> JSONResponse:
+    if not tenancy.principal(request).admin:
+        return JSONResponse({"status": "ok"})  # counts are not for tenants
     store = _store(request)
     count = await anyio.to_thread.run_sync(store.count)
     return JSONResponse({"status": "ok", "documents": count})
@@ -168,13 +182,16 @@ async def upload_document(request: Request) -> JSONResponse:
     settings, store = _settings(request), _store(request)
     form = await read_upload(request, store.blobs, settings.max_upload_bytes)
     try:
+        collection = tenancy.collection_for(
+            request, form.fields.get("collection"), settings.default_collection
+        )
         result = await anyio.to_thread.run_sync(
             partial(
                 store.add,
                 form.staged,
                 filename=form.filename,
                 name=form.fields.get("name") or None,
-                collection=form.fields.get("collection") or settings.default_collection,
+                collection=collection,
             )
         )
     finally:
@@ -189,7 +206,8 @@ async def upload_document(request: Request) -> JSONResponse:
 async def add_version(request: Request) -> JSONResponse:
     settings, store = _settings(request), _store(request)
     doc_id = request.path_params["doc_id"]
-    await anyio.to_thread.run_sync(store.get, doc_id)  # 404 before reading the body
+    # 404 before reading the body
+    tenancy.visible(request, await anyio.to_thread.run_sync(store.get, doc_id), "write")
     form = await read_upload(request, store.blobs, settings.max_upload_bytes)
     try:
         result = await anyio.to_thread.run_sync(
@@ -206,36 +224,45 @@ async def add_version(request: Request) -> JSONResponse:
 
 async def list_documents(request: Request) -> JSONResponse:
     collection = request.query_params.get("collection") or None
+    if collection is not None:
+        tenancy.collection_for(request, collection, _settings(request).default_collection)
     documents = await anyio.to_thread.run_sync(_store(request).list_documents, collection)
+    documents = tenancy.readable(request, documents)
     return JSONResponse(_public(request, {"documents": [d.to_json() for d in documents]}))
 
 
 async def get_document(request: Request) -> JSONResponse:
-    document = await anyio.to_thread.run_sync(_store(request).get, request.path_params["doc_id"])
+    document = await _document(request, "read")
     return JSONResponse(_public(request, document.to_json()))
 
 
 async def delete_document(request: Request) -> JSONResponse:
+    await _document(request, "write")
     document = await anyio.to_thread.run_sync(_store(request).delete, request.path_params["doc_id"])
     return JSONResponse({"deleted": document.id, "versions": len(document.versions)})
 
 
 async def get_version(request: Request) -> JSONResponse:
+    await _document(request, "read")
     record = await _version(request, _version_number(request))
     return JSONResponse(_public(request, record.to_json()))
 
 
 async def get_chunks(request: Request) -> JSONResponse:
     doc_id, number = request.path_params["doc_id"], _version_number(request)
+    await _document(request, "read")
     chunks = await anyio.to_thread.run_sync(_store(request).chunks, doc_id, number)
     return JSONResponse({"chunks": [c.to_json() for c in chunks]})
 
 
 async def latest_content(request: Request) -> Response:
+    document = await _document(request, "download")
+    tenancy.downloadable(request, document, document.latest.version)
     return await _content(request, await _version(request, None), latest=True)
 
 
 async def version_content(request: Request) -> Response:
+    tenancy.downloadable(request, await _document(request, "download"), _version_number(request))
     return await _content(request, await _version(request, _version_number(request)), latest=False)
 
 
@@ -248,8 +275,7 @@ async def search(request: Request) -> JSONResponse:
     top_k = body.get("top_k")
     weights = body.get("weights")
     fusion = body.get("fusion")
-    if collection is not None and not isinstance(collection, str):
-        raise InvalidFieldError("'collection' must be a string")
+    collection = tenancy.collection_for(request, collection, _settings(request).default_collection)
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool)):
         raise InvalidFieldError("'top_k' must be an integer")
     if weights is not None and not (
@@ -284,12 +310,15 @@ async def chat(request: Request) -> Response:
     else:
         body = await _json_object(request)
     question = question_of(body)
-    options = answer_options(body)
+    options = _scoped(request, body, answer_options(body))
     services, base_url, ids = _services(request), _settings(request).public_url, EventIds()
+    record = tenancy.citation_recorder(request)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         try:
             async for event in services.answerer.stream(question, options):
+                if isinstance(event, SentenceOut):
+                    record(event.citations)
                 yield to_sse(event, id=ids.next(), base_url=base_url)
         except StreamRagError as exc:
             yield to_sse(Error(exc.code, exc.message), id=ids.next())
@@ -305,8 +334,11 @@ async def answer(request: Request) -> JSONResponse:
     """The non-streaming answer, with its attempts and their verdicts."""
     body = await _json_object(request)
     question = question_of(body)
-    options = answer_options(body)
+    options = _scoped(request, body, answer_options(body))
     result = await _services(request).answerer.answer(question, options)
+    record = tenancy.citation_recorder(request)
+    for sentence in result.sentences:
+        record(sentence.citations)
     return JSONResponse(_public(request, result.to_json()))
 
 
@@ -314,9 +346,7 @@ def question_of(body: dict[str, object]) -> str:
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
         raise InvalidFieldError("'question' must be a non-empty string")
-    if len(question) > 4000:
-        raise InvalidFieldError("'question' is longer than 4000 characters")
-    return question
+    return check_question(question)
 
 
 def answer_options(body: dict[str, object]) -> Options:
@@ -350,10 +380,17 @@ def answer_options(body: dict[str, object]) -> Options:
 
 
 async def chat_completions(request: Request) -> Response:
-    endpoint = openai_compat.CompletionsEndpoint(
-        _services(request).answerer, reference_links=_settings(request).openai_reference_links
+    body = await _json_object(request)
+    tenancy.check_overrides(request, body)
+    body["collection"] = tenancy.collection_for(
+        request, body.get("collection"), _settings(request).default_collection
     )
-    return await endpoint.handle(await _json_object(request))
+    endpoint = openai_compat.CompletionsEndpoint(
+        _services(request).answerer,
+        reference_links=_settings(request).openai_reference_links,
+        on_cited=tenancy.citation_recorder(request),
+    )
+    return await endpoint.handle(body)
 
 
 async def list_models(request: Request) -> Response:
@@ -361,6 +398,20 @@ async def list_models(request: Request) -> Response:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+def _scoped(request: Request, body: dict[str, object], options: Options) -> Options:
+    """Options inside the key's collections, with safety overrides only for admins."""
+    tenancy.check_overrides(request, body)
+    default = _settings(request).default_collection
+    return replace(options, collection=tenancy.collection_for(request, options.collection, default))
+
+
+async def _document(request: Request, scope: str) -> Document:
+    """The path's document, or 404 (the same as an unknown id) if the key may not see it."""
+    store = _store(request)
+    document = await anyio.to_thread.run_sync(store.get, request.path_params["doc_id"])
+    return tenancy.visible(request, document, scope)
 
 
 async def _version(request: Request, number: int | None) -> Version:
@@ -407,10 +458,7 @@ def _version_number(request: Request) -> int:
 
 
 async def _json_object(request: Request) -> dict[str, object]:
-    try:
-        body = await request.json()
-    except ValueError:
-        raise InputError("the request body must be JSON") from None
+    body = await read_json(request, _settings(request).max_json_bytes)
     if not isinstance(body, dict):
         raise InputError("the request body must be a JSON object")
     return body

@@ -8,7 +8,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_ask
+from . import cli_ask, cli_keys
+from .access import KeyRing, check_open_mode
 from .config import Settings
 from .documents import DocumentStore
 from .errors import StreamRagError
@@ -131,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument("--error-after", type=int, help="break the stream after this many tokens")
     fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
 
+    cli_keys.add_parser(commands)
+
     commands.add_parser(
         "reindex",
         help="rebuild the index from the stored documents",
@@ -184,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(settings, args)
         if args.command == "eval":
             return _eval(settings, args)
+        if args.command == "keys":
+            return cli_keys.run(settings, args)
         if args.command == "fake-llm":
             return cli_ask.fake_llm(args)
         if args.command == "ask" and args.url:
@@ -249,6 +254,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from .app import create_app
 
     settings = settings.with_overrides(host=args.host, port=args.port)
+    check_open_mode(settings, KeyRing.open(settings))  # before loading anything
     if args.sample:
         store = _open(settings)
         try:

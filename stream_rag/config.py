@@ -79,6 +79,18 @@ class Settings:
     cors_origins: tuple[str, ...] = ()
     # The address clients reach the API at: makes citation and download URLs absolute.
     public_url: str | None = None
+    # Access control (access.py): keys from the store and this file; without any key the
+    # server is open, which is allowed only on loopback unless ALLOW_ANONYMOUS is set.
+    keys_file: Path | None = None
+    allow_anonymous: bool = False
+    # Host header allowlist (empty: loopback names when bound to loopback, else any).
+    allowed_hosts: tuple[str, ...] = ()
+    # Who may frame the page and widget (CSP frame-ancestors); empty: this origin only.
+    frame_ancestors: tuple[str, ...] = ()
+    max_json_kb: int = 64
+    # Per key (per client address when open on a network): requests a minute, open answers.
+    rate_limit_rpm: int = 600
+    max_streams: int = 8
 
     def __post_init__(self) -> None:
         if self.max_upload_mb <= 0:
@@ -113,10 +125,18 @@ class Settings:
                 )
         if self.public_url is not None and not re.match(r"https?://[^/\s]+", self.public_url):
             raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
+        if not 1 <= self.max_json_kb <= 100_000:
+            raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
+        if self.rate_limit_rpm < 1 or self.max_streams < 1:
+            raise InvalidFieldError("STREAM_RAG_RATE_LIMIT_RPM and _MAX_STREAMS must be >= 1")
 
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    @property
+    def max_json_bytes(self) -> int:
+        return self.max_json_kb * 1024
 
     @classmethod
     def from_env(
@@ -175,6 +195,7 @@ _CASTS: dict[str, Any] = {
     "float": float,
     "bool": _bool,
     "str | None": _optional_str,
+    "Path | None": lambda value: Path(value) if value else None,
     "tuple[str, ...]": _str_tuple,
     "int | None": lambda value: int(value) if value else None,
     "float | None": lambda value: float(value) if value else None,

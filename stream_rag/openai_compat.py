@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -24,6 +24,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from .answer import Answerer, Options
 from .errors import InvalidFieldError
 from .events import Done, Error, Refusal, SentenceOut, Sources, block_ref
+from .limits import check_history_chars, check_question
+from .retrieve import Block
 
 MODEL_ID = "stream-rag"
 
@@ -32,14 +34,22 @@ def question_of(body: dict[str, Any]) -> str:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidFieldError("'messages' must be a non-empty list")
+    check_history_chars(sum(len(_text(m)) for m in messages), "messages")
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):  # content parts: keep the text ones
-                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-            if isinstance(content, str) and content.strip():
-                return content
+            content = _text(message)
+            if content.strip():
+                return check_question(content, "messages")
     raise InvalidFieldError("no user message with text content in 'messages'")
+
+
+def _text(message: object) -> str:
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = " ".join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return content if isinstance(content, str) else ""
 
 
 def with_links(sentence: SentenceOut) -> str:
@@ -48,9 +58,16 @@ def with_links(sentence: SentenceOut) -> str:
 
 
 class CompletionsEndpoint:
-    def __init__(self, answerer: Answerer, *, reference_links: bool = False) -> None:
+    def __init__(
+        self,
+        answerer: Answerer,
+        *,
+        reference_links: bool = False,
+        on_cited: Callable[[Sequence[Block]], None] | None = None,
+    ) -> None:
         self.answerer = answerer
         self.reference_links = reference_links
+        self.on_cited = on_cited or (lambda blocks: None)
 
     async def handle(self, body: dict[str, Any]) -> Response:
         question = question_of(body)
@@ -63,6 +80,8 @@ class CompletionsEndpoint:
                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
             )
         result = await self.answerer.answer(question, options)
+        for sentence in result.sentences:
+            self.on_cited(sentence.citations)
         if result.refusal is not None:
             content = result.refusal.message
         elif self.reference_links:
@@ -103,6 +122,7 @@ class CompletionsEndpoint:
                 delta = {"role": "assistant", "content": ""}
                 extension = {"sources": [block_ref(b) for b in event.blocks]}
             elif isinstance(event, SentenceOut):
+                self.on_cited(event.citations)
                 text = with_links(event) if self.reference_links else event.text
                 delta = {"content": (" " if spoken else "") + text}
                 spoken = True
