@@ -4,10 +4,9 @@ know which document a request is about (`request.state.principal`)."""
 
 from __future__ import annotations
 
-import json
+import ipaddress
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -18,7 +17,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .access import (
     ANSWER_PATHS,
-    LOOPBACK_HOSTS,
     NO_KEYS_MESSAGE,
     Access,
     AuthError,
@@ -29,7 +27,7 @@ from .access import (
     required_scope,
 )
 from .config import Settings
-from .errors import StreamRagError
+from .errors import InputError, StreamRagError
 
 # Methods a cross-site page must not trigger; GET /v1/chat also runs (paid) generation.
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -230,42 +228,61 @@ def error_response(exc: StreamRagError) -> JSONResponse:
     return JSONResponse(exc.to_json(), status_code=exc.status, headers=headers)
 
 
-def allowed_hosts(settings: Settings) -> Sequence[str]:
-    if settings.allowed_hosts:
-        return settings.allowed_hosts
-    return LOOPBACK_HOSTS if is_loopback(settings.host) else ("*",)
+def rebinding_safe(host: str) -> bool:
+    """On loopback with no allowlist: names public DNS cannot point at us. IP literals cannot
+    rebind, `localhost` names never leave the machine, and single-label names (`testserver`,
+    the machine's own name) are not served by public DNS. `attacker.example` is refused."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost") or "." not in name:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 class HostCheck(TrustedHostMiddleware):
-    """Starlette's Host allowlist (against DNS rebinding), answering with a JSON error."""
+    """Starlette's Host allowlist (`STREAM_RAG_ALLOWED_HOSTS`) against DNS rebinding, with a
+    JSON error; bound to loopback without a list, `rebinding_safe` names."""
 
     def __init__(self, app: ASGIApp, settings: Settings) -> None:
         async def passed(scope: Scope, receive: Receive, send: Send) -> None:
             scope["stream_rag.host_ok"] = True
             await app(scope, receive, send)
 
-        super().__init__(passed, list(allowed_hosts(settings)), www_redirect=False)
+        super().__init__(passed, list(settings.allowed_hosts) or ["*"], www_redirect=False)
+        self.loopback_default = not settings.allowed_hosts and is_loopback(settings.host)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = json.dumps(
-            {"error": {"code": "invalid_host", "message": "this Host is not served here"}}
-        ).encode()
+        if self.loopback_default and scope["type"] in ("http", "websocket"):
+            host = _host_name(Headers(scope=scope).get("host", ""))
+            if host and rebinding_safe(host):
+                await self.app(scope, receive, send)
+            else:
+                await _host_error(scope, receive, send)
+            return
 
         async def sending(message: Message) -> None:
             if scope.get("stream_rag.host_ok"):
                 await send(message)
-            elif message["type"] == "http.response.start":
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 400,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
-                )
-            elif not message.get("more_body", False):
-                await send({"type": "http.response.body", "body": body})
+            elif message["type"] == "http.response.start":  # Starlette refused the Host
+                await _host_error(scope, receive, send)
 
         await super().__call__(scope, receive, sending)
+
+
+class InvalidHostError(InputError):
+    code = "invalid_host"
+
+
+def _host_name(header: str) -> str:
+    """`Host` without its port: `[::1]:8000` -> `[::1]`, `example.com:80` -> `example.com`."""
+    if header.startswith("["):
+        return header[: header.find("]") + 1]
+    return header.rpartition(":")[0] if ":" in header else header
+
+
+async def _host_error(scope: Scope, receive: Receive, send: Send) -> None:
+    exc = InvalidHostError("this Host is not served here (STREAM_RAG_ALLOWED_HOSTS)")
+    await error_response(exc)(scope, receive, send)

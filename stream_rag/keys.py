@@ -169,6 +169,14 @@ class KeyStore:
         with self._connect() as db:
             return [_key(row) for row in db.execute(query + " ORDER BY created_at, id")]
 
+    def find(self, sha256: str) -> ApiKey | None:
+        """The active key with this hash, if any (one indexed lookup)."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT * FROM api_keys WHERE sha256 = ? AND revoked_at IS NULL", (sha256,)
+            ).fetchone()
+        return None if row is None else _key(row)
+
     def revoke(self, key_id: str) -> ApiKey:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self._connect() as db:
