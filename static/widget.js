@@ -84,7 +84,8 @@ textarea:focus-visible { outline-offset: 0; }
   box-shadow: 0 4px 16px rgba(0,0,0,.25); pointer-events: none; overflow-wrap: anywhere; }
 .tip[hidden] { display: none; }
 .tip .who { font-weight: 600; display: block; }
-.tip .passage { display: block; margin-top: .25rem; max-height: 9.5em; overflow: hidden; }
+.tip .passage { display: block; margin-top: .25rem; }
+.tip mark { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-radius: 3px; padding: 0 .1em; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 
@@ -104,6 +105,27 @@ textarea:focus-visible { outline-offset: 0; }
     if (className) node.className = className;
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
+  }
+
+  /** The cited passage: the sentence highlighted within some of its context when the block
+   * quotes it, else the block's opening. */
+  function passage(text, sentence) {
+    const box = el("span", "passage");
+    if (!text) return box;
+    const clean = text.replace(/\s+/g, " ").trim();
+    const at = sentence ? clean.indexOf(sentence) : -1;
+    if (at < 0) {
+      box.textContent = clean.length > 320 ? clean.slice(0, 320).replace(/\s\S*$/, "") + "…" : clean;
+      return box;
+    }
+    let start = Math.max(0, at - 140);
+    let end = Math.min(clean.length, at + sentence.length + 140);
+    let before = clean.slice(start, at);
+    let after = clean.slice(at + sentence.length, end);
+    if (start > 0) before = "…" + before.replace(/^\S*\s/, "");
+    if (end < clean.length) after = after.replace(/\s\S*$/, "") + "…";
+    box.append(before, el("mark", null, sentence), after);
+    return box;
   }
 
   /** Server-Sent Events from a fetch body, per the HTML spec's parsing rules. */
@@ -364,6 +386,7 @@ textarea:focus-visible { outline-offset: 0; }
             chip.setAttribute("aria-label",
               `Source ${cite.n}: ${block.name}, version ${block.version}. Opens the document.`);
             chip.srwBlock = block;
+            chip.srwSentence = data.text;
             span.append(chip);
             if (!turn.cited.has(cite.n)) { turn.cited.set(cite.n, block); turn.addSource(block); }
           }
@@ -492,7 +515,7 @@ textarea:focus-visible { outline-offset: 0; }
       const tip = this.tip;
       tip.replaceChildren(
         el("span", "who", `[${block.n}] ${block.name} · version ${block.version}`),
-        el("span", "passage", block.text ? block.text : `sha256 ${block.sha256 || ""}`),
+        passage(block.text, chip.srwSentence),
       );
       tip.hidden = false;
       const r = chip.getBoundingClientRect();
