@@ -180,20 +180,21 @@ def test_citation_click_downloads_the_cited_version_of_same_name_documents(
 ) -> None:
     falcon = b"Falcon boats are painted blue by the harbour crew."
     osprey = b"Osprey kayaks are painted green at the river workshop."
+    questions = ("What colour are Falcon boats painted?", "Where are Osprey kayaks painted?")
     with running_stack(tmp_path / "d", minilm) as stack:
         docs = {stack.upload("test1.txt", data)["id"]: data for data in (falcon, osprey)}
         page.goto(stack.url + "/")
-        ask(page, "What colour are Falcon boats and Osprey kayaks painted?")
-        t = wait_done(page)
-        sources = t.locator(".sources li")
-        assert sources.count() == 2
-        texts = sources.all_inner_texts()
-        assert all("test1.txt" in text and "v1" in text for text in texts)
-        assert len({re.findall(r"sha256 (\w+)", text)[0] for text in texts}) == 2
-        chips = t.locator(".chip")
-        seen = set()
-        for i in range(chips.count()):
-            chip = chips.nth(i)
+        seen: dict[str, str] = {}  # doc id -> the short sha256 its Sources entry shows
+        for n, question in enumerate(questions, start=1):
+            # One question per document: the generator quotes the best-supported block.
+            ask(page, question)
+            t = wait_done(page, n)
+            source = t.locator(".sources li")
+            assert source.count() == 1
+            text = source.inner_text()
+            assert "test1.txt" in text
+            assert "v1" in text
+            chip = t.locator(".chip").first
             with (
                 context.expect_event("response", lambda r: "/content" in r.url) as response,
                 context.expect_page() as popup,
@@ -202,9 +203,11 @@ def test_citation_click_downloads_the_cited_version_of_same_name_documents(
             doc_id = re.search(r"/v1/documents/(doc_\w+)/versions/1/content$", response.value.url)
             assert doc_id is not None, response.value.url
             assert response.value.body() == docs[doc_id.group(1)]
-            seen.add(doc_id.group(1))
+            seen[doc_id.group(1)] = re.findall(r"sha256 (\w+)", text)[0]
             popup.value.close()
-    assert seen == set(docs)
+    # Both documents were cited, each visibly its own source (same name, different sha256).
+    assert set(seen) == set(docs)
+    assert len(set(seen.values())) == 2
 
 
 def test_conflicting_sources_are_shown_side_by_side(
