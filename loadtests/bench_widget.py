@@ -87,7 +87,7 @@ def main() -> int:
             page.locator("stream-rag-chat .turn").nth(i).locator(
                 ".actions, .refusal, .error"
             ).first.wait_for()
-        page.wait_for_function("window.__bench.every((item) => item.frame !== null)")
+        page.wait_for_function("() => window.__bench.every((item) => item.frame !== null)")
         items = page.evaluate(RESULT_JS)
         browser.close()
     first = [i for i in items if i["first"]]
