@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import cli_ask, cli_keys
+from . import cli_ask, cli_keys, loadtest
 from .access import KeyRing, check_open_mode
 from .config import Settings
 from .documents import DocumentStore
@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
 
     cli_keys.add_parser(commands)
+    loadtest.add_parser(commands)
 
     commands.add_parser(
         "reindex",
@@ -191,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_keys.run(settings, args)
         if args.command == "fake-llm":
             return cli_ask.fake_llm(args)
+        if args.command == "loadtest":
+            return loadtest.run(args)
         if args.command == "ask" and args.url:
             return cli_ask.ask_remote(args)
         if args.command == "ingest" and args.url:
