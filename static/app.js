@@ -9,7 +9,10 @@ const list = $("documents");
 const uploads = $("uploads");
 const drop = $("drop");
 const fileInput = $("file");
+const keyInput = $("key");
 const COLLECTION = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const KEY_ITEM = "stream-rag-key";
+const NEED_KEY = "This server needs an API key: enter one above.";
 let pollTimer = null;
 let shown = new Map(); // doc id -> JSON last rendered, so unchanged rows keep their focus
 
@@ -25,6 +28,17 @@ function button(text, onClick, className) {
   b.type = "button";
   b.addEventListener("click", onClick);
   return b;
+}
+
+/** The API key typed into this tab (servers with keys need one; open mode needs none). */
+function key() {
+  return sessionStorage.getItem(KEY_ITEM) || "";
+}
+
+function auth(headers) {
+  const out = Object.assign({}, headers);
+  if (key()) out.Authorization = `Bearer ${key()}`;
+  return out;
 }
 
 function collection() {
@@ -61,6 +75,7 @@ function send(url, file, fields, progress) {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", url);
     xhr.responseType = "json";
+    if (key()) xhr.setRequestHeader("Authorization", `Bearer ${key()}`);
     xhr.upload.addEventListener("progress", (e) => {
       if (e.lengthComputable) { progress.max = e.total; progress.value = e.loaded; }
     });
@@ -109,11 +124,26 @@ function versionRow(doc, v) {
   link.href = v.url;
   link.download = v.filename;
   link.title = `Download version ${v.version} (${v.filename})`;
+  link.addEventListener("click", (e) => download(e, link, v.filename));
   const badge = el("span", `badge ${v.status}`, v.status);
   li.append(link, " ", el("span", "meta", `${v.filename} · ${size(v.size)} · sha256 ${v.sha256.slice(0, 12)}`), " ", badge);
   if (v.status === "failed" && v.status_reason) li.append(el("span", "reason", v.status_reason));
   if (doc.live_version === v.version) li.append(el("span", "live", "answers use this"));
   return li;
+}
+
+/** A link cannot carry the key: with one, fetch the bytes with it and save them. */
+async function download(event, link, filename) {
+  if (!key()) return;
+  event.preventDefault();
+  const response = await fetch(link.href, { headers: auth() });
+  if (!response.ok) { say(`Could not download ${filename}: ${await errorText(response)}`, true); return; }
+  const blob = new Blob([await response.blob()], { type: "application/octet-stream" });
+  const save = document.createElement("a");
+  save.href = URL.createObjectURL(blob);
+  save.download = filename;
+  save.click();
+  setTimeout(() => URL.revokeObjectURL(save.href), 10000);
 }
 
 function documentRow(doc) {
@@ -146,7 +176,7 @@ function confirmDelete(doc, actions, remove) {
   const cancel = button("Cancel", () => { box.remove(); remove.hidden = false; remove.focus(); });
   const yes = button("Delete for good", async () => {
     yes.disabled = true;
-    const response = await fetch(`/v1/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE" });
+    const response = await fetch(`/v1/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE", headers: auth() });
     if (response.ok) say(`Deleted ${doc.name}.`);
     else say(`Could not delete ${doc.name}: ${await errorText(response)}`, true);
     refresh();
@@ -161,8 +191,10 @@ async function refresh() {
   clearTimeout(pollTimer);
   let body;
   try {
-    const response = await fetch(`/v1/documents?collection=${encodeURIComponent(collection())}`, { cache: "no-store" });
+    const response = await fetch(`/v1/documents?collection=${encodeURIComponent(collection())}`, { cache: "no-store", headers: auth() });
+    if (response.status === 401) { say(NEED_KEY, true); return; }
     if (!response.ok) { say(`Could not list documents: ${await errorText(response)}`, true); return; }
+    if (statusLine.textContent === NEED_KEY) say("");
     body = await response.json();
   } catch (_) {
     say("Could not reach the server.", true);
@@ -192,7 +224,7 @@ async function refresh() {
 
 async function loadCollections() {
   try {
-    const response = await fetch("/v1/documents", { cache: "no-store" });
+    const response = await fetch("/v1/documents", { cache: "no-store", headers: auth() });
     if (!response.ok) return;
     const names = new Set(["default", collection()]);
     for (const doc of (await response.json()).documents) names.add(doc.collection);
@@ -224,6 +256,16 @@ drop.addEventListener("drop", (e) => {
   if (e.dataTransfer && e.dataTransfer.files.length) upload([...e.dataTransfer.files]);
 });
 
+keyInput.value = key();
+keyInput.addEventListener("change", () => {
+  const value = keyInput.value.trim();
+  if (value) sessionStorage.setItem(KEY_ITEM, value); else sessionStorage.removeItem(KEY_ITEM);
+  if (value) chat.dataset.key = value; else delete chat.dataset.key;
+  shown = new Map();
+  loadCollections();
+  refresh();
+});
+if (key()) chat.dataset.key = key();
 chat.dataset.collection = collection();
 loadCollections();
 refresh();

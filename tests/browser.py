@@ -8,7 +8,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,8 @@ class Stack:
 
     url: str
     fake: Starlette
+    # Sent with every upload and poll (an admin key once keys exist).
+    headers: dict[str, str] = field(default_factory=dict)
 
     def upload(
         self, filename: str, data: bytes, *, name: str | None = None, collection: str = "default"
@@ -73,7 +75,10 @@ class Stack:
         """Store a document and wait until it is indexed; returns the document."""
         fields = {"collection": collection, **({"name": name} if name else {})}
         response = httpx.post(
-            f"{self.url}/v1/documents", files={"file": (filename, data)}, data=fields
+            f"{self.url}/v1/documents",
+            files={"file": (filename, data)},
+            data=fields,
+            headers=self.headers,
         )
         assert response.status_code == 201, response.text
         doc_id = response.json()["document"]["id"]
@@ -82,7 +87,9 @@ class Stack:
     def wait_ready(self, doc_id: str) -> dict[str, Any]:
         deadline = time.monotonic() + 60
         while True:
-            document: dict[str, Any] = httpx.get(f"{self.url}/v1/documents/{doc_id}").json()
+            document: dict[str, Any] = httpx.get(
+                f"{self.url}/v1/documents/{doc_id}", headers=self.headers
+            ).json()
             if document["versions"][-1]["status"] != "indexing":
                 assert document["versions"][-1]["status"] == "ready", document
                 return document
@@ -113,7 +120,9 @@ def running_stack(
         yield Stack(api_url, fake_app)
 
 
-def host_page_app(api: dict[str, str], collection: str = "default") -> Starlette:
+def host_page_app(
+    api: dict[str, str], collection: str = "default", key: str | None = None
+) -> Starlette:
     """Another site's page that embeds the widget with one script tag; `api["url"]` is read
     per request, so the page's server can start before the API it points at."""
 
@@ -123,8 +132,9 @@ def host_page_app(api: dict[str, str], collection: str = "default") -> Starlette
             '<link rel="icon" href="data:,">'
             '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
             "<body><h1>A shop</h1><p>Questions? Ask below.</p>"
-            f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}" defer>'
-            "</script></body></html>"
+            f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}"'
+            + (f' data-key="{key}"' if key else "")
+            + " defer></script></body></html>"
         )
 
     return Starlette(routes=[Route("/", page)])

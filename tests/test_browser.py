@@ -19,6 +19,7 @@ import pytest
 from sse_starlette.sse import AppStatus
 
 from stream_rag.fake_llm import FakeConfig, create_fake_llm
+from stream_rag.keys import KeyStore
 from stream_rag.llm import ModelError, OpenAIChatModel
 from stream_rag.minilm import MiniLMEmbedder
 from stream_rag.prompt import Message
@@ -366,6 +367,46 @@ def test_cross_origin_embed_works_for_a_listed_origin_and_is_blocked_for_another
     assert any("CORS" in e for e in console.errors)
 
 
+def test_embed_with_a_chat_key_answers_and_downloads_only_in_its_collection(
+    tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext, console: Console
+) -> None:
+    store = KeyStore(tmp_path / "d")
+    admin = store.create(name="ops", scopes=["admin"])[1]
+    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
+    api: dict[str, str] = {}
+    with (
+        running_server(host_page_app(api, "support", chat)) as shop,
+        running_server(host_page_app(api, "internal", chat)) as intranet,
+        running_stack(tmp_path / "d", minilm, cors_origins=(shop, intranet)) as stack,
+    ):
+        api["url"] = stack.url
+        stack.headers["Authorization"] = f"Bearer {admin}"
+        doc = stack.upload("policy.md", POLICY, collection="support")
+        stack.upload(
+            "secret.md", b"Refunds for annual plans are never possible.", collection="internal"
+        )
+        page = context.new_page()
+        page.goto(shop + "/")
+        ask(page, "Refunds for annual plans?")
+        t = wait_done(page)
+        assert t.locator(".s").count() >= 1
+        assert "policy.md" in t.locator(".sources").inner_text()
+        # The link cannot carry the key, so the widget fetches the bytes with it and saves them.
+        with page.expect_download() as download:
+            t.locator(".chip").first.click()
+        assert Path(download.value.path()).read_bytes() == POLICY
+        assert download.value.suggested_filename == "policy.md"
+        assert doc["id"] in str(t.locator(".chip").first.get_attribute("href"))
+        # The same key on a page that asks another collection is refused, and says so.
+        console.allowed.append(re.compile(r"status of 403"))
+        other = context.new_page()
+        other.goto(intranet + "/")
+        ask(other, "Refunds for annual plans?")
+        error = wait_done(other).locator(".error")
+        assert "(forbidden)" in error.inner_text()
+        assert other.locator(f"{CHAT} .s").count() == 0
+
+
 def test_eventsource_gets_one_answer_and_stops_after_done(
     tmp_path: Path, minilm: MiniLMEmbedder, page: Page
 ) -> None:
@@ -635,3 +676,25 @@ def test_withheld_sentences_are_counted_with_reasons(
         refusal = wait_done(page, 2).locator(".refusal")
         assert refusal.get_attribute("data-reason") == "low_evidence"
         assert "does not seem to cover" in refusal.inner_text()
+
+
+def test_page_on_a_server_with_keys_asks_for_one_and_then_works(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page, console: Console
+) -> None:
+    admin = KeyStore(tmp_path / "d").create(name="ops", scopes=["admin"])[1]
+    with running_stack(tmp_path / "d", minilm) as stack:
+        stack.headers["Authorization"] = f"Bearer {admin}"
+        stack.upload("policy.md", POLICY)
+        console.allowed.append(re.compile(r"status of 401"))
+        page.goto(stack.url + "/")
+        page.locator("#status", has_text="needs an API key").wait_for()
+        key = page.locator("#key")
+        key.fill(admin)
+        key.dispatch_event("change")
+        page.locator("li.doc", has_text="policy.md").wait_for()
+        assert page.locator("#status").inner_text() == ""
+        ask(page, "Refunds for annual plans?")
+        assert wait_done(page).locator(".s").count() >= 1
+        with page.expect_download() as download:
+            page.locator("li.doc .version a", has_text="v1").click()
+        assert Path(download.value.path()).read_bytes() == POLICY
