@@ -25,6 +25,7 @@ from . import openai_compat, tenancy
 from .access import Access
 from .answer import Options
 from .config import Settings
+from .doctor import startup_check
 from .documents import DocumentStore
 from .embed import Embedder
 from .errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
@@ -88,6 +89,7 @@ def create_app(
         queue = IndexQueue(services.indexer)
         try:
             queue.submit_all(await anyio.to_thread.run_sync(services.indexer.reconcile))
+            queue.submit_all(await anyio.to_thread.run_sync(startup_check, services.indexer))
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)
                 yield {
@@ -238,7 +240,8 @@ async def get_document(request: Request) -> JSONResponse:
 
 async def delete_document(request: Request) -> JSONResponse:
     await _document(request, "write")
-    document = await anyio.to_thread.run_sync(_store(request).delete, request.path_params["doc_id"])
+    indexer = _services(request).indexer
+    document = await anyio.to_thread.run_sync(indexer.delete, request.path_params["doc_id"])
     return JSONResponse({"deleted": document.id, "versions": len(document.versions)})
 
 

@@ -141,6 +141,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="Re-index every document's newest version (after changing the embedder).",
     )
 
+    doctor = commands.add_parser(
+        "doctor",
+        help="compare the index with the stored documents; --repair fixes the differences",
+        description="Compare index points with the live chunks and the BM25 statistics of "
+        "the index with the store; print the differences. Exits 1 if any remain.",
+    )
+    doctor.add_argument(
+        "--repair",
+        action="store_true",
+        help="drop extra points, index missing chunks, recount BM25 statistics, vacuum",
+    )
+
     evaluate = commands.add_parser(
         "eval", help="measure retrieval on a BEIR data set", description="Evaluations."
     )
@@ -217,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _search(services, args)
             if args.command == "reindex":
                 return _reindex(services)
+            if args.command == "doctor":
+                from .doctor import command
+
+                return command(services.indexer, fix=args.repair)
             if args.command == "ask":
                 return cli_ask.ask(services, args)
         finally:

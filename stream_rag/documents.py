@@ -260,8 +260,8 @@ class DocumentStore:
     # -- indexing state ---------------------------------------------------------------------
 
     def set_ready(self, doc_id: str, version: int, tokens: int, chunks: int) -> int | None:
-        """Mark a version indexed and make it live if it is the newest indexed one; add its
-        BM25 length statistics. Returns the live version, or None if the document is gone."""
+        """Mark a version indexed (with its BM25 token count) and make it live if it is the
+        newest indexed one. Returns the live version, or None if the document is gone."""
         with self._transaction() as db:
             row = db.execute(
                 "SELECT live_version FROM documents WHERE id = ?", (doc_id,)
@@ -273,17 +273,11 @@ class DocumentStore:
                 return None
             live = max(int(row["live_version"] or 0), version)
             db.execute(
-                "UPDATE versions SET status = 'ready', status_reason = NULL "
+                "UPDATE versions SET status = 'ready', status_reason = NULL, bm25_tokens = ? "
                 "WHERE doc_id = ? AND version = ?",
-                (doc_id, version),
+                (tokens, doc_id, version),
             )
             db.execute("UPDATE documents SET live_version = ? WHERE id = ?", (live, doc_id))
-            for key, amount in (("bm25_tokens", tokens), ("bm25_chunks", chunks)):
-                db.execute(
-                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) "
-                    "DO UPDATE SET value = CAST(value AS INTEGER) + excluded.value",
-                    (key, amount),
-                )
             return live
 
     def set_failed(self, doc_id: str, version: int, reason: str) -> None:
@@ -375,10 +369,55 @@ class DocumentStore:
             )
 
     def bm25_average_length(self, extra_tokens: int = 0, extra_chunks: int = 0) -> float:
-        """Mean tokens per indexed chunk, counting a batch about to be indexed."""
-        tokens = self.meta_int("bm25_tokens") + extra_tokens
-        chunks = self.meta_int("bm25_chunks") + extra_chunks
+        """Mean tokens per live chunk, counting a batch about to be indexed. Derived from the
+        live versions each time, so deletes and superseded versions never skew it."""
+        tokens, chunks = self.bm25_totals()
+        tokens, chunks = tokens + extra_tokens, chunks + extra_chunks
         return tokens / chunks if chunks else 1.0
+
+    def bm25_totals(self) -> tuple[int, int]:
+        """(tokens, chunks) over live versions whose token count is known."""
+        row = (
+            self._db()
+            .execute(
+                "SELECT coalesce(sum(v.bm25_tokens), 0), coalesce(sum(v.chunk_count), 0) "
+                "FROM versions v JOIN documents d "
+                "ON d.id = v.doc_id AND d.live_version = v.version "
+                "WHERE v.bm25_tokens IS NOT NULL"
+            )
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def live_chunk_ids(self) -> dict[str, tuple[str, int]]:
+        """Every chunk of a live version: chunk id -> (doc_id, version)."""
+        rows = self._db().execute(
+            "SELECT c.id, c.doc_id, c.version FROM chunks c JOIN documents d "
+            "ON d.id = c.doc_id AND d.live_version = c.version"
+        )
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def versions_with_status(self, status: str) -> set[tuple[str, int]]:
+        rows = self._db().execute(
+            "SELECT doc_id, version FROM versions WHERE status = ?", (status,)
+        )
+        return {(r[0], r[1]) for r in rows}
+
+    def live_without_bm25_tokens(self) -> list[tuple[str, int]]:
+        """Live versions indexed before token counts were kept per version."""
+        rows = self._db().execute(
+            "SELECT v.doc_id, v.version FROM versions v JOIN documents d "
+            "ON d.id = v.doc_id AND d.live_version = v.version "
+            "WHERE v.bm25_tokens IS NULL ORDER BY v.doc_id"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def set_bm25_tokens(self, doc_id: str, version: int, tokens: int) -> None:
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE versions SET bm25_tokens = ? WHERE doc_id = ? AND version = ?",
+                (tokens, doc_id, version),
+            )
 
     def meta_int(self, key: str) -> int:
         value = self.meta(key)
@@ -427,6 +466,8 @@ class DocumentStore:
         # new columns through `_ensure_column`.
         if current < SCHEMA_VERSION:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        # BM25 token count of an indexed version; the average length is derived from these.
+        self._ensure_column("versions", "bm25_tokens", "INTEGER")
 
     def _ensure_column(self, table: str, column: str, declaration: str) -> None:
         """Add `column` to `table` unless it is there already (an idempotent migration)."""

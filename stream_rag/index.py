@@ -11,7 +11,7 @@ whose document-side BM25 weights are computed at ingest; the engine applies IDF
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -64,6 +64,16 @@ class IndexHit:
     score: float
 
 
+@dataclass(frozen=True, slots=True)
+class PointRef:
+    """One stored point, as `points()` lists it (for `stream-rag doctor`)."""
+
+    point_id: str
+    chunk_id: str
+    doc_id: str
+    version: int
+
+
 class Index(Protocol):
     name: str
     dim: int
@@ -84,6 +94,20 @@ class Index(Protocol):
 
     def count(self) -> int: ...
 
+    def points(self) -> Iterator[PointRef]:
+        """Every stored point, in batches (blocking; for consistency checks)."""
+        ...
+
+    def delete_points(self, point_ids: Sequence[str]) -> None: ...
+
+    def stale_points(self) -> int:
+        """Deleted points the engine still counts in its BM25 IDF statistics."""
+        ...
+
+    def vacuum(self) -> None:
+        """Drop deleted points for good, so IDF statistics count live points only."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -101,6 +125,11 @@ def hit_from_payload(payload: dict[str, object] | None, score: float) -> IndexHi
         version=int(version) if isinstance(version, int | float | str) else 0,
         score=float(score),
     )
+
+
+def ref_from_payload(point_id: object, payload: dict[str, object] | None) -> PointRef:
+    hit = hit_from_payload(payload, 0.0)
+    return PointRef(str(point_id), hit.chunk_id, hit.doc_id, hit.version)
 
 
 def open_index(settings: Settings, dim: int) -> Index:

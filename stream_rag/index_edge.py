@@ -10,7 +10,7 @@ batches to keep the event loop responsive.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,9 @@ from .index import (
     IndexHit,
     IndexPoint,
     IndexUnavailableError,
+    PointRef,
     hit_from_payload,
+    ref_from_payload,
 )
 
 # Segments never grow an HNSW graph: search stays exact and optimize() only vacuums.
@@ -55,7 +57,13 @@ class EdgeIndex:
                 DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine, datatype=datatype)
             },
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_NO_HNSW_THRESHOLD_KB),
+            # Any deleted point makes a segment worth vacuuming when `vacuum()` runs: deleted
+            # points count in IDF until then (there is no background optimiser).
+            optimizers=qe.EdgeOptimizersConfig(
+                indexing_threshold=_NO_HNSW_THRESHOLD_KB,
+                deleted_threshold=1e-9,
+                vacuum_min_vector_number=1,
+            ),
         )
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -134,6 +142,30 @@ class EdgeIndex:
 
     def count(self) -> int:
         return int(self._shard.count(qe.CountRequest(exact=True)))
+
+    def points(self) -> Iterator[PointRef]:
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(offset=offset, limit=1000, with_payload=True)
+            records, offset = self._shard.scroll(request)
+            for record in records:
+                yield ref_from_payload(record.id, record.payload)
+            if offset is None or not records:
+                return
+
+    def delete_points(self, point_ids: Sequence[str]) -> None:
+        ids = list(point_ids)
+        for start in range(0, len(ids), UPSERT_BATCH):
+            batch: list[Any] = ids[start : start + UPSERT_BATCH]
+            self._shard.update(qe.UpdateOperation.delete_points(batch))
+
+    def stale_points(self) -> int:
+        # Stored vectors still include deleted points until a vacuum rewrites the segment.
+        info = self._shard.info()
+        return max(0, int(info.indexed_vectors_count) - int(info.points_count))
+
+    def vacuum(self) -> None:
+        self._shard.optimize()
 
     def optimize(self) -> bool:
         """Vacuum deleted points (refreshing IDF statistics) and merge segments."""

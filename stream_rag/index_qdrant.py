@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TypeVar
 
@@ -20,7 +20,9 @@ from .index import (
     IndexHit,
     IndexPoint,
     IndexUnavailableError,
+    PointRef,
     hit_from_payload,
+    ref_from_payload,
 )
 
 _PAYLOAD = ["doc_id", "version", "chunk_id"]
@@ -157,6 +159,39 @@ class QdrantIndex:
 
     def count(self) -> int:
         return int(self._call(lambda: self._client.count(self.collection, exact=True)).count)
+
+    def points(self) -> Iterator[PointRef]:
+        offset: models.ExtendedPointId | None = None
+        while True:
+            records, offset = self._call(
+                partial(
+                    self._client.scroll,
+                    self.collection,
+                    limit=1000,
+                    offset=offset,
+                    with_payload=_PAYLOAD,
+                    with_vectors=False,
+                )
+            )
+            for record in records:
+                yield ref_from_payload(record.id, record.payload)
+            if offset is None or not records:
+                return
+
+    def delete_points(self, point_ids: Sequence[str]) -> None:
+        ids: list[models.ExtendedPointId] = list(point_ids)
+        for start in range(0, len(ids), UPSERT_BATCH):
+            selector = models.PointIdsList(points=ids[start : start + UPSERT_BATCH])
+            self._call(
+                partial(self._client.delete, self.collection, points_selector=selector, wait=True)
+            )
+
+    def stale_points(self) -> int:
+        # A server's own optimiser vacuums deleted points; local mode never keeps them.
+        return 0
+
+    def vacuum(self) -> None:
+        return None
 
     def close(self) -> None:
         self._client.close()

@@ -19,8 +19,11 @@ from .errors import StreamRagError
 from .features import store_features
 from .index import Index, IndexPoint
 from .text import tokenize
+from .types import Document
 
 log = logging.getLogger("stream_rag")
+# Vacuum the index once deleted points are this share of the stored ones (Qdrant's default).
+STALE_SHARE = 0.2
 
 
 def index_text(name: str, chunk_text: str) -> str:
@@ -87,9 +90,28 @@ class Indexer:
         with contextlib.suppress(StreamRagError):
             self.store.set_failed(doc_id, version, reason)
 
-    def delete(self, doc_id: str) -> None:
-        self.store.delete(doc_id)
+    def delete(self, doc_id: str) -> Document:
+        """Delete a document from the store, then its points (every delete path comes here).
+        A crash in between leaves points of no live version: the start-up check drops them."""
+        document = self.store.delete(doc_id)
         self.index.delete_versions(doc_id)
+        self.vacuum_if_stale()
+        return document
+
+    def vacuum_if_stale(self, share: float = STALE_SHARE) -> bool:
+        """Vacuum when deleted points make up `share` of the stored ones: they still count in
+        IDF, but a vacuum holds the GIL while it rewrites segments, so not on every delete."""
+        stale = self.index.stale_points()
+        if stale and stale >= share * (stale + self.index.count()):
+            self.index.vacuum()
+            return True
+        return False
+
+    def version_tokens(self, doc_id: str, version: int) -> int:
+        """The BM25 token count of a stored version, as indexing counts it."""
+        document = self.store.get(doc_id)
+        chunks = self.store.chunks(doc_id, version)
+        return sum(len(tokenize(index_text(document.name, c.text))) for c in chunks)
 
     def reconcile(self) -> list[tuple[str, int]]:
         """Versions to (re)index at start-up: those a crash left `indexing`, or all of them

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from .answer import Answerer
@@ -18,6 +19,7 @@ from .retrieve import Retriever
 from .telemetry import ObservedModel, Telemetry
 
 DEFAULT_DIM = 384
+log = logging.getLogger("stream_rag")
 
 
 @dataclass(slots=True)
@@ -35,7 +37,13 @@ class Services:
     telemetry: Telemetry
 
     def close(self) -> None:
-        """Close what these services opened (the reranker is async: see `aclose`)."""
+        """Close what these services opened (the reranker is async: see `aclose`). Deleted
+        points are vacuumed first, while nothing is being served."""
+        try:
+            if self.index.stale_points():
+                self.index.vacuum()
+        except Exception:  # never keep the store open because the index misbehaved
+            log.exception("vacuuming the index on close failed")
         close_embedder = getattr(self.embedder, "close", None)
         if callable(close_embedder):
             close_embedder()

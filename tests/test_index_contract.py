@@ -180,3 +180,47 @@ def test_persists_across_reopen(tmp_path: Path) -> None:
             assert [h.doc_id for h in again.search_sparse(sparse("refund"), "kb", 5)] == ["d1"]
         finally:
             again.close()
+
+
+def test_points_lists_every_point_and_delete_points_removes_some(make_index: Factory) -> None:
+    index = make_index()
+    index.upsert([point("a", "d1"), point("b", "d2", 2), point("c", "d3", collection="other")])
+    refs = sorted(index.points(), key=lambda r: r.chunk_id)
+    assert [(r.chunk_id, r.doc_id, r.version) for r in refs] == [
+        ("d1:v1:a", "d1", 1),
+        ("d2:v2:b", "d2", 2),
+        ("d3:v1:c", "d3", 1),
+    ]
+    index.delete_points([refs[0].point_id, refs[2].point_id])
+    assert [r.chunk_id for r in index.points()] == ["d2:v2:b"]
+    assert index.count() == 1
+
+
+def test_points_pages_through_large_indexes(make_index: Factory) -> None:
+    index = make_index()
+    many = [
+        IndexPoint(f"d{i}:v1:0", f"d{i}", 1, "kb", document_vector(["x"], 1.0)) for i in range(1200)
+    ]
+    index.upsert(many)
+    assert len({r.point_id for r in index.points()}) == 1200
+
+
+def test_vacuum_makes_idf_count_live_points_only(make_index: Factory, tmp_path: Path) -> None:
+    """After deletes and a vacuum, sparse scores equal those of an index that never held the
+    deleted points (Edge counts deleted points in IDF until then)."""
+    index = make_index(tmp_path / "used")
+    index.upsert([point("a", "d1"), point("d", "d4")])
+    index.upsert([point("a", f"gone{i}") for i in range(6)])
+    index.delete_versions("gone0")
+    for i in range(1, 6):
+        index.delete_versions(f"gone{i}")
+    index.vacuum()
+    assert index.stale_points() == 0
+    clean = make_index(tmp_path / "clean")
+    clean.upsert([point("a", "d1"), point("d", "d4")])
+    for query in ("refund", "annual refund", "gift"):
+        got = [(h.chunk_id, round(h.score, 4)) for h in index.search_sparse(sparse(query), "kb", 5)]
+        want = [
+            (h.chunk_id, round(h.score, 4)) for h in clean.search_sparse(sparse(query), "kb", 5)
+        ]
+        assert got == want
