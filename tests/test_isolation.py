@@ -1,0 +1,159 @@
+"""Tenant isolation, property-based: random documents in several collections, random keys,
+every endpoint; no response to a key ever carries an id, name or text of a document in a
+collection the key is not bound to."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from stream_rag.app import create_app
+from stream_rag.config import Settings
+from stream_rag.keys import KeyStore
+from stream_rag.minilm import MiniLMEmbedder
+
+from .conftest import wait_indexed
+
+WORDS = ["refund", "plan", "policy", "days", "annual", "team", "seat", "invoice", "owner"]
+QUESTION = "What does the refund policy say about annual plans?"
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: str
+    collection: str
+    name: str
+    marker: str
+
+
+documents = st.lists(
+    st.tuples(st.integers(0, 2), st.lists(st.sampled_from(WORDS), min_size=3, max_size=8)),
+    min_size=2,
+    max_size=5,
+)
+keys = st.lists(
+    st.tuples(
+        st.sets(st.sampled_from(["write", "read", "chat"]), min_size=1),
+        st.one_of(st.none(), st.sets(st.integers(0, 2), min_size=1, max_size=2)),
+        st.sampled_from([None, 0, 1, 2]),  # the collection named in requests
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def requests_for(
+    doc_ids: list[str], collections: list[str], named: str | None
+) -> list[tuple[str, str, dict[str, object]]]:
+    """(method, path, request kwargs) covering every route a key might use."""
+    body: dict[str, object] = {"question": QUESTION}
+    search: dict[str, object] = {"query": QUESTION}
+    completion: dict[str, object] = {"messages": [{"role": "user", "content": QUESTION}]}
+    if named is not None:
+        body["collection"] = search["collection"] = completion["collection"] = named
+    calls: list[tuple[str, str, dict[str, object]]] = [
+        ("GET", "/healthz", {}),
+        ("GET", "/v1/models", {}),
+        ("GET", "/v1/documents", {}),
+        ("POST", "/v1/search", {"json": search}),
+        ("POST", "/v1/chat", {"json": body}),
+        (
+            "GET",
+            "/v1/chat",
+            {"params": {"q": QUESTION, **({"collection": named} if named else {})}},
+        ),
+        ("POST", "/v1/answer", {"json": body}),
+        ("POST", "/v1/chat/completions", {"json": completion}),
+        ("POST", "/v1/chat/completions", {"json": {**completion, "stream": True}}),
+    ]
+    calls += [("GET", "/v1/documents", {"params": {"collection": c}}) for c in collections]
+    for doc_id in doc_ids:
+        base = f"/v1/documents/{doc_id}"
+        calls += [
+            ("GET", base, {}),
+            ("GET", f"{base}/content", {}),
+            ("GET", f"{base}/versions/1", {}),
+            ("GET", f"{base}/versions/1/chunks", {}),
+            ("GET", f"{base}/versions/1/content", {}),
+        ]
+    return calls
+
+
+def test_no_key_learns_about_collections_it_is_not_bound_to(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    config = Settings(data_dir=tmp_path / "data", rate_limit_rpm=1_000_000, max_streams=100)
+    store = KeyStore(config.data_dir)
+    _, admin_secret = store.create(name="admin", scopes=["admin"])
+    admin = {"Authorization": f"Bearer {admin_secret}"}
+    every: list[Doc] = []
+
+    with TestClient(create_app(config, embedder=minilm)) as client:
+
+        @settings(
+            max_examples=8,
+            deadline=None,
+            derandomize=True,
+            phases=[Phase.explicit, Phase.generate],  # shrinking a failure here takes minutes
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
+        @given(documents, keys)
+        def check(
+            docs: list[tuple[int, list[str]]],
+            key_specs: list[tuple[set[str], set[int] | None, int | None]],
+        ) -> None:
+            run = secrets.token_hex(3)
+            collections = [f"c{i}x{run}" for i in range(3)]
+            created: list[Doc] = []
+            for i, (c, words) in enumerate(docs):
+                marker, name = f"mk{run}{i}q", f"nm{run}{i}q.txt"
+                text = f"The {' '.join(words)} policy {marker}: plans refund in {i + 3} days."
+                response = client.post(
+                    "/v1/documents",
+                    files={"file": (name, text.encode())},
+                    data={"collection": collections[c]},
+                    headers=admin,
+                )
+                assert response.status_code == 201, response.text
+                created.append(Doc(response.json()["document"]["id"], collections[c], name, marker))
+            client.headers.update(admin)
+            for doc in created:
+                wait_indexed(client, doc.id)
+            del client.headers["Authorization"]
+            every.extend(created)
+            probe_ids = [d.id for d in created] + [d.id for d in every[-12 : -len(created)]]
+            for scopes, bound, named in key_specs:
+                names = ["*"] if bound is None else [collections[i] for i in sorted(bound)]
+                _, secret = store.create(name="k", scopes=scopes, collections=names)
+                hidden = [d for d in every if bound is not None and d.collection not in names]
+                requests = requests_for(
+                    probe_ids, collections, None if named is None else collections[named]
+                )
+                probe(client, secret, f"bound to {names} ({sorted(scopes)})", requests, hidden)
+
+        check()
+
+
+def probe(
+    client: TestClient,
+    secret: str,
+    who: str,
+    requests: list[tuple[str, str, dict[str, object]]],
+    hidden: list[Doc],
+) -> None:
+    headers = {"Authorization": f"Bearer {secret}"}
+    for method, path, kwargs in requests:
+        response = client.request(method, path, headers=headers, **kwargs)  # type: ignore[arg-type]
+        assert response.status_code < 500, (method, path, response.text)
+        asked = f"{path} {json.dumps(kwargs)}"  # echoing the caller's own input is no leak
+        for doc in hidden:
+            for value in (doc.id, doc.name, doc.marker):
+                assert value in asked or value not in response.text, (
+                    f"{method} {path} for a key {who} leaked {value} of {doc.collection}"
+                )
