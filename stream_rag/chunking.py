@@ -7,11 +7,14 @@ exact place it came from; its text is always `text[start:end]`, never rewritten.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import blingfire
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_LIST_MARK = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)")
+TITLE_LEVEL = 7  # a plain-text title or question line ranks below any Markdown heading
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,67 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
         return []
     _, offsets = blingfire.text_to_sentences_and_offsets(piece)
     return [(start + s, start + e) for s, e in offsets if e > s]
+
+
+def pieces(text: str) -> list[tuple[int, int, bool]]:
+    """Paragraphs split into headings and text: `(start, end, is_heading)`. A heading is a
+    Markdown `#` line, or a one-line paragraph that asks a question or has no closing
+    punctuation (an FAQ entry's question, a plain-text title)."""
+    out: list[tuple[int, int, bool]] = []
+    for p_start, p_end in paragraph_spans(text):
+        run_start = None
+        pos = p_start
+        for line in text[p_start:p_end].split("\n"):
+            end = pos + len(line)
+            if line.lstrip().startswith("#"):
+                if run_start is not None:
+                    out.append((run_start, pos - 1, False))
+                    run_start = None
+                out.append((pos, end, True))
+            elif run_start is None:
+                run_start = pos
+            pos = end + 1
+        if run_start is not None:
+            out.append((run_start, p_end, False))
+    return [(s, e, heading or _title_like(text[s:e])) for s, e, heading in out if text[s:e].strip()]
+
+
+def _title_like(paragraph: str) -> bool:
+    line = paragraph.strip()
+    if "\n" in line or len(line) > 200 or _LIST_MARK.match(line) or "|" in line:
+        return False
+    return not line.endswith((".", "!", ":", ";", ",", "。", "！"))
+
+
+def heading_context(text: str, starts: Sequence[int], limit: int = 300) -> list[list[str]]:
+    """For each chunk start, the headings it sits under (outermost first, at most `limit`
+    characters, innermost kept), e.g. ["Returns policy", "Is there a restocking fee?"]."""
+    headings = [
+        # A plain-text title opening the document stays outermost, above any later heading.
+        (s, 0 if i == 0 and level == TITLE_LEVEL else level, " ".join(line.lstrip("#").split()))
+        for i, (s, e, heading) in enumerate(pieces(text))
+        if heading and (line := text[s:e].strip()) and (level := _level(line))
+    ]
+    out: list[list[str]] = []
+    for start in starts:
+        stack: list[tuple[int, str]] = []
+        for at, level, title in headings:
+            if at >= start:
+                break
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title))
+        path = [title for _, title in stack]
+        while len(path) > 1 and sum(len(t) + 1 for t in path) > limit:
+            path.pop(0)
+        out.append([t[:limit] for t in path])
+    return out
+
+
+def _level(line: str) -> int:
+    stripped = line.lstrip()
+    hashes = len(stripped) - len(stripped.lstrip("#"))
+    return hashes if 1 <= hashes <= 6 else TITLE_LEVEL
 
 
 def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[int, int]]:

@@ -25,7 +25,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import numpy as np
 
-from .chunking import paragraph_spans, sentence_spans
+from .chunking import pieces, sentence_spans
 from .embed import Embedder, Vectors
 from .gate import stem
 from .prompt import HEADER_RE, Message, parse_blocks, parse_question
@@ -58,36 +58,6 @@ class Candidate:
 
 def _terms(text: str) -> set[str]:
     return {stem(t) for t in tokenize(text)}
-
-
-def pieces(text: str) -> list[tuple[int, int, bool]]:
-    """Paragraphs split into headings and text: `(start, end, is_heading)`. A heading is a
-    Markdown `#` line, or a one-line paragraph that asks a question or has no closing
-    punctuation (an FAQ entry's question, a plain-text title)."""
-    out: list[tuple[int, int, bool]] = []
-    for p_start, p_end in paragraph_spans(text):
-        run_start = None
-        pos = p_start
-        for line in text[p_start:p_end].split("\n"):
-            end = pos + len(line)
-            if line.lstrip().startswith("#"):
-                if run_start is not None:
-                    out.append((run_start, pos - 1, False))
-                    run_start = None
-                out.append((pos, end, True))
-            elif run_start is None:
-                run_start = pos
-            pos = end + 1
-        if run_start is not None:
-            out.append((run_start, p_end, False))
-    return [(s, e, heading or _title_like(text[s:e])) for s, e, heading in out if text[s:e].strip()]
-
-
-def _title_like(paragraph: str) -> bool:
-    line = paragraph.strip()
-    if "\n" in line or len(line) > 200 or _LIST_MARK.match(line) or "|" in line:
-        return False
-    return not line.endswith((".", "!", ":", ";", ",", "。", "！"))
 
 
 def titles(text: str) -> list[str]:

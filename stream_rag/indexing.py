@@ -13,6 +13,7 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .bm25 import document_vector
+from .chunking import heading_context
 from .documents import DocumentStore
 from .embed import Embedder
 from .errors import StreamRagError
@@ -26,11 +27,12 @@ log = logging.getLogger("stream_rag")
 STALE_SHARE = 0.2
 
 
-def index_text(name: str, chunk_text: str) -> str:
-    """What the branches see of a chunk: its document's name, then its text. The name is
-    context for retrieval only; citations are checked against the chunk text alone."""
+def index_text(name: str, chunk_text: str, headings: Sequence[str] = ()) -> str:
+    """What the branches see of a chunk: its document's name, the headings it sits under,
+    then its text. Name and headings are context for retrieval only (a short FAQ answer
+    rarely repeats its question); citations are checked against the chunk text alone."""
     stem = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
-    return f"{re.sub(r'[-_]+', ' ', stem)}\n{chunk_text}"
+    return "\n".join([re.sub(r"[-_]+", " ", stem), *headings, chunk_text])
 
 
 class Indexer:
@@ -45,7 +47,7 @@ class Indexer:
     def fingerprint(self) -> str:
         """Changes whenever stored points would no longer match what queries compare them to."""
         embedder = self.embedder.name if self.embedder else "none"
-        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1"
+        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1"
 
     def index_version(self, doc_id: str, version: int) -> None:
         """Index `version` of `doc_id`, make it live, then drop the points of older versions.
@@ -56,7 +58,11 @@ class Indexer:
             document = self.store.get(doc_id)
             chunks = self.store.chunks(doc_id, version)
             store_features(self.store, chunks)  # what the gate needs, computed once
-            texts = [index_text(document.name, c.text) for c in chunks]
+            context = heading_context(self.store.text(doc_id, version), [c.start for c in chunks])
+            texts = [
+                index_text(document.name, c.text, headings)
+                for c, headings in zip(chunks, context, strict=True)
+            ]
             token_lists = [tokenize(t) for t in texts]
             tokens = sum(len(t) for t in token_lists)
             avgdl = self.store.bm25_average_length(tokens, len(chunks))

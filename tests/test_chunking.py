@@ -107,3 +107,25 @@ def test_chunks_cover_every_word_in_order(text: str, target: int, overlap: int) 
         for i in range(start, end):
             covered[i] = True
     assert all(covered[i] for i, ch in enumerate(text) if not ch.isspace())
+
+
+def test_heading_context_is_the_path_of_headings_before_each_chunk() -> None:
+    from stream_rag.chunking import heading_context
+
+    text = (
+        "# Returns\n\nIntro text here.\n\n## Is there a restocking fee?\n\nA fee applies.\n\n"
+        "## How fast are refunds issued?\n\nWithin 5 days.\n\n# Shipping\n\nShipping is free."
+    )
+    starts = [text.index(s) for s in ("# Returns", "Intro", "A fee", "Within", "Shipping is")]
+    assert heading_context(text, starts) == [
+        [],
+        ["Returns"],
+        ["Returns", "Is there a restocking fee?"],
+        ["Returns", "How fast are refunds issued?"],
+        ["Shipping"],
+    ]
+    plain = "Contacting support\n\nWrite to us. We answer.\n\nIs there live chat?\n\nYes, there is."
+    assert heading_context(plain, [plain.index("Yes")]) == [
+        ["Contacting support", "Is there live chat?"]
+    ]
+    assert heading_context("# " + "x" * 500 + "\n\nBody.", [504]) == [["x" * 300]]

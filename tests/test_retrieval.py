@@ -216,3 +216,20 @@ def test_restart_indexes_what_a_crash_left_pending(tmp_path: Path, minilm: MiniL
         document = wait_indexed(client, result.document.id)
         assert document["versions"][0]["status"] == "ready"
         assert search(client, "export expiry")["blocks"][0]["doc_id"] == result.document.id
+
+
+def test_chunks_carry_the_headings_they_sit_under(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    filler = " ".join(f"Wash your hands after visit number {i} to the shop." for i in range(12))
+    faq = (
+        "# Health FAQ\n\n## Does soap kill the virus?\n\n"
+        f"{filler}\n\nYes: twenty seconds with ordinary bar or liquid lather destroys its "
+        "outer membrane, which breaks it apart.\n\n## Other questions\n\nAsk a pharmacist."
+    )
+    settings = Settings(data_dir=tmp_path / "data", chunk_chars=300, chunk_overlap_chars=0)
+    with TestClient(create_app(settings, embedder=minilm)) as client:
+        add(client, "health.md", faq)
+        body = search(client, "soap kill virus", weights={"dense": 0.0, "bm25": 1.0})
+    answer = next(b for b in body["blocks"] if "lather destroys" in b["text"])
+    assert "soap" not in answer["text"]  # only its heading says what it is about
+    assert answer["n"] <= 2  # found through that heading all the same
+    assert answer["text"] == faq[answer["start"] : answer["end"]]  # citations see only the text
