@@ -16,6 +16,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Literal, Protocol
 
+from .asked import SlotKind, clause_at, clause_spans, fits, slot_kind
 from .quantities import NUMBER_WORDS, Quantity, canonical, scan
 from .retrieve import Block
 from .text import STOP_WORDS, normalise, tokenize
@@ -401,7 +402,11 @@ class LexicalConflictDetector:
         # those that match it as well as any statement with a number or negation does.
         told = [s for a in analysed for s in a.sentences if s.values or s.negations]
         need = max([need] + [len(s.about & asked) for s in told])
-        relevant = [[s for s in a.sentences if len(s.about & asked) >= need] for a in analysed]
+        kind = slot_kind(question)
+        relevant = [
+            [_scoped(s, asked, kind) for s in a.sentences if len(s.about & asked) >= need]
+            for a in analysed
+        ]
         conflicts: list[Conflict] = []
         seen: set[tuple[str, str, str, str]] = set()
         for i, j in combinations(range(len(top)), 2):
@@ -441,6 +446,30 @@ class LexicalConflictDetector:
             too_many = max(len(only_a), len(only_b)) > self.max_substitutions
             return not (too_many or only_a & names_a or only_b & names_b)
         return True
+
+
+@lru_cache(maxsize=65536)
+def _clause_terms(clause: str) -> frozenset[str]:
+    return _terms_of([clause])[0]
+
+
+def _scoped(sentence: _Sentence, asked: frozenset[str], kind: SlotKind | None) -> _Sentence:
+    """`sentence` with only the values and negations the question asks about: those in a
+    clause that shares a term with the question, of a kind that fits what it asks for."""
+    spans = clause_spans(sentence.canon)
+    carried = sentence.about - sentence.terms  # "It costs..." is about the sentence before
+
+    def asked_at(position: int) -> bool:
+        start, end = clause_at(spans, position)
+        return bool((_clause_terms(sentence.canon[start:end]) | carried) & asked)
+
+    values = tuple(
+        v for v in sentence.values if fits(kind, v.kind, v.slot[0]) and asked_at(v.start)
+    )
+    negations = tuple(span for span in sentence.negations if asked_at(span[0]))
+    if values == sentence.values and negations == sentence.negations:
+        return sentence
+    return replace(sentence, values=values, negations=negations)
 
 
 def _contradiction(a: Block, sa: _Sentence, b: Block, sb: _Sentence) -> Conflict | None:
