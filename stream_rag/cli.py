@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first ingest the bundled sample knowledge base (skipped if already stored)",
     )
+    serve.add_argument(
+        "--init-key",
+        action="store_true",
+        help="if no API key exists yet, create an admin key and print it once (containers)",
+    )
 
     ingest = commands.add_parser(
         "ingest",
@@ -273,7 +278,11 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     from .app import create_app
 
     settings = settings.with_overrides(host=args.host, port=args.port)
-    check_open_mode(settings, KeyRing.open(settings))  # before loading anything
+    ring = KeyRing.open(settings)
+    if args.init_key and ring.empty:
+        cli_keys.print_first_key(settings)
+        ring.reload()
+    check_open_mode(settings, ring)  # before loading anything
     if args.sample:
         store = _open(settings)
         try:

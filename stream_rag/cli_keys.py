@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from .config import Settings
 from .keys import ALL, SCOPES, KeyStore, load_keys_file
@@ -84,3 +85,15 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     revoked = store.revoke(args.key_id)
     print(f"revoked {revoked.id} ({revoked.name})")
     return 0
+
+
+def print_first_key(settings: Settings) -> None:
+    """The first admin key of a fresh deployment, printed once (to stderr, so logs keep it)."""
+    key, secret = KeyStore(settings.data_dir).create(name="first admin key", scopes=["admin"])
+    print(
+        f"\nNo API key existed, so an admin key was created ({key.id}). It is shown only now:\n\n"
+        f"    {secret}\n\nSend it as 'Authorization: Bearer <key>'. Create narrower keys with "
+        "`stream-rag keys create --scope chat --collection NAME`.\n",
+        file=sys.stderr,
+        flush=True,
+    )
