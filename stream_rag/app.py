@@ -274,6 +274,7 @@ async def search(request: Request) -> JSONResponse:
     query = body.get("query")
     if not isinstance(query, str):
         raise InvalidFieldError("'query' must be a string")
+    check_question(query, "query")
     collection = body.get("collection")
     top_k = body.get("top_k")
     weights = body.get("weights")

@@ -338,7 +338,7 @@ def _ingest_remote(settings: Settings, args: argparse.Namespace) -> int:
     files = list(iter_files(args.paths))
     progress = Progress(len(files))
     fields = {k: v for k, v in (("collection", args.collection), ("name", args.name)) if v}
-    with httpx.Client(base_url=args.url, timeout=300) as client:
+    with httpx.Client(base_url=args.url, timeout=300, headers=cli_keys.client_headers()) as client:
         for path in files:
             try:
                 with path.open("rb") as fh:

@@ -58,6 +58,8 @@ def _ask_whole(services: Services, args: argparse.Namespace) -> int:
 def ask_remote(args: argparse.Namespace) -> int:
     import httpx
 
+    from .cli_keys import client_headers
+
     body = {"question": args.question, "collection": args.collection, "top_k": args.top_k}
     printer = AnswerPrinter()
     try:
@@ -65,6 +67,7 @@ def ask_remote(args: argparse.Namespace) -> int:
             "POST",
             f"{args.url.rstrip('/')}/v1/chat",
             json={k: v for k, v in body.items() if v is not None},
+            headers=client_headers(),
             timeout=httpx.Timeout(30, read=120),
         ) as response:
             if response.status_code != 200:

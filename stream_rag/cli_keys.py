@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .config import Settings
@@ -97,3 +98,9 @@ def print_first_key(settings: Settings) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+def client_headers() -> dict[str, str]:
+    """For commands that call a running server (`--url`): the key in `STREAM_RAG_API_KEY`."""
+    key = os.environ.get("STREAM_RAG_API_KEY", "").strip()
+    return {"Authorization": f"Bearer {key}"} if key else {}

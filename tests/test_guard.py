@@ -96,6 +96,7 @@ def test_question_limits_on_every_endpoint(client: TestClient) -> None:
     for path in ("/v1/chat", "/v1/answer"):
         assert client.post(path, json={"question": long}).status_code == 400
     assert client.get("/v1/chat", params={"q": long}).status_code == 400
+    assert client.post("/v1/search", json={"query": long}).status_code == 400
     turns = [{"role": "user", "content": "refund " * 500}] * 6
     total = client.post("/v1/chat/completions", json={"messages": turns})
     assert total.status_code == 400

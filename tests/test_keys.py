@@ -1,0 +1,100 @@
+"""Keys from `STREAM_RAG_KEYS_FILE` (TOML and JSON), and CLI commands that call a keyed server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from stream_rag.app import create_app
+from stream_rag.cli import main
+from stream_rag.config import Settings
+from stream_rag.errors import InvalidFieldError
+from stream_rag.keys import hash_secret, load_keys_file
+from stream_rag.minilm import MiniLMEmbedder
+
+from .helpers import running_server
+
+WIDGET = "sr_widget_secret_0123456789abcdef"
+OPS = "sr_ops_secret_0123456789abcdef012"
+
+
+def write_toml(path: Path) -> Path:
+    path.write_text(
+        f"""
+[[keys]]
+name = "widget"
+sha256 = "{hash_secret(WIDGET)}"
+scopes = ["chat"]
+collections = ["support"]
+rpm = 6000
+
+[[keys]]
+name = "ops"
+key = "{OPS}"
+scopes = ["admin"]
+"""
+    )
+    return path
+
+
+def test_keys_file_toml_and_json(tmp_path: Path) -> None:
+    keys = load_keys_file(write_toml(tmp_path / "keys.toml"))
+    assert [(k.name, sorted(k.scopes), k.collections, k.rpm) for k in keys] == [
+        ("widget", ["chat"], frozenset({"support"}), 6000),
+        ("ops", ["admin"], None, None),
+    ]
+    as_json = tmp_path / "keys.json"
+    as_json.write_text(json.dumps({"keys": [{"key": OPS, "scopes": ["read"], "collections": "*"}]}))
+    [key] = load_keys_file(as_json)
+    assert key.sha256 == hash_secret(OPS)
+    assert key.collections is None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("keys = 3", "needs a list 'keys'"),
+        ("[[keys]]\nscopes = ['chat']", "needs 'key'"),
+        ("[[keys]]\nkey = 'short'\nscopes = ['chat']", "needs 'key'"),
+        (f"[[keys]]\nkey = '{OPS}'\nscopes = ['root']", "unknown scope 'root'"),
+        (f"[[keys]]\nkey = '{OPS}'\nscopes = ['admin']\ncollections = ['a']", "admin"),
+        (f"[[keys]]\nkey = '{OPS}'\nscopes = ['read']\ncollections = ['../x']", "collection"),
+        ("[[keys]\n", "does not parse"),
+    ],
+)
+def test_bad_keys_files_are_refused(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "keys.toml"
+    path.write_text(content)
+    with pytest.raises(InvalidFieldError, match=message):
+        load_keys_file(path)
+
+
+def test_a_server_takes_keys_from_the_file(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
+    with TestClient(create_app(settings)) as client:
+        assert client.get("/v1/documents").status_code == 401
+        ops = {"Authorization": f"Bearer {OPS}"}
+        assert client.get("/v1/documents", headers=ops).status_code == 200
+        widget = {"Authorization": f"Bearer {WIDGET}"}
+        assert client.get("/v1/documents", headers=widget).status_code == 403
+        assert client.get("/v1/models", headers=widget).status_code == 200
+
+
+def test_remote_cli_commands_send_the_key(
+    tmp_path: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        unused = ["--data-dir", str(tmp_path / "unused")]
+        monkeypatch.delenv("STREAM_RAG_API_KEY", raising=False)
+        assert main([*unused, "ingest", str(folder), "--url", base_url]) == 1
+        monkeypatch.setenv("STREAM_RAG_API_KEY", OPS)
+        assert main([*unused, "ingest", str(folder), "--url", base_url]) == 0
+        monkeypatch.setenv("STREAM_RAG_API_KEY", "sr_wrong_key_0123456789")
+        assert main([*unused, "ask", "refunds?", "--url", base_url]) == 1
