@@ -187,14 +187,15 @@ class KeyRing:
     def empty(self) -> bool:
         return not self._by_hash
 
-    async def lookup(self, secret: str) -> ApiKey | None:
+    def cached(self, secret: str) -> ApiKey | None:
+        return self._by_hash.get(hash_secret(secret))
+
+    async def fetch(self, secret: str) -> ApiKey | None:
+        """A key not in memory: created a moment ago? One indexed lookup, not a reload."""
         digest = hash_secret(secret)
-        await self.refresh()
-        key = self._by_hash.get(digest)
-        if key is None:  # created a moment ago? One indexed lookup, not a reload.
-            key = await anyio.to_thread.run_sync(self.store.find, digest)
-            if key is not None:
-                self._by_hash[digest] = key
+        key = await anyio.to_thread.run_sync(self.store.find, digest)
+        if key is not None:
+            self._by_hash[digest] = key
         return key
 
 

@@ -28,6 +28,7 @@ from .access import (
 )
 from .config import Settings
 from .errors import InputError, StreamRagError
+from .keys import ApiKey
 
 # Methods a cross-site page must not trigger; GET /v1/chat also runs (paid) generation.
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -68,6 +69,14 @@ class RateLimiter:
     def __init__(self) -> None:
         self._buckets: dict[str, _Bucket] = {}
         self.streams: dict[str, int] = {}
+
+    def wait(self, who: str, rpm: int) -> float | None:
+        """Like `take`, without spending: None if a request is available now."""
+        bucket = self._buckets.get(who)
+        if bucket is None:
+            return None
+        tokens = min(float(rpm), bucket.tokens + (time.monotonic() - bucket.stamp) * rpm / 60.0)
+        return None if tokens >= 1.0 else (1.0 - tokens) * 60.0 / rpm
 
     def take(self, who: str, rpm: int) -> float | None:
         """Spend one request; returns None, or the seconds until one is available."""
@@ -182,11 +191,25 @@ class Guard:
             kind, _, secret = authorization.partition(" ")
             if kind.lower() != "bearer" or not secret.strip():
                 raise AuthError("send the key as 'Authorization: Bearer <key>'")
-            key = await access.keys.lookup(secret.strip())
+            key = access.keys.cached(secret.strip())
             if key is None:
-                raise AuthError("unknown or revoked API key")
+                key = await self._fetch(access, secret.strip(), scope)
             return Principal.of(key)
         return None
+
+    async def _fetch(self, access: Access, secret: str, scope: Scope) -> ApiKey:
+        """A key not in memory costs a table lookup; an address sending unknown keys gets
+        `rate_limit_rpm` of those a minute, then 429 before any lookup."""
+        client = scope.get("client")
+        who, rpm = f"unknown-key:{client[0] if client else '?'}", self.settings.rate_limit_rpm
+        wait = self.limiter.wait(who, rpm)
+        if wait is not None:
+            raise RateLimitError("too many requests with unknown keys from this address", wait)
+        key = await access.keys.fetch(secret)
+        if key is None:
+            self.limiter.take(who, rpm)
+            raise AuthError("unknown or revoked API key")
+        return key
 
     def _limited(self, principal: Principal) -> bool:
         """Keys are always limited; open mode only when it is open beyond loopback."""

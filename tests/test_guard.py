@@ -169,6 +169,17 @@ def test_rate_limit_per_key_and_per_address(tmp_path: Path) -> None:
         assert int(limited.headers["Retry-After"]) >= 1
         # Another key has its own budget.
         assert client.get("/v1/documents", headers={"Authorization": f"Bearer {other}"}).is_success
+
+    # Unknown keys cost a table lookup each: an address gets `rpm` of them, then 429.
+    guessing = Settings(data_dir=tmp_path / "guess", rate_limit_rpm=3)
+    _, valid = KeyStore(guessing.data_dir).create(name="valid", scopes=["read"])
+    with TestClient(create_app(guessing)) as client:
+        wrong = [
+            client.get("/v1/documents", headers={"Authorization": f"Bearer sr_guess{i}"})
+            for i in range(4)
+        ]
+        assert [r.status_code for r in wrong] == [401, 401, 401, 429]
+        assert client.get("/v1/documents", headers={"Authorization": f"Bearer {valid}"}).is_success
     # Open on a network (deliberately): the budget is per client address.
     anonymous = Settings(
         data_dir=tmp_path / "anon", host="0.0.0.0", allow_anonymous=True, rate_limit_rpm=2
