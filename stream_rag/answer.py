@@ -9,7 +9,7 @@ non-streaming paths share retrieval, the pre-generation checks, the prompt and t
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 
@@ -19,6 +19,7 @@ from .conflicts import ConflictDetector, LexicalConflictDetector
 from .events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, block_ref
 from .evidence import evidence_score
 from .gate import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
+from .judge import Stages
 from .llm import ChatModel, ModelError
 from .prompt import Message, build_messages
 from .retrieve import Block, Retriever, SearchResult
@@ -72,7 +73,7 @@ class Judged:
 
     def event(self, blocks: Sequence[Block]) -> SentenceOut | Dropped:
         if not self.verdict.ok:
-            return Dropped(self.index, self.verdict.reason)
+            return Dropped(self.index, self.verdict.reason, self.verdict.stage)
         cited = [blocks[n - 1] for n in self.verdict.cited]
         return SentenceOut(self.index, strip_markers(self.segment.text), cited, self.segment.kind)
 
@@ -85,6 +86,8 @@ class Judged:
             "detail": self.verdict.detail,
             "cited": list(self.verdict.cited),
             "score": round(self.verdict.score, 4),
+            "stage": self.verdict.stage,
+            "scores": self.verdict.scores_json(),
         }
 
 
@@ -143,12 +146,14 @@ class Answerer:
         *,
         detector: ConflictDetector | None = None,
         telemetry: Telemetry | None = None,
+        stages: Stages | None = None,
     ) -> None:
         self.retriever = retriever
         self.model = model
         self.settings = settings
         self.detector = detector or LexicalConflictDetector()
         self.telemetry = telemetry
+        self.stages = stages or Stages()
 
     # -- shared steps -----------------------------------------------------------------------
 
@@ -209,6 +214,19 @@ class Answerer:
             features=[b.features for b in blocks],
         )
 
+    def _judge(
+        self, context: GateContext | None, blocks: Sequence[Block]
+    ) -> Callable[[str], Awaitable[Verdict]]:
+        """Every gate stage for this request; without a context (the ungated load-test
+        baseline) `_verdict`'s pass-through."""
+        if context is None:
+
+            async def unchecked(sentence: str) -> Verdict:
+                return _verdict(sentence, None, blocks)
+
+            return unchecked
+        return self.stages.judge(context, [b.chunk_id for b in blocks])
+
     # -- streaming --------------------------------------------------------------------------
 
     def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
@@ -229,23 +247,24 @@ class Answerer:
             yield Done(0, 0, None, _ms(started), 0)
             return
         context = prepared.context
+        judge = self._judge(context, blocks)
         buffer = SentenceBuffer()
         tally = _Tally()
 
-        def judge(segments: list[Segment]) -> list[SentenceOut | Dropped]:
-            return [
-                tally.count(Judged(tally.units, s, _verdict(s.text, context, blocks)).event(blocks))
-                for s in segments
-            ]
+        async def judged(segment: Segment) -> SentenceOut | Dropped:
+            # Sentences go out in order: a grey one holds back those behind it only for as
+            # long as its second stage takes.
+            verdict = await judge(segment.text)
+            return tally.count(Judged(tally.units, segment, verdict).event(blocks))
 
         try:
             async with aclosing(self.model.stream(build_messages(question, blocks))) as pieces:
                 async for piece in pieces:
                     tally.tokens += 1
-                    for event in judge(buffer.feed(piece)):
-                        yield event
-            for event in judge(buffer.close()):
-                yield event
+                    for segment in buffer.feed(piece):
+                        yield await judged(segment)
+            for segment in buffer.close():
+                yield await judged(segment)
         except ModelError as exc:
             yield Error(exc.code, exc.message)
             return
@@ -269,13 +288,13 @@ class Answerer:
         if prepared.refusal is not None:
             return replace(base, refusal=prepared.refusal)
         context = prepared.context
+        judge = self._judge(context, blocks)
         attempts: list[Attempt] = []
         feedback: str | None = None
         for _ in range(2):
             draft = await self._complete(build_messages(question, blocks, feedback))
             judged = tuple(
-                Judged(i, s, _verdict(s.text, context, blocks))
-                for i, s in enumerate(split_segments(draft))
+                [Judged(i, s, await judge(s.text)) for i, s in enumerate(split_segments(draft))]
             )
             attempt = Attempt(draft, judged)
             attempts.append(attempt)

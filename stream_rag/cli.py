@@ -183,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     gate.add_argument("--data", type=Path, required=True, metavar="FILE")
     gate.add_argument("--threshold", type=float, help="substance threshold (default: tuned)")
     gate.add_argument("--curve", action="store_true", help="also sweep thresholds 0.30..0.90")
+    gate.add_argument(
+        "--stages",
+        choices=["lexical", "all"],
+        default="all",
+        help="lexical stage only, or every configured stage (default: all)",
+    )
     answers = kinds.add_parser(
         "answers",
         help="answered, gold-cited, refusal and conflict rates of whole answers",
@@ -474,7 +480,13 @@ def _eval_gate(settings: Settings, args: argparse.Namespace) -> int:
         print(f"stream-rag: error: no examples in {args.data}", file=sys.stderr)
         return 1
     threshold = args.threshold or settings.gate_threshold or DEFAULT_THRESHOLD
-    result = score(examples, judge(examples, threshold, DEFAULT_MAX_UNSUPPORTED))
+    stages = None
+    if args.stages == "all":
+        from .gate_eval import eval_stages
+
+        stages, status = eval_stages(settings)
+        print(status)
+    result = score(examples, judge(examples, threshold, DEFAULT_MAX_UNSUPPORTED, stages))
     print(report(result, threshold, DEFAULT_MAX_UNSUPPORTED))
     if args.curve:
         print(curve(examples, DEFAULT_MAX_UNSUPPORTED))

@@ -60,6 +60,17 @@ class Settings:
     llm_max_tokens: int = 512
     # The citation gate's substance threshold (None: the tuned default in gate.py).
     gate_threshold: float | None = None
+    # The gate's semantic second stage (needs the local MiniLM) and its pass probability.
+    gate_semantic: bool = True
+    gate_semantic_cutoff: float | None = None
+    # Optional remote verifier for grey-zone sentences: a TEI `/predict` NLI classifier, or
+    # (style `llm`) an OpenAI-compatible chat model asked with a fixed prompt.
+    verify_url: str | None = None
+    verify_style: str = "tei"
+    verify_model: str | None = None
+    verify_api_key: str | None = None
+    verify_timeout_ms: float = 1500.0
+    verify_label: str = "entailment"
     # Refuse before generation: evidence under this (0..1, see evidence.py), or conflicts.
     min_evidence: float = 0.35
     check_conflicts: bool = True
@@ -111,6 +122,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_QUERY_CACHE_SIZE must be >= 0")
         if self.fusion not in ("weighted", "rrf"):
             raise InvalidFieldError("STREAM_RAG_FUSION must be 'weighted' or 'rrf'")
+        if self.verify_style not in ("tei", "llm"):
+            raise InvalidFieldError("STREAM_RAG_VERIFY_STYLE must be 'tei' or 'llm'")
+        if self.verify_timeout_ms <= 0:
+            raise InvalidFieldError("STREAM_RAG_VERIFY_TIMEOUT_MS must be positive")
         if self.rerank_style not in ("tei", "cohere"):
             raise InvalidFieldError("STREAM_RAG_RERANK_STYLE must be 'tei' or 'cohere'")
         if (

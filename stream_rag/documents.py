@@ -72,6 +72,13 @@ CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS chunk_sentence_vectors (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    spans TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vectors BLOB NOT NULL
+);
 """
 SCHEMA_VERSION = 2
 _VERSION_COLUMNS = (
@@ -367,6 +374,34 @@ class DocumentStore:
                 "SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
                 rows,
             )
+
+    def save_sentence_vectors(self, rows: Sequence[tuple[str, str, str, int, bytes]]) -> None:
+        """Store `(chunk_id, model, spans_json, dim, float16 bytes)` rows (the gate's semantic
+        stage; see sentence_vectors.py). Rows of chunks deleted meanwhile are skipped."""
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO chunk_sentence_vectors "
+                "(chunk_id, model, spans, dim, vectors) "
+                "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+                [(*row, row[0]) for row in rows],
+            )
+
+    def sentence_vectors(
+        self, chunk_ids: Sequence[str], model: str
+    ) -> dict[str, tuple[str, int, bytes]]:
+        """chunk id -> `(spans_json, dim, bytes)` of the chunks that have vectors of `model`."""
+        found: dict[str, tuple[str, int, bytes]] = {}
+        ids = list(chunk_ids)
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            query = (
+                "SELECT chunk_id, spans, dim, vectors FROM chunk_sentence_vectors "
+                f"WHERE model = ? AND chunk_id IN ({marks})"
+            )
+            for row in self._db().execute(query, (model, *batch)):
+                found[row["chunk_id"]] = (row["spans"], int(row["dim"]), bytes(row["vectors"]))
+        return found
 
     def bm25_average_length(self, extra_tokens: int = 0, extra_chunks: int = 0) -> float:
         """Mean tokens per live chunk, counting a batch about to be indexed. Derived from the

@@ -63,11 +63,12 @@ class SentenceOut:
 class Dropped:
     index: int
     reason: str
+    stage: str = "lexical"  # the gate stage that decided: lexical, semantic or remote
 
     name = "dropped"
 
     def data(self) -> dict[str, Any]:
-        return {"index": self.index, "reason": self.reason}
+        return {"index": self.index, "reason": self.reason, "stage": self.stage}
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -25,8 +25,10 @@ __all__ = [
     "IDF_MIN_BLOCKS",
     "GateContext",
     "Reason",
+    "Stage",
     "Verdict",
     "check_sentence",
+    "term_keys",
 ]
 
 # Tuned on BEGIN (WoW dev, the only split); see NOTES.md for the curve.
@@ -41,17 +43,27 @@ IDF_MIN_BLOCKS = 8
 Reason = Literal[
     "ok", "uncited", "unknown_citation", "id_mismatch", "low_overlap", "number_mismatch", "empty"
 ]
+Stage = Literal["lexical", "semantic", "remote"]
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Whether a sentence may be sent; `score` is the substance score (0 when not computed)."""
+    """Whether a sentence may be sent; `score` is the substance score (0 when not computed).
+
+    `grey`: the lexical stage failed it for overlap alone (citations, numbers and polarity
+    check out), so a later stage may judge it; `stage` says which stage decided."""
 
     ok: bool
     reason: Reason
     cited: tuple[int, ...]
     score: float
     detail: str
+    grey: bool = False
+    stage: Stage = "lexical"
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def scores_json(self) -> dict[str, float]:
+        return {"lexical": round(self.score, 4), **self.scores}
 
 
 # --- terms ------------------------------------------------------------------------------------
@@ -118,6 +130,29 @@ def _terms(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+@lru_cache(maxsize=65536)
+def _lemma_keys(token: str, term: str) -> frozenset[str]:
+    """`term` and the stems of the token's dictionary lemmas ("went" -> go, "mice" -> mouse)."""
+    if not token.isascii():
+        return frozenset((term,))
+    import lemminflect  # 0.35 s to load its tables: only once a sentence reaches the grey zone
+
+    lemmas = lemminflect.getAllLemmas(token)
+    return frozenset({term, *(stem(lemma) for forms in lemmas.values() for lemma in forms)})
+
+
+def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
+    """The content terms of `canonical` text, each with the keys it matches by (stem and
+    lemmas) and its first surface form; in order, without repeats."""
+    out: dict[str, tuple[frozenset[str], str]] = {}
+    for token in tokenize(text):
+        term = _term(token)
+        if term is not None:
+            keys, surface = out.get(term, (frozenset(), token))
+            out[term] = (keys | _lemma_keys(token, term), surface)
+    return [(term, keys, surface) for term, (keys, surface) in out.items()]
+
+
 def _evidence(text: str) -> _Evidence:
     found, words = scan(canonical(text))
     return _Evidence(frozenset(_terms(words)), Stated.of(found, words))
@@ -159,6 +194,7 @@ class GateContext:
         self.doc_ids = tuple(doc_ids) if doc_ids is not None else None
         self.threshold = threshold
         self.max_unsupported = max_unsupported
+        self.blocks = tuple(blocks)
         # Stored features, where given, spare tokenising and scanning the block again.
         given = features if features is not None else [None] * len(blocks)
         self._evidence = tuple(
@@ -173,6 +209,8 @@ class GateContext:
         # proves nothing. With 1 or 2 blocks "most" would be every block, so nothing is dropped.
         self.dropped = frozenset(t for t, c in df.items() if n >= 3 and c > n / 2)
         self._unions: dict[tuple[int, ...], frozenset[str]] = {}
+        self._key_unions: dict[tuple[int, ...], frozenset[str]] = {}
+        self._tokens: dict[int, tuple[str, ...]] = {}
 
     @property
     def n_blocks(self) -> int:
@@ -221,24 +259,55 @@ class GateContext:
             why = f"unsupported weight {unsupported:.1f} >= {self.max_unsupported:.1f}"
         else:
             why = ""
+        unvouched = next(
+            (q for q in stated if not any(b.stated.vouches_for(q) for b in blocks)), None
+        )
         if why:
+            # Only a sentence that fails on overlap alone may get a second opinion: a
+            # changed number or a dropped negation stays a hard failure.
             return Verdict(
                 False,
                 "low_overlap",
                 cited,
                 score,
                 f"{why}; not in {_refs(cited)}: {_quote(missing)}",
+                grey=unvouched is None and NEGATION not in missing,
             )
-        for quantity in stated:
-            if not any(block.stated.vouches_for(quantity) for block in blocks):
-                return Verdict(
-                    False,
-                    "number_mismatch",
-                    cited,
-                    score,
-                    f"{quantity.text!r} is not in {_refs(cited)}",
-                )
+        if unvouched is not None:
+            return Verdict(
+                False,
+                "number_mismatch",
+                cited,
+                score,
+                f"{unvouched.text!r} is not in {_refs(cited)}",
+            )
         return Verdict(True, "ok", cited, score, f"overlap {score:.2f}")
+
+    def block_text(self, n: int) -> str:
+        return self.blocks[n - 1]
+
+    def block_keys(self, cited: tuple[int, ...]) -> frozenset[str]:
+        """Every stem and lemma key of the cited blocks (built on first use: grey zone only)."""
+        key = tuple(sorted(cited))
+        union = self._key_unions.get(key)
+        if union is None:
+            union = frozenset().union(*(self.text_keys(self.blocks[n - 1]) for n in key))
+            self._key_unions[key] = union
+        return union
+
+    def block_tokens(self, n: int) -> tuple[str, ...]:
+        """Block n's distinct content tokens (surface forms), built on first use."""
+        tokens = self._tokens.get(n)
+        if tokens is None:
+            _, words = scan(canonical(self.blocks[n - 1]))
+            tokens = tuple(surface for _, _, surface in term_keys(words))
+            self._tokens[n] = tokens
+        return tokens
+
+    @staticmethod
+    def text_keys(text: str) -> frozenset[str]:
+        _, words = scan(canonical(text))
+        return frozenset().union(*(keys for _, keys, _ in term_keys(words)))
 
     def _cited_terms(self, cited: tuple[int, ...]) -> frozenset[str]:
         key = tuple(sorted(cited))

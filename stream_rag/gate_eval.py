@@ -2,8 +2,8 @@
 
 Input JSONL, one object a line: `{"sentence", "blocks": [texts], "cited": [1-based numbers],
 "label": bool}` (label true: the blocks support the sentence). Prints the supported-pass rate,
-the unsupported-reject rate, balanced accuracy and counts by reason; `--curve` adds balanced
-accuracy over a range of thresholds.
+the unsupported-reject rate, balanced accuracy, counts by reason and by deciding stage;
+`--curve` adds balanced accuracy over a range of thresholds (lexical stage).
 """
 
 from __future__ import annotations
@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+
 from .citations import Citation
+from .config import Settings
 from .errors import InputError
 from .gate import GateContext, Verdict
+from .judge import Stages
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,7 @@ class Result:
     positives: int
     negatives: int
     reasons: dict[str, Counter[str]]  # "supported"/"unsupported" -> reason -> count
+    stages: dict[str, Counter[str]] = field(default_factory=dict)  # stage -> outcome -> count
 
     @property
     def balanced_accuracy(self) -> float:
@@ -62,20 +67,40 @@ def load(path: Path) -> list[Example]:
 
 
 def judge(
-    examples: Sequence[Example], threshold: float, max_unsupported: float | None
+    examples: Sequence[Example],
+    threshold: float,
+    max_unsupported: float | None,
+    stages: Stages | None = None,
 ) -> list[Verdict]:
-    return [
-        GateContext(ex.blocks, threshold=threshold, max_unsupported=max_unsupported).check(
-            ex.sentence, [Citation(n) for n in ex.cited]
-        )
+    """Verdicts of the lexical stage, or of every stage in `stages` (block vectors computed
+    in memory, as for chunks indexed before they were stored)."""
+    contexts = [
+        GateContext(ex.blocks, threshold=threshold, max_unsupported=max_unsupported)
         for ex in examples
     ]
+    if stages is None:
+        return [
+            ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
+            for ctx, ex in zip(contexts, examples, strict=True)
+        ]
+    run_stages = stages
+
+    async def run() -> list[Verdict]:
+        return [
+            await run_stages.judge(ctx).check(ex.sentence, [Citation(n) for n in ex.cited])
+            for ctx, ex in zip(contexts, examples, strict=True)
+        ]
+
+    return anyio.run(run)
 
 
 def score(examples: Sequence[Example], verdicts: Sequence[Verdict]) -> Result:
     reasons: dict[str, Counter[str]] = {"supported": Counter(), "unsupported": Counter()}
+    stages: dict[str, Counter[str]] = {s: Counter() for s in ("lexical", "semantic", "remote")}
     for ex, verdict in zip(examples, verdicts, strict=True):
-        reasons["supported" if ex.label else "unsupported"][verdict.reason] += 1
+        label = "supported" if ex.label else "unsupported"
+        reasons[label][verdict.reason] += 1
+        stages[verdict.stage][f"{label} {'passed' if verdict.ok else 'dropped'}"] += 1
     positives = sum(reasons["supported"].values())
     negatives = sum(reasons["unsupported"].values())
     passed = reasons["supported"]["ok"]
@@ -86,6 +111,7 @@ def score(examples: Sequence[Example], verdicts: Sequence[Verdict]) -> Result:
         positives,
         negatives,
         reasons,
+        stages,
     )
 
 
@@ -103,6 +129,15 @@ def report(result: Result, threshold: float, max_unsupported: float | None) -> s
             f"  {name:<17}{result.reasons['supported'][name]:>10}"
             f"{result.reasons['unsupported'][name]:>13}"
         )
+    lines.append("decided by     sentences  supported passed  unsupported dropped")
+    for stage, outcomes in result.stages.items():
+        decided = sum(outcomes.values())
+        sup = outcomes["supported passed"] + outcomes["supported dropped"]
+        uns = outcomes["unsupported passed"] + outcomes["unsupported dropped"]
+        lines.append(
+            f"  {stage:<12}{decided:>11}{outcomes['supported passed']:>11} of {sup:<5}"
+            f"{outcomes['unsupported dropped']:>12} of {uns}"
+        )
     return "\n".join(lines)
 
 
@@ -116,3 +151,25 @@ def curve(examples: Sequence[Example], max_unsupported: float | None) -> str:
             f"   {result.balanced_accuracy:.3f}"
         )
     return "\n".join(lines)
+
+
+def eval_stages(settings: Settings) -> tuple[Stages, str]:
+    """The stages `--stages all` runs: the semantic one (local MiniLM) unless it is off or not
+    installed, and the remote verifier if one is configured. Also a one-line status."""
+    from .minilm import MiniLMEmbedder, ModelNotInstalledError
+    from .semantic import DEFAULT_CUTOFF, SemanticStage
+    from .verify import build_verifier
+
+    semantic = None
+    status = "stages: lexical"
+    if settings.gate_semantic:
+        try:
+            cutoff = settings.gate_semantic_cutoff
+            semantic = SemanticStage(MiniLMEmbedder(), DEFAULT_CUTOFF if cutoff is None else cutoff)
+            status += f", semantic (cutoff {semantic.cutoff:.2f})"
+        except ModelNotInstalledError as exc:
+            status += f" (semantic off: {exc})"
+    verifier = build_verifier(settings)
+    if verifier is not None:
+        status += f", remote ({verifier.style} at {verifier.url})"
+    return Stages(semantic, None, verifier), status

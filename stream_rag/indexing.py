@@ -19,8 +19,9 @@ from .embed import Embedder
 from .errors import StreamRagError
 from .features import store_features
 from .index import Index, IndexPoint
+from .sentence_vectors import SentenceEncoder, store_chunk_vectors
 from .text import tokenize
-from .types import Document
+from .types import Chunk, Document
 
 log = logging.getLogger("stream_rag")
 # Vacuum the index once deleted points are this share of the stored ones (Qdrant's default).
@@ -38,10 +39,17 @@ def index_text(name: str, chunk_text: str, headings: Sequence[str] = ()) -> str:
 class Indexer:
     """Indexes one version at a time; blocking, so run it in a worker thread."""
 
-    def __init__(self, store: DocumentStore, index: Index, embedder: Embedder | None) -> None:
+    def __init__(
+        self,
+        store: DocumentStore,
+        index: Index,
+        embedder: Embedder | None,
+        sentence_encoder: SentenceEncoder | None = None,
+    ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
+        self.sentence_encoder = sentence_encoder  # the gate's semantic stage, if on
 
     @property
     def fingerprint(self) -> str:
@@ -79,6 +87,7 @@ class Indexer:
                 for i, (chunk, token_list) in enumerate(zip(chunks, token_lists, strict=True))
             ]
             self.index.upsert(points)
+            self._sentence_vectors(chunks)
         except StreamRagError as exc:
             self._fail(doc_id, version, exc.message)
             return
@@ -91,6 +100,18 @@ class Indexer:
             self.index.delete_versions(doc_id)
         else:
             self.index.delete_versions(doc_id, keep=live)
+
+    def _sentence_vectors(self, chunks: Sequence[Chunk]) -> None:
+        """Block-side vectors for the gate's semantic stage. Optional: if this fails, a
+        request computes them on first use, so indexing goes on."""
+        if self.sentence_encoder is None or not chunks:
+            return
+        try:
+            store_chunk_vectors(self.store, self.sentence_encoder, chunks)
+        except Exception:
+            log.exception(
+                "sentence vectors of %s v%d not stored", chunks[0].doc_id, chunks[0].version
+            )
 
     def _fail(self, doc_id: str, version: int, reason: str) -> None:
         with contextlib.suppress(StreamRagError):

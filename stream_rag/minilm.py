@@ -513,6 +513,18 @@ class MiniLMEmbedder:
                         out[batch] = vecs
         return out
 
+    def static_vectors(self, words: Sequence[str]) -> F32:
+        """Context-free unit vectors of ``words``: the mean of their word pieces' input
+        embeddings. No forward pass; near for many synonyms ("bought", "purchased")."""
+        out = np.zeros((len(words), self.dim), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(words), add_special_tokens=False)
+        for i, encoding in enumerate(encodings):
+            if encoding.ids:
+                out[i] = self._word_emb[encoding.ids].mean(axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        normalised: F32 = out / np.maximum(norms, np.float32(1e-12))
+        return normalised
+
     # ------------------------------------------------------------------
     def _encode_packed(self, seqs: list[list[int]]) -> F32:
         """Forward pass for sequences sorted by descending length."""

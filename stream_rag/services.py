@@ -12,6 +12,7 @@ from .embed import Embedder, build_embedder
 from .extractive import ExtractiveModel
 from .index import Index, open_index
 from .indexing import Indexer
+from .judge import Stages
 from .llm import ChatModel, OpenAIChatModel
 from .query_embed import QueryEmbedder
 from .rerank import HttpReranker, Reranker
@@ -53,6 +54,10 @@ class Services:
     async def aclose(self) -> None:
         if self.reranker is not None:
             await self.reranker.aclose()
+        verifier = self.answerer.stages.verifier
+        close_verifier = getattr(verifier, "aclose", None)
+        if callable(close_verifier):
+            await close_verifier()
         close_model = getattr(self.model, "aclose", None)
         if callable(close_model):
             await close_model()
@@ -113,17 +118,20 @@ def open_services(
     )
     retriever.on_search = telemetry.observe_search
     model = ObservedModel(model or build_model(settings, embedder), telemetry)
+    stages = build_stages(settings, store, embedder)
     return Services(
         settings=settings,
         store=store,
         index=index,
         embedder=embedder,
-        indexer=Indexer(store, index, embedder),
+        indexer=Indexer(
+            store, index, embedder, stages.semantic.encoder if stages.semantic else None
+        ),
         retriever=retriever,
         reranker=reranker,
         dense_status=dense_status,
         model=model,
-        answerer=Answerer(retriever, model, settings, telemetry=telemetry),
+        answerer=Answerer(retriever, model, settings, telemetry=telemetry, stages=stages),
         telemetry=telemetry,
     )
 
@@ -139,3 +147,17 @@ def build_model(settings: Settings, embedder: Embedder | None = None) -> ChatMod
             max_tokens=settings.llm_max_tokens,
         )
     return ExtractiveModel(embedder=embedder)
+
+
+def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | None) -> Stages:
+    """The gate's stages after the lexical one. The semantic stage is calibrated for the
+    local MiniLM, so it runs only when that is the embedder."""
+    from .minilm import MiniLMEmbedder
+    from .semantic import DEFAULT_CUTOFF, SemanticStage
+    from .verify import build_verifier
+
+    semantic = None
+    if settings.gate_semantic and isinstance(embedder, MiniLMEmbedder):
+        cutoff = settings.gate_semantic_cutoff
+        semantic = SemanticStage(embedder, DEFAULT_CUTOFF if cutoff is None else cutoff)
+    return Stages(semantic, store, build_verifier(settings))

@@ -1,0 +1,190 @@
+"""Fit the semantic stage's logistic combination on gate-eval JSONL files, with k-fold figures.
+
+    python -m loadtests.calibrate_gate ../shared/data/attribution/wice_dev.jsonl begin.jsonl
+
+Only grey-zone sentences (failed by the lexical stage for overlap alone) are features; the
+rest keep their lexical verdict. Prints, per data set, pass/reject of each step (lexical only,
+the cosine >= 0.85 prototype, then the logistic model on a growing set of signals) as
+out-of-fold (k-fold, folds stratified by label, fitted on both sets pooled) figures, and the
+coefficients fitted on everything, to paste into `stream_rag/semantic.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from stream_rag.citations import Citation
+from stream_rag.gate_eval import Example, load
+from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.semantic import Features, SemanticStage
+from stream_rag.semantic import features as compute_features
+from stream_rag.sentence_vectors import SentenceVectors, embed_sentences
+
+F64 = npt.NDArray[np.float64]
+STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("+ cosine (best window)", (0, 1)),
+    ("+ window overlap (lemmas)", (0, 1, 2)),
+    ("+ block overlap (lemmas)", (0, 1, 2, 3)),
+    ("+ unsupported weight", (0, 1, 2, 3, 4)),
+    ("+ worst clause", (0, 1, 2, 3, 4, 5)),
+    ("+ soft unsupported (word vectors)", (0, 1, 2, 3, 4, 5, 6, 7)),
+)
+
+
+@dataclass(slots=True)
+class Row:
+    dataset: str
+    label: bool
+    lexical_ok: bool
+    grey: bool
+    features: Features | None
+
+
+def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedder) -> list[Row]:
+    from stream_rag.gate import GateContext
+
+    cache: dict[str, SentenceVectors] = {}
+    stage = SemanticStage(embedder)
+
+    def stored(text: str) -> SentenceVectors:
+        if text not in cache:
+            computed = embed_sentences([text], embedder)[0]
+            # Round-trip through the stored float16 form, as a request reads it.
+            cache[text] = SentenceVectors.from_blob(
+                embedder.name, computed.spans, computed.to_blob(), embedder.dim
+            )
+        return cache[text]
+
+    rows = []
+    for ex in examples:
+        ctx = GateContext(ex.blocks)
+        verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
+        feats = None
+        if verdict.grey:
+            vector = embedder.embed([ex.sentence])[0]
+            feats = compute_features(
+                ex.sentence,
+                verdict,
+                ctx,
+                lambda n, ex=ex: stored(ex.blocks[n - 1]),  # type: ignore[misc]
+                vector,
+                stage.word_vectors,
+            )
+        rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats))
+    return rows
+
+
+def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
+    """Logistic regression by Newton's method; returns [intercept, coefficients...]."""
+    design = np.hstack([np.ones((len(x), 1)), x])
+    w = np.zeros(design.shape[1])
+    sample = np.where(y > 0, weight_positive, 1.0)
+    penalty = np.full(design.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -40, 40)))
+        grad = design.T @ (sample * (p - y)) + penalty * w
+        hess = (design * (sample * p * (1 - p))[:, None]).T @ design + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return w
+
+
+def predict(w: F64, x: F64) -> F64:
+    z = w[0] + x @ w[1:]
+    result: F64 = 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+    return result
+
+
+def folds(rows: Sequence[Row], k: int, seed: int) -> list[int]:
+    """Fold of each row, stratified by data set and label."""
+    assignment = [0] * len(rows)
+    rng = random.Random(seed)
+    groups: dict[tuple[str, bool], list[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault((row.dataset, row.label), []).append(i)
+    for members in groups.values():
+        rng.shuffle(members)
+        for j, i in enumerate(members):
+            assignment[i] = j % k
+    return assignment
+
+
+def rates(rows: Sequence[Row], passed: Sequence[bool], dataset: str) -> tuple[float, float]:
+    pos = [p for r, p in zip(rows, passed, strict=True) if r.dataset == dataset and r.label]
+    neg = [p for r, p in zip(rows, passed, strict=True) if r.dataset == dataset and not r.label]
+    return sum(pos) / max(1, len(pos)), 1 - sum(neg) / max(1, len(neg))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, nargs="+")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--cutoff", type=float, default=0.5)
+    parser.add_argument("--weight-positive", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args(argv)
+    embedder = MiniLMEmbedder()
+    rows: list[Row] = []
+    names = []
+    for path in args.data:
+        names.append(path.stem)
+        rows.extend(featurise(load(path), path.stem, embedder))
+    grey = [i for i, r in enumerate(rows) if r.features is not None]
+    x = np.array([f.vector() for r in rows if (f := r.features) is not None])
+    y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
+    fold = folds([rows[i] for i in grey], args.folds, args.seed)
+    print(f"grey zone: {len(grey)} of {len(rows)} sentences")
+    for name in names:
+        n = sum(r.dataset == name for r in rows)
+        g = sum(r.dataset == name and r.grey for r in rows)
+        print(f"  {name}: {g}/{n} = {g / n:.3f} reach the semantic stage")
+    header = "step".ljust(32) + "".join(f"{n:>24}" for n in names)
+    print(header + "\n" + " " * 32 + "".join(f"{'pass  reject  bal':>24}" for _ in names))
+
+    def show(label: str, rescued: dict[int, bool]) -> None:
+        passed = [r.lexical_ok or rescued.get(i, False) for i, r in enumerate(rows)]
+        cells = []
+        for name in names:
+            p, rj = rates(rows, passed, name)
+            cells.append(f"{p:.3f}  {rj:.3f}  {(p + rj) / 2:.3f}".rjust(24))
+        print(label.ljust(32) + "".join(cells))
+
+    show("lexical only", {})
+    show(
+        "prototype cos>=0.85, lex>=0.3",
+        {
+            i: f.cosine >= 0.85 and f.lexical >= 0.3
+            for i in grey
+            if (f := rows[i].features) is not None
+        },
+    )
+    for label, columns in STEPS:
+        cols = list(columns)
+        out = np.zeros(len(grey))
+        for k in range(args.folds):
+            train = np.array([f != k for f in fold])
+            w = fit(x[train][:, cols], y[train], weight_positive=args.weight_positive)
+            out[~train] = predict(w, x[~train][:, cols])
+        show(f"{label} (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)})
+    w = fit(x, y, weight_positive=args.weight_positive)
+    show(
+        "all signals (in-sample)",
+        {i: bool(p >= args.cutoff) for i, p in zip(grey, predict(w, x), strict=True)},
+    )
+    print(f"INTERCEPT = {w[0]:.4f}")
+    print(f"COEFFICIENTS = ({', '.join(f'{c:.4f}' for c in w[1:])})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

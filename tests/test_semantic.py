@@ -1,0 +1,155 @@
+"""The gate's semantic stage: grey zone only, stored block vectors, verdicts with their stage."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+
+from stream_rag.config import Settings
+from stream_rag.gate import GateContext, Verdict
+from stream_rag.ingest import ingest_paths
+from stream_rag.judge import Stages
+from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.semantic import SemanticStage, block_windows
+from stream_rag.sentence_vectors import StoredVectors, chunk_sentences, embed_sentences
+from stream_rag.services import Services, open_services
+
+BLOCKS = [
+    "The warranty covers manufacturing defects for two years from the date of purchase. "
+    "Batteries are replaced free of charge during the first year. "
+    "Accidental damage is not covered by the warranty.",
+    "Refunds are issued within 30 days of a cancellation request. "
+    "Annual plans can be refunded pro rata.",
+    "Support is available by email on weekdays from 9:00 to 17:00 CET.",
+]
+PARAPHRASE = "Manufacturing faults are covered by the guarantee for two years after you buy [1]."
+EXTRA_CLAIM = (
+    "The warranty covers manufacturing defects for two years, and the company also offers "
+    "free lifetime repairs at any store worldwide [1]."
+)
+
+
+@pytest.fixture(scope="module")
+def stage(minilm: MiniLMEmbedder) -> SemanticStage:
+    return SemanticStage(minilm)
+
+
+def judge(stages: Stages, sentence: str, blocks: list[str] = BLOCKS) -> Verdict:
+    async def run() -> Verdict:
+        return await stages.judge(GateContext(blocks))(sentence)
+
+    return anyio.run(run)
+
+
+def test_a_paraphrase_the_lexical_stage_drops_is_passed_by_the_semantic_one(
+    stage: SemanticStage,
+) -> None:
+    lexical = judge(Stages(), PARAPHRASE)
+    assert (lexical.ok, lexical.reason, lexical.grey, lexical.stage) == (
+        False,
+        "low_overlap",
+        True,
+        "lexical",
+    )
+    verdict = judge(Stages(stage), PARAPHRASE)
+    assert (verdict.ok, verdict.stage) == (True, "semantic")
+    assert verdict.scores["p"] >= stage.cutoff
+    assert verdict.scores["cosine"] > 0.5
+    assert verdict.scores_json()["lexical"] == round(lexical.score, 4)
+
+
+def test_an_added_unsupported_clause_is_still_dropped(stage: SemanticStage) -> None:
+    verdict = judge(Stages(stage), EXTRA_CLAIM)
+    assert (verdict.ok, verdict.reason, verdict.stage) == (False, "low_overlap", "semantic")
+    assert verdict.scores["clause_gap"] > 0.5
+
+
+@pytest.mark.parametrize(
+    ("sentence", "reason"),
+    [
+        ("Manufacturing faults are covered by the guarantee for three years [1].", None),
+        ("Support is never available by e-mail on working days [3].", "low_overlap"),
+        ("Manufacturing faults are covered by the guarantee for two years [4].", None),
+        ("Manufacturing faults are covered by the guarantee for two years.", "uncited"),
+    ],
+)
+def test_hard_failures_never_reach_the_semantic_stage(
+    stage: SemanticStage, sentence: str, reason: str | None
+) -> None:
+    verdict = judge(Stages(stage), sentence)
+    assert (verdict.ok, verdict.grey, verdict.stage) == (False, False, "lexical")
+    if reason is not None:
+        assert verdict.reason == reason
+
+
+def test_clear_passes_stay_with_the_lexical_stage(stage: SemanticStage) -> None:
+    verdict = judge(
+        Stages(stage), "Refunds are issued within 30 days of a cancellation request [2]."
+    )
+    assert (verdict.ok, verdict.grey, verdict.stage) == (True, False, "lexical")
+
+
+def test_windows_are_sentences_and_adjacent_pairs(minilm: MiniLMEmbedder) -> None:
+    stored = embed_sentences([BLOCKS[0]], minilm)[0]
+    assert len(stored.spans) == 3
+    windows, vectors = block_windows(1, stored)
+    assert [BLOCKS[0][w.start : w.end] for w in windows[3:]] == [
+        BLOCKS[0][stored.spans[0][0] : stored.spans[1][1]],
+        BLOCKS[0][stored.spans[1][0] : stored.spans[2][1]],
+    ]
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+@pytest.fixture
+def services(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[Services]:
+    opened = open_services(Settings(data_dir=tmp_path / "data"), embedder=minilm)
+    yield opened
+    opened.close()
+
+
+def _rows(services: Services) -> dict[str, tuple[str, int]]:
+    db = sqlite3.connect(services.settings.data_dir / "stream_rag.sqlite3")
+    try:
+        query = "SELECT chunk_id, model, length(vectors) FROM chunk_sentence_vectors"
+        return {row[0]: (row[1], row[2]) for row in db.execute(query)}
+    finally:
+        db.close()
+
+
+def test_ingest_stores_each_chunks_sentence_vectors_and_delete_removes_them(
+    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    source = tmp_path / "warranty.txt"
+    source.write_text("\n\n".join(BLOCKS), encoding="utf-8")
+    ingest_paths(services.store, [source], services.settings, indexer=services.indexer, quiet=True)
+    (document,) = services.store.list_documents()
+    chunks = services.store.chunks(document.id, 1)
+    rows = _rows(services)
+    assert set(rows) == {c.id for c in chunks}
+    for chunk in chunks:
+        model, size = rows[chunk.id]
+        assert model == minilm.name
+        assert size == len(chunk_sentences(chunk.text)) * minilm.dim * 2  # float16
+    services.indexer.delete(document.id)
+    assert _rows(services) == {}
+
+
+def test_chunks_without_stored_vectors_get_them_on_first_use(
+    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    source = tmp_path / "support.txt"
+    source.write_text(BLOCKS[2], encoding="utf-8")
+    ingest_paths(services.store, [source], services.settings, quiet=True)  # not indexed
+    (document,) = services.store.list_documents()
+    (chunk,) = services.store.chunks(document.id, 1)
+    assert _rows(services) == {}
+    loaded = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
+    assert _rows(services) == {chunk.id: (minilm.name, len(loaded.spans) * minilm.dim * 2)}
+    again = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
+    assert again.spans == loaded.spans
+    assert np.allclose(again.vectors, loaded.vectors, atol=1e-3)
