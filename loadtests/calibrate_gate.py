@@ -23,7 +23,7 @@ import numpy.typing as npt
 from stream_rag.citations import Citation
 from stream_rag.gate_eval import Example, load
 from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.semantic import Features, SemanticStage
+from stream_rag.semantic import Features, SemanticStage, anchored
 from stream_rag.semantic import features as compute_features
 from stream_rag.sentence_vectors import SentenceVectors, embed_sentences
 
@@ -99,6 +99,28 @@ def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
     return w
 
 
+# The sign each coefficient must have: more support never lowers the probability, more
+# unsupported weight never raises it. Unconstrained fits flip signs between correlated
+# signals and then extrapolate badly (a sentence sharing nothing with its block passed).
+SIGNS = (1, 1, 1, 1, -1, -1, -1, -1)
+
+
+def fit_monotone(x: F64, y: F64, columns: list[int], weight_positive: float = 1.0) -> F64:
+    """`fit` with every coefficient of the sign in `SIGNS` (a wrong-signed signal is dropped
+    and the rest refitted); returns [intercept, one coefficient per column]."""
+    active = list(range(len(columns)))
+    while True:
+        w = fit(x[:, [columns[i] for i in active]], y, weight_positive=weight_positive)
+        wrong = [i for i, c in zip(active, w[1:], strict=True) if c * SIGNS[columns[i]] < 0]
+        if not wrong:
+            full = np.zeros(len(columns) + 1)
+            full[0] = w[0]
+            for i, c in zip(active, w[1:], strict=True):
+                full[i + 1] = c
+            return full
+        active = [i for i in active if i not in wrong]
+
+
 def predict(w: F64, x: F64) -> F64:
     z = w[0] + x @ w[1:]
     result: F64 = 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
@@ -139,11 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in args.data:
         names.append(path.stem)
         rows.extend(featurise(load(path), path.stem, embedder))
-    grey = [i for i, r in enumerate(rows) if r.features is not None]
-    x = np.array([f.vector() for r in rows if (f := r.features) is not None])
+    # Only anchored grey-zone sentences reach the model; the others are dropped unasked.
+    grey = [i for i, r in enumerate(rows) if r.features is not None and anchored(r.features)]
+    x = np.array([f.vector() for i in grey if (f := rows[i].features) is not None])
     y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
     fold = folds([rows[i] for i in grey], args.folds, args.seed)
-    print(f"grey zone: {len(grey)} of {len(rows)} sentences")
+    print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")
     for name in names:
         n = sum(r.dataset == name for r in rows)
         g = sum(r.dataset == name and r.grey for r in rows)
@@ -173,10 +196,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = np.zeros(len(grey))
         for k in range(args.folds):
             train = np.array([f != k for f in fold])
-            w = fit(x[train][:, cols], y[train], weight_positive=args.weight_positive)
+            w = fit_monotone(x[train], y[train], cols, args.weight_positive)
             out[~train] = predict(w, x[~train][:, cols])
         show(f"{label} (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)})
-    w = fit(x, y, weight_positive=args.weight_positive)
+    print("cutoff sweep, all signals (cv):")
+    for step in range(30, 76, 5):
+        show(
+            f"  cutoff {step / 100:.2f}",
+            {i: bool(out[j] >= step / 100) for j, i in enumerate(grey)},
+        )
+    w = fit_monotone(x, y, list(range(x.shape[1])), args.weight_positive)
     show(
         "all signals (in-sample)",
         {i: bool(p >= args.cutoff) for i, p in zip(grey, predict(w, x), strict=True)},

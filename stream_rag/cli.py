@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
         "unissued",
         "wrong-block",
         "changed-number",
+        "extra-claim",
+        "paraphrase",
         "split-markers",
         "label-markers",
     ):

@@ -136,6 +136,8 @@ def fake_llm(args: argparse.Namespace) -> int:
         unissued=args.unissued,
         wrong_block=args.wrong_block,
         changed_number=args.changed_number,
+        extra_claim=args.extra_claim,
+        paraphrase=args.paraphrase,
         split_markers=args.split_markers,
         label_markers=args.label_markers,
         tokens_per_second=args.tokens_per_second,

@@ -8,6 +8,9 @@ rate, deterministically for a given seed and prompt:
 - `unissued`: cites a block number that was not issued
 - `wrong_block`: a sentence from one block cited as another issued block
 - `changed_number`: a quoted sentence with a number changed
+- `extra_claim`: a quoted sentence with an unsupported clause added (paraphrase.py)
+- `paraphrase`: a quoted sentence reworded, with synonyms, a fronted phrase or the passive;
+  numbers unchanged (paraphrase.py). Faithful: the gate should pass it
 - `split_markers`: markers streamed as `[`, `1`, `]`
 - `label_markers`: markers before the sentence, like a list label (`[1] The refund...`)
 - `tokens_per_second`, `stall_after`/`stall_s` (a pause mid-stream), `error_after` (the
@@ -31,9 +34,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from .extractive import NO_ANSWER, select, tokens_of
+from .paraphrase import add_claim, paraphrase
 from .prompt import parse_blocks, parse_question
 
-FABRICATIONS = ("unissued", "wrong_block", "changed_number")
+FABRICATIONS = ("unissued", "wrong_block", "changed_number", "extra_claim")
+# One roll per sentence picks at most one of these, in this order, each with its rate.
+BEHAVIOURS = (*FABRICATIONS, "paraphrase")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,8 @@ class FakeConfig:
     unissued: float = 0.0
     wrong_block: float = 0.0
     changed_number: float = 0.0
+    extra_claim: float = 0.0
+    paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0
     sentences: int = 3
@@ -85,7 +93,7 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
         behaviour = "faithful"
         if not retry:
             roll = rng.random()
-            for name in FABRICATIONS:
+            for name in BEHAVIOURS:
                 rate = getattr(config, name)
                 if roll < rate:
                     behaviour = name
@@ -101,6 +109,10 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
                 behaviour = "faithful"
         elif behaviour == "changed_number":
             text = _change_number(text, rng)
+        elif behaviour == "extra_claim":
+            text = add_claim(text, rng)
+        elif behaviour == "paraphrase":
+            text = paraphrase(text, rng)
         behaviours.append(behaviour)
         label = rng.random() < config.label_markers
         split = rng.random() < config.split_markers

@@ -48,7 +48,7 @@ def test_faithful_answers_cite_the_right_blocks() -> None:
     assert {c.n for c in citations} <= {1, 2, 3}
 
 
-@pytest.mark.parametrize("behaviour", ["unissued", "wrong_block", "changed_number"])
+@pytest.mark.parametrize("behaviour", ["unissued", "wrong_block", "changed_number", "extra_claim"])
 def test_each_fabrication(behaviour: str) -> None:
     config = FakeConfig(**{behaviour: 1.0})  # type: ignore[arg-type]
     pieces, behaviours = compose(config, messages())

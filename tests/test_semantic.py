@@ -153,3 +153,12 @@ def test_chunks_without_stored_vectors_get_them_on_first_use(
     again = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
     assert again.spans == loaded.spans
     assert np.allclose(again.vectors, loaded.vectors, atol=1e-3)
+
+
+def test_a_sentence_cited_to_a_block_it_is_not_anchored_in_is_dropped_unasked(
+    stage: SemanticStage,
+) -> None:
+    verdict = judge(Stages(stage), "Refunds for annual plans are paid back proportionally [3].")
+    assert (verdict.ok, verdict.stage) == (False, "semantic")
+    assert "not anchored in [3]" in verdict.detail
+    assert "p" not in verdict.scores
