@@ -1,0 +1,113 @@
+"""Benchmark the gate's semantic stage: cost per grey-zone sentence, and what storing
+sentence vectors at ingest costs.
+
+    python -m loadtests.bench_semantic --data begin.jsonl [--corpus corpus.jsonl]
+
+`--data`: gate-eval JSONL (`stream-rag eval gate` format). Every sentence the lexical stage
+leaves in the grey zone is judged by `SemanticStage.judge` with its blocks' vectors already
+stored (as after ingest), each sentence timed once, as in production; the embedding of the
+sentence is included. `--corpus` (BEIR corpus.jsonl): index the first `--docs` documents
+twice into throwaway stores, without and with sentence vectors, alternating, and print
+chunks/s of each (same run, same load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from stream_rag.citations import Citation
+from stream_rag.config import Settings
+from stream_rag.gate import GateContext
+from stream_rag.gate_eval import load
+from stream_rag.ingest import ingest_paths
+from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.semantic import SemanticStage
+from stream_rag.sentence_vectors import SentenceVectors, embed_sentences
+from stream_rag.services import open_services
+
+
+def percentile(samples: list[float], q: int) -> float:
+    return statistics.quantiles(samples, n=100, method="inclusive")[q - 1]
+
+
+def bench_stage(path: Path, embedder: MiniLMEmbedder) -> None:
+    stage = SemanticStage(embedder)
+    examples = load(path)
+    cases = []
+    for ex in examples:
+        ctx = GateContext(ex.blocks)
+        verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
+        if verdict.grey:
+            stored: dict[int, SentenceVectors] = {
+                n: embed_sentences([ex.blocks[n - 1]], embedder)[0] for n in set(ex.cited)
+            }
+            cases.append((ex.sentence, verdict, ctx, stored))
+    print(f"{path.name}: {len(cases)} of {len(examples)} sentences reach the semantic stage")
+    stage.judge(*cases[0][:3], cases[0][3].__getitem__)  # load lemma tables, warm caches
+    times_ms = []
+    for sentence, verdict, ctx, stored in cases:
+        start = time.perf_counter()
+        stage.judge(sentence, verdict, ctx, stored.__getitem__)
+        times_ms.append((time.perf_counter() - start) * 1000)
+    print(
+        f"semantic stage per sentence: p50 {percentile(times_ms, 50):.2f} ms, "
+        f"p99 {percentile(times_ms, 99):.2f} ms, max {max(times_ms):.2f} ms"
+    )
+
+
+def bench_ingest(corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "docs"
+        folder.mkdir()
+        with corpus.open(encoding="utf-8") as handle:
+            for i, line in zip(range(docs), handle, strict=False):
+                record = json.loads(line)
+                text = f"{record.get('title', '')}\n\n{record['text']}"
+                (folder / f"doc{i:05d}.txt").write_text(text, encoding="utf-8")
+        rates: dict[str, list[float]] = {"without": [], "with": []}
+        for r in range(rounds):
+            for label in ("without", "with") if r % 2 == 0 else ("with", "without"):
+                settings = Settings(
+                    data_dir=Path(tmp) / f"{label}{r}", gate_semantic=label == "with"
+                )
+                services = open_services(settings, embedder=embedder)
+                try:
+                    ingest_paths(services.store, [folder], settings, quiet=True)
+                    work = services.store.pending()
+                    chunks = sum(len(services.store.chunks(d, v)) for d, v in work)
+                    start = time.perf_counter()
+                    for doc_id, version in work:
+                        services.indexer.index_version(doc_id, version)
+                    rates[label].append(chunks / (time.perf_counter() - start))
+                finally:
+                    services.close()
+        best = {k: max(v) for k, v in rates.items()}
+        print(f"ingest (indexing) of {docs} documents, {rounds} rounds alternating:")
+        for label, values in rates.items():
+            shown = ", ".join(f"{v:.1f}" for v in values)
+            print(f"  {label:<8} sentence vectors: {shown} chunks/s (best {best[label]:.1f})")
+        print(f"  slowdown (best / best): {best['without'] / best['with']:.2f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, action="append", default=[])
+    parser.add_argument("--corpus", type=Path, help="BEIR corpus.jsonl for the ingest figure")
+    parser.add_argument("--docs", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    embedder = MiniLMEmbedder()
+    for path in args.data:
+        bench_stage(path, embedder)
+    if args.corpus:
+        bench_ingest(args.corpus, args.docs, args.rounds, embedder)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
