@@ -21,7 +21,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from . import openai_compat, tenancy
+from . import keys_api, openai_compat, tenancy
 from .access import Access
 from .answer import Options
 from .config import Settings
@@ -118,6 +118,7 @@ def create_app(
         Route("/v1/answer", answer, methods=["POST"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", list_models, methods=["GET"]),
+        *keys_api.routes(),
         Route("/v1/documents/{doc_id}/versions", add_version, methods=["POST"]),
         Route("/v1/documents/{doc_id}/versions/{n}", get_version, methods=["GET"]),
         Route("/v1/documents/{doc_id}/versions/{n}/chunks", get_chunks, methods=["GET"]),

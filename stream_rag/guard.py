@@ -126,7 +126,8 @@ class Guard:
         except StreamRagError as exc:
             await error_response(exc)(scope, receive, send)
             return
-        scope.setdefault("state", {})["principal"] = principal
+        # A fresh dict: the principal must never be shared with another request's state.
+        scope["state"] = {**scope.get("state", {}), "principal": principal}
         if scope["path"] not in ANSWER_PATHS or not self._limited(principal):
             await self.app(scope, receive, send)
             return

@@ -103,7 +103,7 @@ def check_collections(collections: Iterable[str], scopes: frozenset[str]) -> fro
     return frozenset(validate_collection(c) for c in names)
 
 
-def _limit(value: object, what: str) -> int | None:
+def check_limit(value: object, what: str) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -140,8 +140,8 @@ class KeyStore:
             prefix=secret[:8],
             scopes=chosen,
             collections=bound,
-            rpm=_limit(rpm, "rpm"),
-            max_streams=_limit(max_streams, "max_streams"),
+            rpm=check_limit(rpm, "rpm"),
+            max_streams=check_limit(max_streams, "max_streams"),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
         with self._connect() as db:
@@ -253,7 +253,8 @@ def _file_key(entry: object, i: int) -> ApiKey:
     try:
         chosen = check_scopes(scopes)
         bound = check_collections(collections, chosen)
-        rpm, streams = _limit(entry.get("rpm"), "rpm"), _limit(entry.get("max_streams"), "")
+        rpm = check_limit(entry.get("rpm"), "rpm")
+        streams = check_limit(entry.get("max_streams"), "max_streams")
     except InvalidFieldError as exc:
         raise InvalidFieldError(f"{where}: {exc.message}") from None
     name = entry.get("name")

@@ -98,3 +98,26 @@ def test_remote_cli_commands_send_the_key(
         assert main([*unused, "ingest", str(folder), "--url", base_url]) == 0
         monkeypatch.setenv("STREAM_RAG_API_KEY", "sr_wrong_key_0123456789")
         assert main([*unused, "ask", "refunds?", "--url", base_url]) == 1
+
+
+def test_admin_keys_manage_keys_over_http(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
+    ops = {"Authorization": f"Bearer {OPS}"}
+    with TestClient(create_app(settings)) as client:
+        body = {"scopes": ["read"], "collections": ["support"], "name": "reader", "rpm": 60}
+        widget = {"Authorization": f"Bearer {WIDGET}"}
+        assert client.post("/v1/keys", json=body, headers=widget).status_code == 403
+        created = client.post("/v1/keys", json=body, headers=ops)
+        assert created.status_code == 201
+        secret, key_id = created.json()["key"], created.json()["id"]
+        reader = {"Authorization": f"Bearer {secret}"}
+        assert client.get("/v1/documents", headers=reader).status_code == 200
+        listed = client.get("/v1/keys", headers=ops).json()["keys"]
+        assert {k["name"] for k in listed} == {"widget", "ops", "reader"}
+        assert secret not in json.dumps(listed)
+        assert client.get("/v1/keys", headers=reader).status_code == 403
+        assert client.delete(f"/v1/keys/{key_id}", headers=ops).status_code == 200
+        assert client.get("/v1/documents", headers=reader).status_code == 401  # at once
+        assert client.delete(f"/v1/keys/{key_id}", headers=ops).status_code == 404
+        for bad in ({"scopes": "read"}, {"scopes": ["root"]}, {"scopes": ["read"], "rpm": 0}):
+            assert client.post("/v1/keys", json=bad, headers=ops).status_code == 400, bad
