@@ -308,6 +308,25 @@ def test_error_shows_a_message_and_retry_asks_again(
             assert turn(page, 1).locator(".error").count() == 1
 
 
+def test_lost_connection_shows_a_message_and_retry_reaches_the_server(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page, console: Console
+) -> None:
+    with running_stack(tmp_path / "d", minilm) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        # The network drops the request: the browser's own failure, not a server reply.
+        page.route("**/v1/chat", lambda route: route.abort("connectionreset"))
+        console.allowed.append(re.compile(r"ERR_CONNECTION_RESET"))
+        ask(page, "Refunds for annual plans?")
+        error = wait_done(page).locator(".error")
+        assert "Could not reach the server" in error.inner_text()
+        assert stack.fake.state.stats.requests == 0
+        page.unroute("**/v1/chat")
+        error.get_by_role("button", name="Retry").click()
+        assert wait_done(page, 2).locator(".s").count() >= 1
+        assert stack.fake.state.stats.requests == 1
+
+
 def test_untrusted_text_is_shown_as_text_never_as_html(
     tmp_path: Path, minilm: MiniLMEmbedder, page: Page, console: Console
 ) -> None:
