@@ -353,7 +353,7 @@ textarea:focus-visible { outline-offset: 0; }
               turn.say("Writing a verified answer…");
               return false;
             case "sentence":
-              performance.mark("stream-rag:sentence-received", { detail: { index: data.index } });
+              try { performance.mark("stream-rag:sentence-received", { detail: { index: data.index } }); } catch (_) { /* old browser */ }
               turn.addSentence(data);
               return false;
             case "dropped":
@@ -478,11 +478,20 @@ textarea:focus-visible { outline-offset: 0; }
           for (const block of turn.cited.values()) {
             lines.push(`[${block.n}] ${block.name}, version ${block.version} (sha256 ${block.sha256}): ${chat.resolve(block.url)}`);
           }
+          const text = lines.join("\n");
           try {
-            await navigator.clipboard.writeText(lines.join("\n"));
+            await navigator.clipboard.writeText(text);
             button.textContent = "Copied";
           } catch (_) {
-            button.textContent = "Copy failed";
+            // No async clipboard (a page served over plain http): the old way still works.
+            const area = el("textarea", "sr-only");
+            area.value = text;
+            a.append(area);
+            area.select();
+            const copied = document.execCommand("copy");
+            area.remove();
+            button.focus();
+            button.textContent = copied ? "Copied" : "Copy failed";
           }
         },
         stopped() {
