@@ -114,6 +114,7 @@ def create_app(
         Route("/v1/documents/{doc_id}", delete_document, methods=["DELETE"]),
         Route("/v1/documents/{doc_id}/content", latest_content, methods=["GET", "HEAD"]),
         Route("/v1/search", search, methods=["POST"]),
+        Route("/v1/index/optimize", optimize_index, methods=["POST"]),
         Route("/v1/chat", chat, methods=["GET", "POST"]),
         Route("/v1/answer", answer, methods=["POST"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -294,6 +295,16 @@ async def search(request: Request) -> JSONResponse:
         query, collection=collection, top_k=top_k, weights=weights, fusion=fusion
     )
     return JSONResponse(_public(request, result.to_json()))
+
+
+async def optimize_index(request: Request) -> JSONResponse:
+    """Give the embedded index HNSW graphs (a child process builds them on a copy; searches go
+    on meanwhile). Admin only, like every route access.py does not list."""
+    build = getattr(_services(request).index, "build_hnsw", None)
+    if build is None:
+        raise InputError("only the embedded index is optimised here; Qdrant builds its own HNSW")
+    timings = await anyio.to_thread.run_sync(build)
+    return JSONResponse({"optimized": True, **timings})
 
 
 async def chat(request: Request) -> Response:

@@ -142,6 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     cli_keys.add_parser(commands)
     loadtest.add_parser(commands)
 
+    optimize = commands.add_parser(
+        "optimize",
+        help="give the embedded index HNSW graphs (large collections), while serving",
+        description="Build HNSW graphs for large segments of the embedded index on a copy, in "
+        "a child process, and swap it in; searches go on meanwhile and writes wait. With --url "
+        "a running server does it (POST /v1/index/optimize, admin).",
+    )
+    optimize.add_argument("--url", help="ask this running server to optimise its index")
+    optimize.add_argument("--api-key", help="admin key for --url (default: STREAM_RAG_API_KEY)")
+
     commands.add_parser(
         "reindex",
         help="rebuild the index from the stored documents",
@@ -219,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cli_ask.fake_llm(args)
         if args.command == "loadtest":
             return loadtest.run(args)
+        if args.command == "optimize" and args.url:
+            return _optimize_remote(args)
         if args.command == "ask" and args.url:
             return cli_ask.ask_remote(args)
         if args.command == "ingest" and args.url:
@@ -246,6 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from .doctor import command
 
                 return command(services.indexer, fix=args.repair)
+            if args.command == "optimize":
+                return _optimize(services)
             if args.command == "ask":
                 return cli_ask.ask(services, args)
         finally:
@@ -420,6 +434,31 @@ def _search(services: Services, args: argparse.Namespace) -> int:
     if not result.blocks:
         print("no blocks matched")
     return 0
+
+
+def _optimize(services: Services) -> int:
+    build = getattr(services.index, "build_hnsw", None)
+    if build is None:
+        print("stream-rag: error: a Qdrant server builds its own HNSW graphs", file=sys.stderr)
+        return 2
+    timings = build()
+    print(
+        " ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in timings.items())
+    )
+    return 0
+
+
+def _optimize_remote(args: argparse.Namespace) -> int:
+    import os
+
+    import httpx
+
+    key = args.api_key or os.environ.get("STREAM_RAG_API_KEY")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    url = f"{args.url.rstrip('/')}/v1/index/optimize"
+    response = httpx.post(url, headers=headers, timeout=httpx.Timeout(30.0, read=None))
+    print(response.text)
+    return 0 if response.status_code == 200 else 1
 
 
 def _reindex(services: Services) -> int:

@@ -34,6 +34,8 @@ class Settings:
     qdrant_collection: str = "stream_rag"
     qdrant_shards: int | None = None
     qdrant_replicas: int | None = None
+    # Embedded index: candidates an HNSW search keeps (segments `stream-rag optimize` built).
+    hnsw_ef: int = 256
     # Embeddings: the local MiniLM unless an OpenAI-compatible endpoint is given.
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"
@@ -116,6 +118,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_PORT must be a TCP port number")
         if not 1 <= self.top_k <= self.candidates <= 1000:
             raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
+        if self.hnsw_ef < 1:
+            raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
         if self.cpu_workers < 1:
             raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be at least 1")
         if self.query_cache_size < 0:

@@ -140,4 +140,5 @@ def open_index(settings: Settings, dim: int) -> Index:
         return QdrantIndex.connect(settings, dim)
     from .index_edge import EdgeIndex
 
-    return EdgeIndex.open(settings.data_dir / "index" / f"edge-{dim}-f16", dim)
+    path = settings.data_dir / "index" / f"edge-{dim}-f16"
+    return EdgeIndex.open(path, dim, hnsw_ef=settings.hnsw_ef)
