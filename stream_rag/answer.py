@@ -8,6 +8,7 @@ non-streaming paths share retrieval, the pre-generation checks, the prompt and t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
@@ -16,10 +17,12 @@ from dataclasses import dataclass, field, replace
 from .citations import extract, strip_markers
 from .config import Settings
 from .conflicts import ConflictDetector, LexicalConflictDetector
+from .conversation import CONDENSE_PROMPT, Turn, condense_request, resolve
 from .events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, block_ref
 from .evidence import evidence_score
 from .gate import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from .judge import Stages
+from .limits import MAX_QUESTION_CHARS
 from .llm import ChatModel, ModelError
 from .prompt import Message, build_messages
 from .retrieve import Block, Retriever, SearchResult
@@ -50,6 +53,7 @@ class Options:
     min_evidence: float | None = None
     check_conflicts: bool | None = None
     gate_threshold: float | None = None
+    history: tuple[Turn, ...] = ()  # earlier questions and verified answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,7 @@ class AnswerResult:
     question: str
     generator: str
     blocks: tuple[Block, ...]
+    query: str = ""  # what retrieval searched: the question, or a follow-up resolved
     sentences: tuple[SentenceOut, ...] = ()
     refusal: Refusal | None = None
     attempts: tuple[Attempt, ...] = ()
@@ -127,6 +132,7 @@ class AnswerResult:
     def to_json(self) -> dict[str, object]:
         return {
             "question": self.question,
+            "query": self.query or self.question,
             "generator": self.generator,
             "answer": self.text if self.refusal is None else None,
             "sentences": [s.data() for s in self.sentences],
@@ -162,8 +168,25 @@ class Answerer:
             question, collection=options.collection, top_k=options.top_k
         )
 
+    async def resolve(self, question: str, options: Options) -> str:
+        """What to search for: a follow-up resolved with the earlier turns."""
+        history, how = options.history, self.settings.condense
+        if not history or how == "off":
+            return question
+        if how == "llm" and self.model.name != "local-extractive":
+            messages = [
+                Message("system", CONDENSE_PROMPT),
+                Message("user", condense_request(question, history)),
+            ]
+            with contextlib.suppress(ModelError):
+                rewritten = " ".join((await self._complete(messages)).split())[:MAX_QUESTION_CHARS]
+                if rewritten:
+                    return rewritten
+        return resolve(question, history)
+
     async def prepare(self, question: str, options: Options) -> Prepared:
-        """Retrieval, the pre-generation checks and the gate context, in one worker call."""
+        """Retrieval, the pre-generation checks and the gate context, in one worker call;
+        `question` is what to search for (a follow-up already resolved)."""
 
         def checks(result: SearchResult) -> tuple[Refusal | None, GateContext | None, float]:
             if self.settings.ungated_baseline:
@@ -239,7 +262,7 @@ class Answerer:
     ) -> AsyncGenerator[Event, None]:
         options = options or Options()
         started = time.perf_counter()
-        prepared = await self.prepare(question, options)
+        prepared = await self.prepare(await self.resolve(question, options), options)
         blocks = prepared.blocks
         yield Sources(blocks, self.model.name)
         if prepared.refusal is not None:
@@ -258,7 +281,8 @@ class Answerer:
             return tally.count(Judged(tally.units, segment, verdict).event(blocks))
 
         try:
-            async with aclosing(self.model.stream(build_messages(question, blocks))) as pieces:
+            messages = build_messages(question, blocks, history=options.history)
+            async with aclosing(self.model.stream(messages)) as pieces:
                 async for piece in pieces:
                     tally.tokens += 1
                     for segment in buffer.feed(piece):
@@ -281,10 +305,11 @@ class Answerer:
         regenerated once with the concrete reasons, and a second failure is a refusal."""
         options = options or Options()
         started = time.perf_counter()
-        prepared = await self.prepare(question, options)
+        query = await self.resolve(question, options)
+        prepared = await self.prepare(query, options)
         blocks = prepared.blocks
         timings = {"retrieve": prepared.retrieve_ms, "checks": prepared.checks_ms}
-        base = AnswerResult(question, self.model.name, tuple(blocks), timings_ms=timings)
+        base = AnswerResult(question, self.model.name, tuple(blocks), query, timings_ms=timings)
         if prepared.refusal is not None:
             return replace(base, refusal=prepared.refusal)
         context = prepared.context
@@ -292,7 +317,9 @@ class Answerer:
         attempts: list[Attempt] = []
         feedback: str | None = None
         for _ in range(2):
-            draft = await self._complete(build_messages(question, blocks, feedback))
+            draft = await self._complete(
+                build_messages(question, blocks, feedback, history=options.history)
+            )
             judged = tuple(
                 [Judged(i, s, await judge(s.text)) for i, s in enumerate(split_segments(draft))]
             )

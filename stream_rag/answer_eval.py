@@ -16,8 +16,9 @@ from pathlib import Path
 
 import anyio
 
-from .answer import Answerer, AnswerResult
+from .answer import Answerer, AnswerResult, Options
 from .config import Settings
+from .conversation import Turn
 from .embed import Embedder
 from .errors import InputError
 from .ingest import ingest_paths
@@ -119,7 +120,8 @@ def evaluate_answers(
 
 async def _ask(answerer: Answerer, item: Question, use_history: bool) -> Outcome:
     started = time.perf_counter()
-    result: AnswerResult = await answerer.answer(item.question)
+    history = tuple(Turn(q, a) for q, a in item.history) if use_history else ()
+    result: AnswerResult = await answerer.answer(item.question, Options(history=history))
     latency = (time.perf_counter() - started) * 1000
     by_n = {b.n: b.filename for b in result.blocks}
     cited = tuple(dict.fromkeys(by_n[c.n] for s in result.sentences for c in s.citations))

@@ -25,6 +25,7 @@ from . import keys_api, openai_compat, tenancy
 from .access import Access
 from .answer import Options
 from .config import Settings
+from .conversation import history_of
 from .doctor import startup_check
 from .documents import DocumentStore
 from .embed import Embedder
@@ -367,7 +368,7 @@ def question_of(body: dict[str, object]) -> str:
 
 def answer_options(body: dict[str, object]) -> Options:
     """Per-request overrides, checked: collection, top_k, min_evidence, check_conflicts,
-    gate_threshold."""
+    gate_threshold, and the conversation's earlier turns (`history`)."""
     collection, top_k = body.get("collection"), body.get("top_k")
     if collection is not None and not isinstance(collection, str):
         raise InvalidFieldError("'collection' must be a string")
@@ -392,6 +393,7 @@ def answer_options(body: dict[str, object]) -> Options:
         min_evidence=floats["min_evidence"],
         check_conflicts=check,
         gate_threshold=floats["gate_threshold"],
+        history=history_of(body.get("history")),
     )
 
 

@@ -60,6 +60,9 @@ class Settings:
     llm_timeout_s: float = 60.0
     llm_stall_s: float = 20.0
     llm_max_tokens: int = 512
+    # Follow-ups: "lexical" carries the earlier question's subject words, "llm" asks the chat
+    # model to rewrite the question (falls back to lexical), "off" retrieves the question alone.
+    condense: str = "lexical"
     # The citation gate's substance threshold (None: the tuned default in gate.py).
     gate_threshold: float | None = None
     # The gate's semantic second stage (needs the local MiniLM) and its pass probability.
@@ -130,6 +133,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_VERIFY_STYLE must be 'tei' or 'llm'")
         if self.verify_timeout_ms <= 0:
             raise InvalidFieldError("STREAM_RAG_VERIFY_TIMEOUT_MS must be positive")
+        if self.condense not in ("lexical", "llm", "off"):
+            raise InvalidFieldError("STREAM_RAG_CONDENSE must be 'lexical', 'llm' or 'off'")
         if self.rerank_style not in ("tei", "cohere"):
             raise InvalidFieldError("STREAM_RAG_RERANK_STYLE must be 'tei' or 'cohere'")
         if (

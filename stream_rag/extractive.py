@@ -26,9 +26,10 @@ import anyio.to_thread
 import numpy as np
 
 from .chunking import pieces, sentence_spans
+from .conversation import resolve
 from .embed import Embedder, Vectors
 from .gate import stem
-from .prompt import HEADER_RE, Message, parse_blocks, parse_question
+from .prompt import HEADER_RE, Message, parse_blocks, parse_history, parse_question
 from .text import tokenize
 
 NO_ANSWER = "The sources do not answer this question."
@@ -225,8 +226,9 @@ class ExtractiveModel:
     def answer(self, prompt: str) -> str:
         """The whole answer for a prompt made by `build_messages` (blocking: it may embed)."""
         names = {int(m.group(1)): m.group(2) for m in HEADER_RE.finditer(prompt)}
+        question = resolve(parse_question(prompt), parse_history(prompt))
         chosen = select(
-            parse_question(prompt),
+            question,
             parse_blocks(prompt),
             self.sentences,
             dense=self.dense,

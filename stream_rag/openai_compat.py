@@ -1,10 +1,12 @@
 """`POST /v1/chat/completions` and `GET /v1/models`: stream_rag as an OpenAI-compatible model
 whose output is gated. Any OpenAI client, chat front-end or load-testing harness can use it.
 
-The last user message is the question. `stream: true` sends only verified sentences as
-content deltas (standard chunk objects, then `data: [DONE]`); `stream: false` returns one
-message from the non-streaming path (one regeneration on failure). Citations travel in the
-extension field `stream_rag` of each chunk or of the completion:
+The last user message is the question; the messages before it are the conversation (each
+user message with the assistant reply after it), used to resolve follow-ups. `stream: true`
+sends only verified sentences as content deltas (standard chunk objects, then
+`data: [DONE]`); `stream: false` returns one message from the non-streaming path (one
+regeneration on failure). Citations travel in the extension field `stream_rag` of each chunk
+or of the completion:
 `{"citations": [{n, doc_id, version, sha256, name, chunk_id, url}], "index": i}` on a
 sentence's chunk, `{"sources": [...]}` on the first chunk, `{"refusal": {reason, message}}`
 on a refusal (whose message is also sent as ordinary content), `{"done": {...}}` at the end.
@@ -22,6 +24,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .answer import Answerer, Options
+from .conversation import Turn, turns_from_messages
 from .errors import InvalidFieldError
 from .events import Done, Error, Refusal, SentenceOut, Sources, block_ref
 from .limits import check_history_chars, check_question
@@ -41,6 +44,15 @@ def question_of(body: dict[str, Any]) -> str:
             if content.strip():
                 return check_question(content, "messages")
     raise InvalidFieldError("no user message with text content in 'messages'")
+
+
+def history(body: dict[str, Any]) -> tuple[Turn, ...]:
+    """The earlier turns of `messages` (checked by `question_of`): user questions with the
+    assistant replies that followed them."""
+    pairs = [
+        (str(m.get("role")), _text(m)) for m in body.get("messages") or [] if isinstance(m, dict)
+    ]
+    return turns_from_messages(pairs)
 
 
 def _text(message: object) -> str:
@@ -71,7 +83,7 @@ class CompletionsEndpoint:
 
     async def handle(self, body: dict[str, Any]) -> Response:
         question = question_of(body)
-        options = Options(collection=_str(body.get("collection")))
+        options = Options(collection=_str(body.get("collection")), history=history(body))
         model = _str(body.get("model")) or MODEL_ID
         if body.get("stream"):
             return StreamingResponse(

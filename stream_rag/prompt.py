@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .conversation import PROMPT_TURNS, Turn
 from .retrieve import Block
 
 SYSTEM = """\
@@ -18,6 +19,9 @@ Rules:
 - If the sources do not answer the question, say so in one sentence without a citation.
 - Answer in the language of the question, in a few short sentences."""
 
+HISTORY_HEADER = (
+    "Earlier in this conversation (context for the question only: not a source, never cite it):"
+)
 # The block header line; the fake model and the local generator parse it back.
 HEADER_RE = re.compile(r"^\[(\d+)\] (.*) \(id: (\S+), version (\d+)\)$", re.MULTILINE)
 
@@ -38,12 +42,27 @@ def format_blocks(blocks: Sequence[Block]) -> str:
     return "\n\n".join(parts)
 
 
+def format_history(history: Sequence[Turn]) -> str:
+    """Earlier turns, one line each (collapsed, so no text can pass for a block header)."""
+    lines = [HISTORY_HEADER]
+    for turn in history:
+        lines.append(f"Q: {' '.join(turn.question.split())}")
+        if turn.answer.strip():
+            lines.append(f"A: {' '.join(turn.answer.split())}")
+    return "\n".join(lines) + "\n\n"
+
+
 def build_messages(
-    question: str, blocks: Sequence[Block], feedback: str | None = None
+    question: str,
+    blocks: Sequence[Block],
+    feedback: str | None = None,
+    history: Sequence[Turn] = (),
 ) -> list[Message]:
-    """System rules, then sources and question; `feedback` asks for a corrected draft."""
+    """System rules, then earlier turns, sources and question; `feedback` asks for a
+    corrected draft."""
     numbers = ", ".join(f"[{b.n}]" for b in blocks) or "none"
-    user = f"Sources:\n\n{format_blocks(blocks)}\n\nQuestion: {question.strip()}"
+    earlier = format_history(history[-PROMPT_TURNS:]) if history else ""
+    user = f"{earlier}Sources:\n\n{format_blocks(blocks)}\n\nQuestion: {question.strip()}"
     messages = [Message("system", SYSTEM.format(numbers=numbers)), Message("user", user)]
     if feedback:
         messages.append(Message("user", feedback))
@@ -59,6 +78,20 @@ def parse_blocks(prompt: str) -> dict[int, str]:
         body = prompt[header.end() : end if end > header.end() else len(prompt)]
         blocks[int(header.group(1))] = body.strip()
     return blocks
+
+
+def parse_history(prompt: str) -> list[Turn]:
+    """Earlier turns, read back from a prompt made by `build_messages`."""
+    if not prompt.startswith(HISTORY_HEADER):
+        return []
+    section = prompt[len(HISTORY_HEADER) : prompt.find("\n\nSources:\n\n")]
+    turns: list[Turn] = []
+    for line in section.splitlines():
+        if line.startswith("Q: "):
+            turns.append(Turn(line[3:]))
+        elif line.startswith("A: ") and turns:
+            turns[-1] = Turn(turns[-1].question, line[3:])
+    return turns
 
 
 def parse_question(prompt: str) -> str:
