@@ -260,7 +260,7 @@ textarea:focus-visible { outline-offset: 0; }
       return this.turns
         .filter((t) => t.finished && t.sentences.length && !t.refused)
         .slice(-6)
-        .map((t) => ({ question: t.question, answer: t.sentences.map((s) => s.text).join(" ") }));
+        .map((t) => ({ question: t.question, answer: t.sentences.map((s) => s.text).join(" ").slice(0, 8000) }));
     }
 
     ask(raw) {

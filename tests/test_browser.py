@@ -7,6 +7,7 @@ what to install; under CI=true they fail instead, so CI can never pass without r
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
@@ -209,6 +210,34 @@ def test_citation_click_downloads_the_cited_version_of_same_name_documents(
     # Both documents were cited, each visibly its own source (same name, different sha256).
     assert set(seen) == set(docs)
     assert len(set(seen.values())) == 2
+
+
+def test_a_conversation_keeps_its_turns_and_sends_them_as_history(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    with running_stack(tmp_path / "d", minilm) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        ask(page, "Refunds for annual plans?")
+        first = wait_done(page).locator(".s").evaluate_all("els => els.map((e) => e.dataset.index)")
+        answer = " ".join(
+            turn(page, 1)
+            .locator(".s")
+            .evaluate_all("els => els.map((e) => e.firstChild.textContent)")
+        )
+        with page.expect_request(lambda r: r.url.endswith("/v1/chat")) as request:
+            ask(page, "And for monthly plans?")
+        second = wait_done(page, 2)
+        body = json.loads(request.value.post_data or "{}")
+        response = request.value.response()
+    assert response is not None
+    assert response.status == 200
+    assert body["question"] == "And for monthly plans?"
+    assert body["history"] == [{"question": "Refunds for annual plans?", "answer": answer}]
+    assert answer.startswith("Refunds for annual plans are possible within 30 days.")
+    # The first turn is still on screen, untouched, above the second.
+    assert turn(page, 1).locator(".s").count() == len(first)
+    assert second.locator(".q").inner_text() == "And for monthly plans?"
 
 
 def test_conflicting_sources_are_shown_side_by_side(
