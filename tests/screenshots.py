@@ -55,7 +55,7 @@ def main() -> int:
                 if width == 1200:
                     page.screenshot(path=args.out / "page-1200.png")
                     # The citation's hover card, which may reach past the widget's box.
-                    page.locator("stream-rag-chat .chip").first.hover()
+                    page.locator("stream-rag-chat .turn").first.locator(".chip").last.hover()
                     area = widget.bounding_box()
                     tip = page.locator("stream-rag-chat .tip").bounding_box()
                     assert area is not None
