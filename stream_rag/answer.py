@@ -9,25 +9,32 @@ non-streaming paths share retrieval, the pre-generation checks, the prompt and t
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 
+import anyio
+
 from .citations import extract, strip_markers
 from .config import Settings
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .conversation import CONDENSE_PROMPT, Turn, condense_request, resolve
+from .errors import StreamRagError
 from .events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, block_ref
 from .evidence import evidence_score
 from .gate import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from .judge import Stages
+from .lifecycle import Drain
 from .limits import MAX_QUESTION_CHARS
 from .llm import ChatModel, ModelError
 from .prompt import Message, build_messages
 from .retrieve import Block, Retriever, SearchResult
 from .segment import Segment, SentenceBuffer, split_segments
 from .telemetry import Telemetry
+
+log = logging.getLogger("stream_rag")
 
 NO_SOURCES = "Nothing in the knowledge base matches this question."
 LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
@@ -160,6 +167,8 @@ class Answerer:
         self.detector = detector or LexicalConflictDetector()
         self.telemetry = telemetry
         self.stages = stages or Stages()
+        # The app replaces this with its own, which SIGTERM sets off.
+        self.drain = Drain(settings.drain_s)
 
     # -- shared steps -----------------------------------------------------------------------
 
@@ -254,13 +263,39 @@ class Answerer:
 
     def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
         """The gated answer as events (counted in the telemetry, when there is one)."""
-        events = self._stream(question, options)
+        events = self._guarded(question, options or Options())
         return events if self.telemetry is None else self.telemetry.watch(events)
 
-    async def _stream(
-        self, question: str, options: Options | None = None
-    ) -> AsyncGenerator[Event, None]:
-        options = options or Options()
+    async def _guarded(self, question: str, options: Options) -> AsyncGenerator[Event, None]:
+        """The answer's events; the last is always `done` or `error`, whatever happens inside
+        (a deadline, the server shutting down, a bug)."""
+        deadline = anyio.current_time() + self.settings.answer_timeout_s
+        last: Event | None = None
+        try:
+            async with aclosing(self._stream(question, options)) as events:
+                while True:
+                    # The guard spans one wait for the next event, never a yield.
+                    with self.drain.guard(deadline) as scope:
+                        try:
+                            last = await events.__anext__()
+                        except StopAsyncIteration:
+                            break
+                    if scope.cancelled_caught:
+                        error = self.drain.reason()
+                        yield Error(error.code, error.message)
+                        return
+                    yield last
+        except StreamRagError as exc:
+            yield Error(exc.code, exc.message)
+            return
+        except Exception:
+            log.exception("the answer to %r failed", question[:200])
+            yield Error("internal_error", "the answer failed on the server")
+            return
+        if not isinstance(last, Done | Error):
+            yield Error("internal_error", "the answer ended without a result")
+
+    async def _stream(self, question: str, options: Options) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
         prepared = await self.prepare(await self.resolve(question, options), options)
         blocks = prepared.blocks
@@ -303,7 +338,12 @@ class Answerer:
     async def answer(self, question: str, options: Options | None = None) -> AnswerResult:
         """One verified answer. A draft passes when every sentence passes; a failing draft is
         regenerated once with the concrete reasons, and a second failure is a refusal."""
-        options = options or Options()
+        deadline = anyio.current_time() + self.settings.answer_timeout_s
+        with self.drain.guard(deadline):
+            return await self._answer(question, options or Options())
+        raise self.drain.reason()  # reached only when the guard cut the answer short
+
+    async def _answer(self, question: str, options: Options) -> AnswerResult:
         started = time.perf_counter()
         query = await self.resolve(question, options)
         prepared = await self.prepare(query, options)

@@ -30,10 +30,11 @@ from .doctor import startup_check
 from .documents import DocumentStore
 from .embed import Embedder
 from .errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
-from .events import Error, SentenceOut, to_sse
+from .events import SentenceOut, to_sse
 from .guard import Guard, HostCheck
 from .index import Index
 from .indexing import IndexQueue
+from .lifecycle import Drain, unless_client_leaves
 from .limits import check_question, read_json
 from .llm import ChatModel
 from .rerank import Reranker
@@ -70,6 +71,7 @@ def create_app(
     `embedder`, `index` and `reranker` replace the configured backends."""
     settings = settings or Settings.from_env()
     telemetry = Telemetry()
+    drain = Drain(settings.drain_s)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[State]:
@@ -88,18 +90,24 @@ def create_app(
         log.info(services.dense_status)
         _bind_gauges(services)
         queue = IndexQueue(services.indexer)
+        services.answerer.drain = drain
+        # SIGTERM: indexing stops after the job in hand (the rest resumes on restart).
+        drain.on_drain(queue.stop)
         try:
             queue.submit_all(await anyio.to_thread.run_sync(services.indexer.reconcile))
             queue.submit_all(await anyio.to_thread.run_sync(startup_check, services.indexer))
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)
-                yield {
-                    "settings": settings,
-                    "store": services.store,
-                    "services": services,
-                    "queue": queue,
-                    "access": access,
-                }
+                async with anyio.create_task_group() as watchers:
+                    watchers.start_soon(drain.run)
+                    yield {
+                        "settings": settings,
+                        "store": services.store,
+                        "services": services,
+                        "queue": queue,
+                        "access": access,
+                    }
+                    watchers.cancel_scope.cancel()
                 queue.close()
         finally:
             await services.aclose()
@@ -147,6 +155,7 @@ def create_app(
         },
     )
     app.state.telemetry = telemetry
+    app.state.drain = drain  # `stream-rag serve` starts it on SIGTERM
     return app
 
 
@@ -317,7 +326,7 @@ async def chat(request: Request) -> Response:
             return Response(status_code=204)
         params = request.query_params
         raw_top_k = params.get("top_k")
-        if raw_top_k is not None and not raw_top_k.isdigit():
+        if raw_top_k is not None and not _is_ascii_int(raw_top_k):
             raise InvalidFieldError("'top_k' must be an integer")
         body: dict[str, object] = {
             "question": params.get("q") or params.get("question"),
@@ -332,18 +341,21 @@ async def chat(request: Request) -> Response:
     record = tenancy.citation_recorder(request)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
-        try:
-            async for event in services.answerer.stream(question, options):
-                if isinstance(event, SentenceOut):
-                    record(event.citations)
-                yield to_sse(event, id=ids.next(), base_url=base_url)
-        except StreamRagError as exc:
-            yield to_sse(Error(exc.code, exc.message), id=ids.next())
+        # The answerer ends every stream with `done` or `error` (shutting_down included).
+        async for event in services.answerer.stream(question, options):
+            if isinstance(event, SentenceOut):
+                record(event.citations)
+            yield to_sse(event, id=ids.next(), base_url=base_url)
 
+    settings = _settings(request)
     return EventSourceResponse(
         events(),
-        ping=_settings(request).sse_ping_s,
+        ping=settings.sse_ping_s,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        # sse-starlette cuts streams at once on SIGTERM unless given a grace period; ours
+        # end themselves after STREAM_RAG_DRAIN_S with `error: shutting_down`.
+        shutdown_event=anyio.Event(),
+        shutdown_grace_period=settings.drain_s + 5,
     )
 
 
@@ -352,7 +364,13 @@ async def answer(request: Request) -> JSONResponse:
     body = await _json_object(request)
     question = question_of(body)
     options = _scoped(request, body, answer_options(body))
-    result = await _services(request).answerer.answer(question, options)
+    answerer = _services(request).answerer
+    # A client that leaves cancels the answer, which closes the model request.
+    result = await unless_client_leaves(
+        request.receive, partial(answerer.answer, question, options)
+    )
+    if result is None:
+        return _client_gone()
     record = tenancy.citation_recorder(request)
     for sentence in result.sentences:
         record(sentence.citations)
@@ -408,7 +426,8 @@ async def chat_completions(request: Request) -> Response:
         reference_links=_settings(request).openai_reference_links,
         on_cited=tenancy.citation_recorder(request),
     )
-    return await endpoint.handle(body)
+    response = await unless_client_leaves(request.receive, partial(endpoint.handle, body))
+    return _client_gone() if response is None else response
 
 
 async def list_models(request: Request) -> Response:
@@ -470,9 +489,20 @@ def content_disposition(filename: str, *, inline: bool = False) -> str:
 
 def _version_number(request: Request) -> int:
     raw = request.path_params["n"]
-    if not raw.isdigit() or int(raw) < 1:
+    if not _is_ascii_int(raw) or int(raw) < 1:
         raise NotFoundError(f"version must be a positive integer, got {raw!r}")
     return int(raw)
+
+
+def _client_gone() -> JSONResponse:
+    # Nobody reads it; nginx's 499 names the case in access logs.
+    body = {"error": {"code": "client_closed_request", "message": "the client left"}}
+    return JSONResponse(body, status_code=499)
+
+
+def _is_ascii_int(raw: str) -> bool:
+    # str.isdigit() accepts "²" and other digits that int() refuses.
+    return raw.isascii() and raw.isdigit() and len(raw) <= 9
 
 
 async def _json_object(request: Request) -> dict[str, object]:

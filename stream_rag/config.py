@@ -89,6 +89,10 @@ class Settings:
     access_log: bool = True
     # Recent questions whose embeddings are kept (0: no cache).
     query_cache_size: int = 1024
+    # Whole-answer deadline (the model timeouts bound single waits, not the sum of them).
+    answer_timeout_s: float = 120.0
+    # On SIGTERM: how long answers in flight may go on before `error: shutting_down`.
+    drain_s: float = 10.0
     # /v1/chat/completions: also put citations in the text as markdown reference links.
     openai_reference_links: bool = False
     # Browser origins allowed to call the API (CORS, and the Origin check on state changes).
@@ -135,6 +139,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_VERIFY_TIMEOUT_MS must be positive")
         if self.condense not in ("lexical", "llm", "off"):
             raise InvalidFieldError("STREAM_RAG_CONDENSE must be 'lexical', 'llm' or 'off'")
+        if not (self.answer_timeout_s > 0 and self.drain_s >= 0):
+            raise InvalidFieldError(
+                "STREAM_RAG_ANSWER_TIMEOUT_S must be > 0 and STREAM_RAG_DRAIN_S >= 0"
+            )
         if self.rerank_style not in ("tei", "cohere"):
             raise InvalidFieldError("STREAM_RAG_RERANK_STYLE must be 'tei' or 'cohere'")
         if (

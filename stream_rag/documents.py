@@ -88,6 +88,16 @@ _VERSION_COLUMNS = (
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkSource:
+    """A chunk with what a citation shows of its document and version."""
+
+    chunk: Chunk
+    name: str
+    filename: str
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Prepared:
     """An upload read and chunked, ready to be committed."""
 
@@ -123,31 +133,33 @@ class DocumentStore:
     # -- reading --------------------------------------------------------------------------
 
     def list_documents(self, collection: str | None = None) -> list[Document]:
-        db = self._db()
-        if collection is None:
-            rows = db.execute("SELECT * FROM documents ORDER BY created_at, id").fetchall()
-        else:
-            rows = db.execute(
-                "SELECT * FROM documents WHERE collection = ? ORDER BY created_at, id",
-                (collection,),
-            ).fetchall()
-        versions: dict[str, list[Version]] = {}
-        wanted = {row["id"] for row in rows}
-        for vrow in db.execute(f"SELECT {_VERSION_COLUMNS} FROM versions ORDER BY version"):
-            if vrow["doc_id"] not in wanted:
-                continue
-            versions.setdefault(vrow["doc_id"], []).append(_version(vrow))
-        return [_document(row, versions.get(row["id"], [])) for row in rows]
+        # One read snapshot: a document deleted between the two queries would otherwise be
+        # listed without versions.
+        with self._snapshot() as db:
+            if collection is None:
+                rows = db.execute("SELECT * FROM documents ORDER BY created_at, id").fetchall()
+            else:
+                rows = db.execute(
+                    "SELECT * FROM documents WHERE collection = ? ORDER BY created_at, id",
+                    (collection,),
+                ).fetchall()
+            versions: dict[str, list[Version]] = {}
+            wanted = {row["id"] for row in rows}
+            for vrow in db.execute(f"SELECT {_VERSION_COLUMNS} FROM versions ORDER BY version"):
+                if vrow["doc_id"] not in wanted:
+                    continue
+                versions.setdefault(vrow["doc_id"], []).append(_version(vrow))
+        return [_document(row, versions[row["id"]]) for row in rows if row["id"] in versions]
 
     def get(self, doc_id: str) -> Document:
-        db = self._db()
-        row = db.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
-        if row is None:
+        with self._snapshot() as db:
+            row = db.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
+            vrows = db.execute(
+                f"SELECT {_VERSION_COLUMNS} FROM versions WHERE doc_id = ? ORDER BY version",
+                (doc_id,),
+            ).fetchall()
+        if row is None or not vrows:
             raise NotFoundError(f"no document with id {doc_id!r}")
-        vrows = db.execute(
-            f"SELECT {_VERSION_COLUMNS} FROM versions WHERE doc_id = ? ORDER BY version",
-            (doc_id,),
-        ).fetchall()
         return _document(row, [_version(v) for v in vrows])
 
     def version(self, doc_id: str, version: int | None = None) -> Version:
@@ -189,6 +201,27 @@ class DocumentStore:
             .fetchall()
         )
         return [_chunk(row) for row in rows]
+
+    def chunk_sources(self, chunk_ids: Sequence[str]) -> dict[str, ChunkSource]:
+        """Chunks with their document's name and version record, read in one statement so a
+        concurrent delete either removes a chunk from the answer or leaves it whole."""
+        found: dict[str, ChunkSource] = {}
+        ids = list(chunk_ids)
+        with self._snapshot() as db:
+            for start in range(0, len(ids), 500):
+                batch = ids[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                for row in db.execute(
+                    "SELECT c.*, d.name AS doc_name, v.filename AS filename, v.sha256 AS sha256 "
+                    "FROM chunks c "
+                    "JOIN versions v ON v.doc_id = c.doc_id AND v.version = c.version "
+                    f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
+                    batch,
+                ):
+                    found[row["id"]] = ChunkSource(
+                        _chunk(row), row["doc_name"], row["filename"], row["sha256"]
+                    )
+        return found
 
     def count(self) -> int:
         return int(self._db().execute("SELECT count(*) FROM documents").fetchone()[0])
@@ -238,11 +271,17 @@ class DocumentStore:
         now = _now()
         with self._transaction() as db:
             row = db.execute(
-                "SELECT max(version) FROM versions WHERE doc_id = ?", (doc_id,)
+                "SELECT version, sha256 FROM versions WHERE doc_id = ? "
+                "ORDER BY version DESC LIMIT 1",
+                (doc_id,),
             ).fetchone()
-            if row is None or row[0] is None:
+            if row is None:
                 raise NotFoundError(f"no document with id {doc_id!r}")
-            number = int(row[0]) + 1
+            if row["sha256"] == staged.sha256:
+                # Checked again under the write lock: a concurrent identical upload won.
+                current = self.get(doc_id)
+                return UploadResult(current, current.latest, duplicate=True)
+            number = int(row["version"]) + 1
             self.blobs.commit(staged)
             self._insert_version(db, doc_id, number, prepared, now)
             db.execute("UPDATE documents SET updated_at = ? WHERE id = ?", (now, doc_id))
@@ -577,6 +616,19 @@ class DocumentStore:
             with self._lock:
                 self._connections.append(connection)
         return connection
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every statement inside sees the same committed state (WAL)."""
+        db = self._db()
+        if db.in_transaction:
+            yield db
+            return
+        db.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            db.execute("COMMIT")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

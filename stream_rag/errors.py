@@ -8,13 +8,16 @@ StreamRagError                  base of everything stream_rag raises on purpose
  │    ├── EmptyFileError        the upload has zero bytes (400)
  │    ├── FileTooLargeError     the upload exceeds STREAM_RAG_MAX_UPLOAD_MB (413)
  │    ├── UnsupportedTypeError  the file's extension is not one we extract (415)
+ │    ├── ClientGoneError       the client disconnected before its request was complete
  │    └── ExtractionError       the bytes cannot be turned into text (422)
  │         ├── InvalidTextError      a text file that is not valid UTF-8 (or UTF-16 with BOM)
  │         ├── InvalidPdfError       a `.pdf` that is not a PDF
  │         ├── EncryptedPdfError     a PDF that needs a password
  │         ├── CorruptDocumentError  a PDF or DOCX that is damaged
  │         └── NoTextError           a well-formed file with no extractable text
- └── NotFoundError              an unknown document id or version (404)
+ ├── NotFoundError              an unknown document id or version (404)
+ ├── ShuttingDownError          the server is stopping and its drain period is over (503)
+ └── AnswerTimeoutError         the whole answer took over STREAM_RAG_ANSWER_TIMEOUT_S (504)
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class UnsupportedTypeError(InputError):
     status = 415
 
 
+class ClientGoneError(InputError):
+    code = "client_disconnected"
+
+
 class ExtractionError(InputError):
     code = "extraction_failed"
     status = 422
@@ -93,3 +100,13 @@ class NoTextError(ExtractionError):
 class NotFoundError(StreamRagError):
     code = "not_found"
     status = 404
+
+
+class ShuttingDownError(StreamRagError):
+    code = "shutting_down"
+    status = 503
+
+
+class AnswerTimeoutError(StreamRagError):
+    code = "answer_timeout"
+    status = 504

@@ -47,15 +47,22 @@ def reciprocal_ranks(hits: Sequence[tuple[str, float]], k: int = RRF_K) -> dict[
     return {key: 1.0 / (k + rank) for rank, (key, _) in enumerate(ordered, start=1)}
 
 
+MAX_WEIGHT = 1000.0
+
+
 def check_weights(weights: Mapping[str, float], branches: Sequence[str]) -> dict[str, float]:
     unknown = set(weights) - set(branches)
     if unknown:
         raise InvalidFieldError(f"unknown weight(s) {sorted(unknown)}; branches: {list(branches)}")
     checked = {}
     for name in branches:
-        value = float(weights.get(name, 0.0))
-        if not math.isfinite(value) or value < 0:
-            raise InvalidFieldError(f"weight {name!r} must be a finite number >= 0")
+        try:
+            value = float(weights.get(name, 0.0))
+        except (OverflowError, TypeError, ValueError):
+            value = math.inf
+        # Bounded so that a weighted sum of scores in [0, 1] can never overflow to inf.
+        if not 0 <= value <= MAX_WEIGHT:
+            raise InvalidFieldError(f"weight {name!r} must be a number from 0 to {MAX_WEIGHT}")
         checked[name] = value
     if sum(checked.values()) <= 0:
         raise InvalidFieldError("at least one weight must be positive")

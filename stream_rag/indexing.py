@@ -162,8 +162,11 @@ class IndexQueue:
         self._outstanding = 0
         self._idle = anyio.Event()
         self._idle.set()
+        self._stopping = False
 
     def submit(self, doc_id: str, version: int) -> None:
+        if self._stopping:
+            return  # stored as `indexing`: the next start indexes it
         self._outstanding += 1
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
         self._send.send_nowait((doc_id, version))
@@ -175,6 +178,8 @@ class IndexQueue:
     async def run(self) -> None:
         async with self._receive:
             async for doc_id, version in self._receive:
+                if self._stopping:
+                    return  # the job stays `indexing` in the store; reconcile resumes it
                 try:
                     await anyio.to_thread.run_sync(self.indexer.index_version, doc_id, version)
                 finally:
@@ -187,4 +192,10 @@ class IndexQueue:
         await self._idle.wait()
 
     def close(self) -> None:
+        self._send.close()
+
+    def stop(self) -> None:
+        """Stop at the next job boundary (SIGTERM): the job in hand finishes, the rest wait
+        in the store for the next start. Any replacement queue must keep this hook."""
+        self._stopping = True
         self._send.close()

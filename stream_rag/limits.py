@@ -3,10 +3,9 @@ questions and conversations are capped in characters on every endpoint that take
 
 from __future__ import annotations
 
-import json
-
 from starlette.requests import Request
 
+from . import jsonbody
 from .errors import InputError, InvalidFieldError
 
 MAX_QUESTION_CHARS = 4000
@@ -58,11 +57,7 @@ async def read_json(request: Request, limit: int) -> object:
     """A JSON body of at most `limit` bytes; parsing that little stays well under a
     millisecond, so it runs on the event loop."""
     check_json_type(request)
-    raw = await read_body(request, limit)
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        raise InputError("the request body must be JSON") from None
+    return jsonbody.parse(await read_body(request, limit))
 
 
 def check_question(question: str, field: str = "question") -> str:

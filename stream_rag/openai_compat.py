@@ -37,31 +37,40 @@ def question_of(body: dict[str, Any]) -> str:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidFieldError("'messages' must be a non-empty list")
-    check_history_chars(sum(len(_text(m)) for m in messages), "messages")
-    for message in reversed(messages):
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = _text(message)
-            if content.strip():
-                return check_question(content, "messages")
+    texts = [_message_text(i, m) for i, m in enumerate(messages)]
+    check_history_chars(sum(len(t) for t in texts), "messages")
+    for message, text in zip(reversed(messages), reversed(texts), strict=True):
+        if message["role"] == "user" and text.strip():
+            return check_question(text, "messages")
     raise InvalidFieldError("no user message with text content in 'messages'")
 
 
 def history(body: dict[str, Any]) -> tuple[Turn, ...]:
     """The earlier turns of `messages` (checked by `question_of`): user questions with the
     assistant replies that followed them."""
-    pairs = [
-        (str(m.get("role")), _text(m)) for m in body.get("messages") or [] if isinstance(m, dict)
-    ]
+    pairs = [(str(m["role"]), _message_text(i, m)) for i, m in enumerate(body["messages"])]
     return turns_from_messages(pairs)
 
 
-def _text(message: object) -> str:
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = " ".join(
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return content if isinstance(content, str) else ""
+def _message_text(i: int, message: object) -> str:
+    """A message's text; content parts of other types (images) are left out."""
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        raise InvalidFieldError(f"messages[{i}] must be an object with a string 'role'")
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise InvalidFieldError(f"messages[{i}].content must be a string or a list of parts")
+    texts: list[str] = []
+    for j, part in enumerate(content):
+        if not isinstance(part, dict) or not isinstance(part.get("type", "text"), str):
+            raise InvalidFieldError(f"messages[{i}].content[{j}] must be an object with a 'type'")
+        if part.get("type", "text") == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise InvalidFieldError(f"messages[{i}].content[{j}].text must be a string")
+            texts.append(text)
+    return " ".join(texts)
 
 
 def with_links(sentence: SentenceOut) -> str:
@@ -83,6 +92,13 @@ class CompletionsEndpoint:
 
     async def handle(self, body: dict[str, Any]) -> Response:
         question = question_of(body)
+        for name, kind, label in (
+            ("collection", str, "a string"),
+            ("model", str, "a string"),
+            ("stream", bool, "true or false"),
+        ):
+            if body.get(name) is not None and not isinstance(body[name], kind):
+                raise InvalidFieldError(f"'{name}' must be {label}")
         options = Options(collection=_str(body.get("collection")), history=history(body))
         model = _str(body.get("model")) or MODEL_ID
         if body.get("stream"):

@@ -278,19 +278,19 @@ class Retriever:
         return ranked + fused[len(head) :], f"on: {self.reranker.name}"
 
     def _blocks(self, fused: list[Fused]) -> list[Block]:
-        chunks = self.store.chunks_by_id([f.id for f in fused])
-        features = load_features(self.store, list(chunks))
+        sources = self.store.chunk_sources([f.id for f in fused])
+        features = load_features(self.store, list(sources))
         blocks: list[Block] = []
-        documents: dict[str, tuple[str, str, str]] = {}
         for item in fused:
-            chunk = chunks.get(item.id)
-            if chunk is None:
+            source = sources.get(item.id)
+            if source is None:
                 continue  # deleted between search and now
-            key = f"{chunk.doc_id}:{chunk.version}"
-            if key not in documents:
-                record = self.store.version(chunk.doc_id, chunk.version)
-                documents[key] = (self.store.get(chunk.doc_id).name, record.filename, record.sha256)
-            name, filename, sha256 = documents[key]
+            chunk, name, filename, sha256 = (
+                source.chunk,
+                source.name,
+                source.filename,
+                source.sha256,
+            )
             scores = {"fused": item.score, **item.raw}
             blocks.append(
                 Block(

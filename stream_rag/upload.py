@@ -8,11 +8,17 @@ from dataclasses import dataclass, field
 import anyio.to_thread
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from .blobs import BlobStore, StagedFile, Stager
 from .documents import validate_filename
-from .errors import FileTooLargeError, InputError, InvalidFieldError, MissingFieldError
+from .errors import (
+    ClientGoneError,
+    FileTooLargeError,
+    InputError,
+    InvalidFieldError,
+    MissingFieldError,
+)
 from .extract import media_type_for
 
 MAX_TEXT_FIELD = 4096
@@ -60,6 +66,7 @@ async def read_upload(request: Request, blobs: BlobStore, limit: int) -> UploadF
     part = _Part()
     pending: list[bytes] = []
     errors: list[InputError] = []
+    ended: list[bool] = []
 
     def on_part_begin() -> None:
         nonlocal part
@@ -123,6 +130,7 @@ async def read_upload(request: Request, blobs: BlobStore, limit: int) -> UploadF
             "on_headers_finished": on_headers_finished,
             "on_part_data": on_part_data,
             "on_part_end": on_part_end,
+            "on_end": lambda: ended.append(True),
         },
     )
     try:
@@ -140,10 +148,18 @@ async def read_upload(request: Request, blobs: BlobStore, limit: int) -> UploadF
         parser.finalize()
         if errors:
             raise errors[0]
+        if not ended:
+            # python-multipart's finalize() does not check this: a body cut off before its
+            # closing boundary would otherwise be stored as if it were the whole file.
+            raise InputError("the multipart body ends before its closing boundary (truncated)")
         if stager is None:
             raise MissingFieldError("the multipart body has no 'file' field")
         staged = await anyio.to_thread.run_sync(stager.finish)
         return UploadForm(staged, filename, fields)
+    except ClientDisconnect:
+        if stager is not None:
+            stager.discard()
+        raise ClientGoneError("the client disconnected during the upload") from None
     except BaseException:
         if stager is not None:
             stager.discard()

@@ -6,11 +6,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from starlette.testclient import TestClient
 
 from stream_rag.app import create_app
 from stream_rag.config import Settings
 from stream_rag.minilm import MiniLMEmbedder
+
+# No machine-speed limits: on a loaded machine an example may take seconds.
+hypothesis_settings.register_profile(
+    "stream_rag", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("stream_rag")
 
 
 @pytest.fixture(scope="session")

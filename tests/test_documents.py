@@ -184,11 +184,16 @@ def test_kill_mid_upload_leaves_no_partial_document(tmp_path: Path) -> None:
     rng = random.Random(7)
     for _ in range(4):
         child = subprocess.Popen(
-            [sys.executable, "-c", CRASHER, str(data_dir)], stdout=subprocess.DEVNULL
+            [sys.executable, "-c", CRASHER, str(data_dir)], stdout=subprocess.PIPE
         )
-        time.sleep(rng.uniform(0.8, 2.5))
+        assert child.stdout is not None
+        # Wait for a first commit (however slow the machine), then kill at a random point
+        # of the uploads that follow.
+        assert child.stdout.readline(), "the child died before committing an upload"
+        time.sleep(rng.uniform(0.0, 1.5))
         child.send_signal(signal.SIGKILL)
         child.wait()
+        child.stdout.close()
     store = DocumentStore(data_dir)
     documents = store.list_documents()
     assert documents, "the child should have committed at least one upload"
