@@ -60,8 +60,9 @@ def test_rrf() -> None:
 def test_bad_weights_and_method() -> None:
     with pytest.raises(InvalidFieldError, match="unknown"):
         check_weights({"sparse": 1.0}, ["dense", "bm25"])
-    with pytest.raises(InvalidFieldError, match=">= 0"):
-        check_weights({"dense": -1.0}, ["dense", "bm25"])
+    for bad in (-1.0, 1e308, float("nan"), float("inf"), 10**400):
+        with pytest.raises(InvalidFieldError, match="from 0 to 1000"):
+            check_weights({"dense": bad}, ["dense", "bm25"])
     with pytest.raises(InvalidFieldError, match="positive"):
         check_weights({"dense": 0.0, "bm25": 0.0}, ["dense", "bm25"])
     assert check_weights({"dense": 2}, ["dense", "bm25"]) == {"dense": 2.0, "bm25": 0.0}

@@ -86,7 +86,8 @@ def test_malformed_input_is_a_json_4xx(
     )
     assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
     error = response.json()["error"]
-    assert isinstance(error["code"], str) and isinstance(error["message"], str)
+    assert isinstance(error["code"], str)
+    assert isinstance(error["message"], str)
 
 
 def test_truncated_multipart_is_refused_and_stores_nothing(
@@ -200,6 +201,7 @@ def test_listing_and_search_stay_whole_while_documents_are_deleted(loaded: TestC
     finally:
         done.set()
         reader.join()
-    assert statuses and set(statuses) == {200}
+    assert statuses
+    assert set(statuses) == {200}
     for document in loaded.get("/v1/documents").json()["documents"]:
         assert document["versions"]

@@ -118,7 +118,7 @@ def test_delete_removes_from_results(client: TestClient) -> None:
         ({"query": "  "}, "must not be empty"),
         ({"query": "x", "top_k": 0}, "top_k"),
         ({"query": "x", "top_k": "5"}, "top_k"),
-        ({"query": "x", "weights": {"dense": -1}}, ">= 0"),
+        ({"query": "x", "weights": {"dense": -1}}, "from 0 to 1000"),
         ({"query": "x", "weights": {"sparse": 1}}, "unknown weight"),
         ({"query": "x", "weights": {"dense": 0, "bm25": 0}}, "positive"),
         ({"query": "x", "weights": [1, 2]}, "object of numbers"),
