@@ -139,10 +139,8 @@ def test_an_unexpected_exception_ends_the_stream_with_an_error_event(
         question = {"question": "Are refunds for annual plans possible?", "min_evidence": 0}
         events = sse_events(client.post("/v1/chat", json=question).text)
         assert events[0][0] == "sources"
-        assert events[-1] == (
-            "error",
-            {"code": "internal_error", "message": "the answer failed on the server"},
-        )
+        assert events[-1][0] == "error"
+        assert events[-1][1]["code"] == "internal_error"
         chat = {"messages": [{"role": "user", "content": question["question"]}], "stream": True}
         chunks = client.post("/v1/chat/completions", json=chat).text.split("\n\n")
         payloads = [json.loads(c[6:]) for c in chunks if c.startswith("data: {")]
