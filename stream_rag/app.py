@@ -21,7 +21,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from . import keys_api, openai_compat, tenancy
+from . import keys_api, openai_compat, openapi, tenancy
 from .access import Access
 from .answer import Options
 from .config import Settings
@@ -117,6 +117,7 @@ def create_app(
         Route("/", home),
         Route("/healthz", healthz),
         Route("/metrics", metrics),
+        Route("/openapi.json", openapi_document),
         Route("/v1/documents", upload_document, methods=["POST"]),
         Route("/v1/documents", list_documents, methods=["GET"]),
         Route("/v1/documents/{doc_id}", get_document, methods=["GET"]),
@@ -167,6 +168,10 @@ async def home(request: Request) -> Response:
     if (STATIC_DIR / "index.html").is_file():
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
     return JSONResponse({"service": "stream_rag", "docs": "see README.md"})
+
+
+async def openapi_document(request: Request) -> JSONResponse:
+    return JSONResponse(openapi.document())
 
 
 async def healthz(request: Request) -> JSONResponse:
