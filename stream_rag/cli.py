@@ -295,9 +295,8 @@ def json_request_log() -> None:
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
-    import uvicorn
-
     from .app import create_app
+    from .serving import build_server
 
     settings = settings.with_overrides(host=args.host, port=args.port)
     ring = KeyRing.open(settings)
@@ -321,13 +320,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
         print("WARNING: STREAM_RAG_UNGATED_BASELINE: answers are NOT verified", file=sys.stderr)
     if settings.access_log:
         json_request_log()
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=not settings.access_log,
-    )
+    build_server(create_app(settings), settings).run()
     return 0
 
 

@@ -93,6 +93,11 @@ class Settings:
     answer_timeout_s: float = 120.0
     # On SIGTERM: how long answers in flight may go on before `error: shutting_down`.
     drain_s: float = 10.0
+    # `stream-rag serve`: connections at once (more get 503), seconds a client may take to
+    # send its request head, seconds an idle keep-alive connection stays open.
+    max_connections: int = 1000
+    header_timeout_s: float = 10.0
+    keep_alive_s: float = 5.0
     # /v1/chat/completions: also put citations in the text as markdown reference links.
     openai_reference_links: bool = False
     # Browser origins allowed to call the API (CORS, and the Origin check on state changes).
@@ -139,6 +144,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_VERIFY_TIMEOUT_MS must be positive")
         if self.condense not in ("lexical", "llm", "off"):
             raise InvalidFieldError("STREAM_RAG_CONDENSE must be 'lexical', 'llm' or 'off'")
+        if min(self.max_connections, self.header_timeout_s, self.keep_alive_s) <= 0:
+            raise InvalidFieldError(
+                "STREAM_RAG_MAX_CONNECTIONS, _HEADER_TIMEOUT_S and _KEEP_ALIVE_S must be > 0"
+            )
         if not (self.answer_timeout_s > 0 and self.drain_s >= 0):
             raise InvalidFieldError(
                 "STREAM_RAG_ANSWER_TIMEOUT_S must be > 0 and STREAM_RAG_DRAIN_S >= 0"
