@@ -15,4 +15,9 @@ ENV STREAM_RAG_HOST=0.0.0.0 \
     STREAM_RAG_DATA_DIR=/data
 VOLUME /data
 EXPOSE 8000
+# Ready means the store, index, embedder and model endpoint all answer (see /readyz).
+HEALTHCHECK --interval=10s --timeout=10s --start-period=60s --retries=5 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/readyz', timeout=5)"]
+# SIGTERM drains: answers in flight get STREAM_RAG_DRAIN_S (10 s) before `shutting_down`.
+STOPSIGNAL SIGTERM
 CMD ["stream-rag", "serve", "--sample", "--init-key"]

@@ -64,7 +64,7 @@ def measure(data_dir: Path, port: int, queries: int) -> tuple[float, float, int]
         deadline = time.monotonic() + 300
         while True:
             try:
-                documents = httpx.get(f"{base}/healthz").json()["documents"]
+                documents = httpx.get(f"{base}/readyz").json()["checks"]["store"]["value"]
                 break
             except httpx.HTTPError:
                 if time.monotonic() > deadline:

@@ -21,7 +21,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from . import keys_api, openai_compat, openapi, tenancy
+from . import health, keys_api, openai_compat, openapi, tenancy
 from .access import Access
 from .answer import Options
 from .config import Settings
@@ -116,6 +116,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/", home),
         Route("/healthz", healthz),
+        Route("/readyz", readyz),
         Route("/metrics", metrics),
         Route("/openapi.json", openapi_document),
         Route("/v1/documents", upload_document, methods=["POST"]),
@@ -175,11 +176,20 @@ async def openapi_document(request: Request) -> JSONResponse:
 
 
 async def healthz(request: Request) -> JSONResponse:
-    if not tenancy.principal(request).admin:
-        return JSONResponse({"status": "ok"})  # counts are not for tenants
-    store = _store(request)
-    count = await anyio.to_thread.run_sync(store.count)
-    return JSONResponse({"status": "ok", "documents": count})
+    """Liveness: the event loop answers. No I/O and no thread hop, so a busy worker pool
+    cannot make a live process look dead."""
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """Readiness: store, index, embedder and model answer; 503 naming what failed."""
+    drain: Drain = request.app.state.drain
+    ready, body = await health.readiness(
+        _services(request), _queue(request).depth, draining=drain.draining
+    )
+    if not tenancy.principal(request).admin:  # counts and versions are not for tenants
+        body = {"status": body["status"], "failed": body["failed"]}
+    return JSONResponse(body, status_code=200 if ready else 503)
 
 
 async def metrics(request: Request) -> Response:

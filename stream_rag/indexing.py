@@ -191,6 +191,11 @@ class IndexQueue:
         """Wait until every submitted job is done."""
         await self._idle.wait()
 
+    @property
+    def depth(self) -> int:
+        """Jobs submitted and not finished (`/readyz`). Any replacement queue must keep it."""
+        return self._outstanding
+
     def close(self) -> None:
         self._send.close()
 

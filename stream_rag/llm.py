@@ -113,6 +113,10 @@ class OpenAIChatModel:
             with anyio.CancelScope(shield=True):
                 await response.close()
 
+    async def check(self) -> None:
+        """Raise unless the endpoint answers (`/readyz`): its model list, which costs no tokens."""
+        await self._client.models.list()
+
     async def aclose(self) -> None:
         await self._client.close()
 

@@ -179,7 +179,12 @@ SCHEMAS: dict[str, Any] = {
     "Health": {
         "type": "object",
         "required": ["status"],
-        "properties": {"status": {"type": "string"}, "checks": {"type": "object"}},
+        "properties": {
+            "status": {"type": "string"},
+            "failed": {"type": "array", "items": {"type": "string"}},
+            "checks": {"type": "object"},
+            "indexing_queue": {"type": "integer"},
+        },
     },
 }
 
@@ -191,6 +196,15 @@ _SSE_ANSWER = {
 PATHS: dict[str, dict[str, Any]] = {
     "/": {"get": {"summary": "the web page (a redirect) or a service note", "responses": {}}},
     "/healthz": {"get": {"summary": "liveness", "responses": {"200": _json(_ref("Health"))}}},
+    "/readyz": {
+        "get": {
+            "summary": "readiness: store, index, embedder and model endpoint answer",
+            "responses": {
+                "200": _json(_ref("Health"), "ready"),
+                "503": _json(_ref("Health"), "not ready; `failed` names the checks"),
+            },
+        }
+    },
     "/metrics": {
         "get": {
             "summary": "Prometheus text exposition",

@@ -207,6 +207,12 @@ class ObservedModel:
             raise
         upstream.labels("total").observe(time.perf_counter() - started)
 
+    async def check(self) -> None:
+        """The wrapped model's readiness probe, if it has one (`/readyz`)."""
+        probe = getattr(self.model, "check", None)
+        if callable(probe):
+            await probe()
+
     async def aclose(self) -> None:
         close = getattr(self.model, "aclose", None)
         if callable(close):
