@@ -88,7 +88,9 @@ def test_without_a_key_every_api_route_is_401_once_keys_exist(world: World) -> N
     bad = world.client.get("/v1/documents", headers=auth("sr_not_a_key"))
     assert bad.status_code == 401
     assert world.client.get("/healthz").json() == {"status": "ok"}  # no counts for strangers
-    assert world.client.get("/healthz", headers=world.as_("admin")).json()["documents"] == 2
+    assert set(world.client.get("/readyz").json()) == {"status", "failed"}
+    ready = world.client.get("/readyz", headers=world.as_("admin")).json()
+    assert ready["checks"]["store"]["value"] == 2
 
 
 def test_scopes(world: World) -> None:
