@@ -176,6 +176,19 @@ SCHEMAS: dict[str, Any] = {
             "collection": {"type": "string"},
         },
     },
+    "KeyRequest": {
+        "type": "object",
+        "required": ["scopes"],
+        "properties": {
+            "scopes": {"type": "array", "items": {"type": "string"}},
+            "collections": {
+                "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+            },
+            "name": {"type": "string", "maxLength": 200},
+            "rpm": {"type": "integer", "minimum": 1},
+            "max_streams": {"type": "integer", "minimum": 1},
+        },
+    },
     "Health": {
         "type": "object",
         "required": ["status"],
@@ -329,6 +342,32 @@ PATHS: dict[str, dict[str, Any]] = {
                 },
                 **_errors(400, 502, 503, 504),
             },
+        }
+    },
+    "/v1/keys": {
+        "post": {
+            "summary": "create an API key (admin); its secret is in this response only",
+            "requestBody": _body("KeyRequest"),
+            "responses": {"201": _json({"type": "object"}, "created"), **_errors(400, 401, 403)},
+        },
+        "get": {
+            "summary": "list API keys, never their secrets (admin)",
+            "responses": {"200": _json({"type": "object"}), **_errors(401, 403)},
+        },
+    },
+    "/v1/keys/{key_id}": {
+        "delete": {
+            "summary": "revoke an API key at once (admin)",
+            "parameters": [
+                {"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": {"200": _json({"type": "object"}), **_errors(401, 403, 404)},
+        }
+    },
+    "/v1/index/optimize": {
+        "post": {
+            "summary": "build HNSW graphs for the embedded index on a copy, then swap (admin)",
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 403)},
         }
     },
     "/v1/models": {

@@ -26,11 +26,14 @@ FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+# Creating keys would put every later request of the module's app behind a key (401s).
+NOT_FUZZED = {("/v1/keys", "post")}
 JSON_OPERATIONS = [
     (path, method)
     for path, item in document()["paths"].items()
     for method, operation in item.items()
     if "application/json" in operation.get("requestBody", {}).get("content", {})
+    and (path, method) not in NOT_FUZZED
 ]
 
 
