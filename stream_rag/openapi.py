@@ -69,6 +69,14 @@ _ANSWER_FIELDS: dict[str, Any] = {
     "min_evidence": {"type": "number", "minimum": 0, "maximum": 1},
     "gate_threshold": {"type": "number", "minimum": 0, "maximum": 1},
     "check_conflicts": {"type": "boolean"},
+    "history": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["question"],
+            "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+        },
+    },
 }
 
 SCHEMAS: dict[str, Any] = {
