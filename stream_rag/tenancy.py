@@ -13,7 +13,21 @@ from .retrieve import Block
 from .types import Document
 
 # Request fields that loosen the safety checks: honoured only for admin keys (and open mode).
-SAFETY_FIELDS = ("gate_threshold", "min_evidence", "check_conflicts")
+# The verifier's knobs are settings only today; naming them here keeps a future request field
+# of the same name admin-only from its first day.
+SAFETY_FIELDS = (
+    "gate_threshold",
+    "min_evidence",
+    "check_conflicts",
+    "gate_semantic",
+    "gate_semantic_cutoff",
+    "verify_url",
+    "verify_style",
+    "verify_model",
+    "verify_timeout_ms",
+    "verify_label",
+    "ungated_baseline",
+)
 
 
 def principal(request: Request) -> Principal:

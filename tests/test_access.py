@@ -165,7 +165,13 @@ def test_search_and_answers_stay_in_the_keys_collections(world: World) -> None:
 
 def test_safety_overrides_need_an_admin_key(world: World) -> None:
     # The finding: any caller could switch the safety checks off per request.
-    for field, value in (("gate_threshold", 0.01), ("min_evidence", 0), ("check_conflicts", False)):
+    overrides = (
+        ("gate_threshold", 0.01),
+        ("min_evidence", 0),
+        ("check_conflicts", False),
+        ("gate_semantic", False),
+    )
+    for field, value in overrides:
         body = {"question": "Which plans can be refunded?", field: value}
         for path in ("/v1/answer", "/v1/chat"):
             refused = world.client.post(path, json=body, headers=world.as_("read_a"))
