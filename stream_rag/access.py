@@ -10,6 +10,7 @@ open (every request acts as admin), which `check_open_mode` allows only on loopb
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import time
 from collections import OrderedDict
@@ -23,6 +24,8 @@ import anyio.to_thread
 from .config import Settings
 from .errors import StreamRagError
 from .keys import ApiKey, KeyStore, hash_secret, load_keys_file
+
+log = logging.getLogger("stream_rag")
 
 DOWNLOAD = "download"  # read, or chat with a citation in the ledger (checked per document)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
@@ -246,4 +249,9 @@ class Access:
     async def open(cls, settings: Settings) -> Access:
         ring = await anyio.to_thread.run_sync(partial(KeyRing.open, settings))
         check_open_mode(settings, ring)
+        if not is_loopback(settings.host):
+            if ring.empty:
+                log.warning("no API key and STREAM_RAG_ALLOW_ANONYMOUS: anyone may do anything")
+            if not settings.allowed_hosts:
+                log.warning("STREAM_RAG_ALLOWED_HOSTS is empty: any Host is served")
         return cls(settings, ring, CitationLedger())
