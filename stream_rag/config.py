@@ -164,6 +164,16 @@ class Settings:
                 raise InvalidFieldError(
                     f"STREAM_RAG_CORS_ORIGINS: {origin!r} is not an origin like https://host:port"
                 )
+        for host in self.allowed_hosts:
+            if not re.fullmatch(r"\*|(\*\.)?[A-Za-z0-9.\[\]:_-]+", host):
+                raise InvalidFieldError(
+                    f"STREAM_RAG_ALLOWED_HOSTS: {host!r} is not a host name, '*.example.com' or '*'"
+                )
+        for source in self.frame_ancestors:
+            if not re.fullmatch(r"'self'|'none'|https?://[^/\s;,']+/?", source):
+                raise InvalidFieldError(
+                    f"STREAM_RAG_FRAME_ANCESTORS: {source!r} is not an origin like https://host"
+                )
         if self.public_url is not None and not re.match(r"https?://[^/\s]+", self.public_url):
             raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
         if not 1 <= self.max_json_kb <= 100_000:

@@ -59,6 +59,9 @@ def requests_for(
         body["collection"] = search["collection"] = completion["collection"] = named
     calls: list[tuple[str, str, dict[str, object]]] = [
         ("GET", "/healthz", {}),
+        ("GET", "/readyz", {}),
+        ("GET", "/metrics", {}),
+        ("GET", "/v1/keys", {}),
         ("GET", "/v1/models", {}),
         ("GET", "/v1/documents", {}),
         ("POST", "/v1/search", {"json": search}),

@@ -121,3 +121,25 @@ def test_admin_keys_manage_keys_over_http(tmp_path: Path) -> None:
         assert client.delete(f"/v1/keys/{key_id}", headers=ops).status_code == 404
         for bad in ({"scopes": "read"}, {"scopes": ["root"]}, {"scopes": ["read"], "rpm": 0}):
             assert client.post("/v1/keys", json=bad, headers=ops).status_code == 400, bad
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("STREAM_RAG_ALLOWED_HOSTS", "api.*.example.com"),
+        ("STREAM_RAG_ALLOWED_HOSTS", "a b"),
+        ("STREAM_RAG_FRAME_ANCESTORS", "https://a.example; script-src *"),
+        ("STREAM_RAG_FRAME_ANCESTORS", "*"),
+        ("STREAM_RAG_MAX_JSON_KB", "0"),
+        ("STREAM_RAG_RATE_LIMIT_RPM", "0"),
+    ],
+)
+def test_access_settings_are_checked(name: str, value: str) -> None:
+    with pytest.raises(InvalidFieldError, match=name.removeprefix("STREAM_RAG_")):
+        Settings.from_env({name: value}, env_file=None)
+    good = {
+        "STREAM_RAG_ALLOWED_HOSTS": "rag.example.com,*.example.org,127.0.0.1",
+        "STREAM_RAG_FRAME_ANCESTORS": "https://shop.example,'self'",
+    }
+    loaded = Settings.from_env(good, env_file=None)
+    assert loaded.allowed_hosts == ("rag.example.com", "*.example.org", "127.0.0.1")
