@@ -88,6 +88,7 @@ def create_app(
             )
         )
         log.info(services.dense_status)
+        services.upload_limiter = anyio.CapacityLimiter(settings.extract_workers + 1)
         _bind_gauges(services)
         queue = IndexQueue(services.indexer)
         services.answerer.drain = drain
@@ -221,7 +222,8 @@ async def upload_document(request: Request) -> JSONResponse:
                 filename=form.filename,
                 name=form.fields.get("name") or None,
                 collection=collection,
-            )
+            ),
+            limiter=_services(request).upload_limiter,
         )
     finally:
         form.discard()
@@ -240,7 +242,8 @@ async def add_version(request: Request) -> JSONResponse:
     form = await read_upload(request, store.blobs, settings.max_upload_bytes)
     try:
         result = await anyio.to_thread.run_sync(
-            partial(store.add_version, doc_id, form.staged, filename=form.filename)
+            partial(store.add_version, doc_id, form.staged, filename=form.filename),
+            limiter=_services(request).upload_limiter,
         )
     finally:
         form.discard()

@@ -26,6 +26,16 @@ class Settings:
     max_upload_mb: float = 50.0
     chunk_chars: int = 1000
     chunk_overlap_chars: int = 150
+    # Extraction runs in worker processes (extract_pool.py), each document within limits.
+    extract_workers: int = 2
+    extract_cpu_s: int = 60
+    extract_memory_mb: int = 1024
+    extract_wall_s: float = 120.0
+    max_unzipped_mb: float = 256.0
+    max_zip_ratio: float = 200.0
+    max_pdf_pages: int = 2000
+    max_extracted_chars: int = 5_000_000
+    max_chunks_per_doc: int = 10_000
     default_collection: str = "default"
     log_level: str = "info"
     # Index: embedded Qdrant Edge under data_dir unless a Qdrant server URL is given.
@@ -118,6 +128,16 @@ class Settings:
     max_streams: int = 8
 
     def __post_init__(self) -> None:
+        for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
+            if getattr(self, name) < 1:
+                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
+        for name in ("max_extracted_chars", "max_chunks_per_doc"):
+            if getattr(self, name) < 1:
+                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
+        if min(self.extract_wall_s, self.max_unzipped_mb, self.max_zip_ratio) <= 0:
+            raise InvalidFieldError(
+                "STREAM_RAG_EXTRACT_WALL_S, _MAX_UNZIPPED_MB and _MAX_ZIP_RATIO must be positive"
+            )
         if self.max_upload_mb <= 0:
             raise InvalidFieldError("STREAM_RAG_MAX_UPLOAD_MB must be positive")
         if self.chunk_chars < 100:

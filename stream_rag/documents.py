@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from .blobs import BlobStore, StagedFile
-from .chunking import chunk_spans
 from .errors import InvalidFieldError, InvalidFilenameError, NotFoundError
-from .extract import extract_text, media_type_for
+from .extract import media_type_for
+from .extract_pool import Extractor, InProcessExtractor
 from .types import Chunk, Document, UploadResult, Version
 
 MAX_FILENAME_CHARS = 255
@@ -117,8 +117,11 @@ class DocumentStore:
         *,
         chunk_chars: int = 1000,
         chunk_overlap_chars: int = 150,
+        extractor: Extractor | None = None,
     ) -> None:
         self.data_dir = data_dir
+        # The parsers: worker processes in the server (extract_pool.py); in-process default.
+        self.extractor = extractor or InProcessExtractor()
         self.chunk_chars = chunk_chars
         self.chunk_overlap_chars = chunk_overlap_chars
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -515,6 +518,7 @@ class DocumentStore:
         return self.blobs.sweep(referenced, older_than_s)
 
     def close(self) -> None:
+        self.extractor.close()
         with self._lock:
             for connection in self._connections:
                 connection.close()
@@ -552,9 +556,10 @@ class DocumentStore:
 
     def _prepare(self, staged: StagedFile, filename: str) -> _Prepared:
         media_type = media_type_for(filename)
-        text, served_type = extract_text(staged.path, media_type)
-        spans = chunk_spans(text, self.chunk_chars, self.chunk_overlap_chars)
-        return _Prepared(staged, filename, served_type, text, spans)
+        extracted = self.extractor.extract(
+            staged.path, media_type, self.chunk_chars, self.chunk_overlap_chars
+        )
+        return _Prepared(staged, filename, extracted.media_type, extracted.text, extracted.spans)
 
     def _insert_version(
         self, db: sqlite3.Connection, doc_id: str, number: int, prepared: _Prepared, now: str

@@ -14,7 +14,8 @@ StreamRagError                  base of everything stream_rag raises on purpose
  │         ├── InvalidPdfError       a `.pdf` that is not a PDF
  │         ├── EncryptedPdfError     a PDF that needs a password
  │         ├── CorruptDocumentError  a PDF or DOCX that is damaged
- │         └── NoTextError           a well-formed file with no extractable text
+ │         ├── NoTextError           a well-formed file with no extractable text
+ │         └── LimitExceededError    a per-document extraction limit was hit (names it)
  ├── NotFoundError              an unknown document id or version (404)
  ├── ShuttingDownError          the server is stopping and its drain period is over (503)
  └── AnswerTimeoutError         the whole answer took over STREAM_RAG_ANSWER_TIMEOUT_S (504)
@@ -95,6 +96,23 @@ class CorruptDocumentError(ExtractionError):
 
 class NoTextError(ExtractionError):
     code = "no_text"
+
+
+class LimitExceededError(ExtractionError):
+    """`limit` is the setting that was exceeded, e.g. `STREAM_RAG_MAX_CHUNKS_PER_DOC`."""
+
+    code = "limit_exceeded"
+
+    def __init__(self, message: str, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+    def __reduce__(self) -> tuple[type[LimitExceededError], tuple[str, str]]:
+        # Raised in extraction worker processes and re-raised here: keep `limit` over pickle.
+        return (type(self), (self.message, self.limit))
+
+    def to_json(self) -> dict[str, object]:
+        return {"error": {"code": self.code, "message": self.message, "limit": self.limit}}
 
 
 class NotFoundError(StreamRagError):

@@ -7,6 +7,7 @@ import logging
 import re
 import warnings
 import zipfile
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
@@ -15,6 +16,7 @@ from .errors import (
     EncryptedPdfError,
     InvalidPdfError,
     InvalidTextError,
+    LimitExceededError,
     NoTextError,
     UnsupportedTypeError,
 )
@@ -33,6 +35,24 @@ MEDIA_TYPES: dict[str, str] = {
 }
 
 
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractLimits:
+    """Per-document limits checked while extracting (the process limits are in extract_pool)."""
+
+    max_chars: int = 5_000_000
+    max_pages: int = 2000
+    max_unzipped_bytes: int = 256 * MIB
+    max_zip_ratio: float = 200.0
+    max_zip_entries: int = 5000
+
+
+# Members smaller than this may compress as well as they like (tiny repetitive XML does).
+_RATIO_FLOOR = 1 * MIB
+
+
 def media_type_for(filename: str) -> str:
     """The media type we store for `filename`, judged by its extension."""
     suffix = PurePosixPath(filename).suffix.lower()
@@ -46,20 +66,34 @@ def media_type_for(filename: str) -> str:
         ) from None
 
 
-def extract_text(path: Path, media_type: str) -> tuple[str, str]:
+def extract_text(
+    path: Path, media_type: str, limits: ExtractLimits | None = None
+) -> tuple[str, str]:
     """Return `(text, served_media_type)`; the latter adds the charset for text types."""
+    limits = limits or ExtractLimits()
     if media_type == "application/pdf":
-        text, served = _pdf_text(path), media_type
+        text, served = _pdf_text(path, limits), media_type
     elif media_type == DOCX:
-        text, served = _docx_text(path), media_type
+        text, served = _docx_text(path, limits), media_type
     else:
         raw, charset = decode_text(path.read_bytes())
+        _check_chars(len(raw), limits)
         served = f"{media_type}; charset={charset}"
         text = _html_text(raw) if media_type == "text/html" else raw
     text = _normalise(text)
+    _check_chars(len(text), limits)
     if not text.strip():
         raise NoTextError("the file contains no extractable text")
     return text, served
+
+
+def _check_chars(count: int, limits: ExtractLimits) -> None:
+    if count > limits.max_chars:
+        raise LimitExceededError(
+            f"the document has more than {limits.max_chars:,} characters of text "
+            f"(STREAM_RAG_MAX_EXTRACTED_CHARS); split it into smaller files",
+            "STREAM_RAG_MAX_EXTRACTED_CHARS",
+        )
 
 
 def decode_text(data: bytes) -> tuple[str, str]:
@@ -94,7 +128,7 @@ def _normalise(text: str) -> str:
 _ENCRYPTED = "the PDF is encrypted with a password; upload it unlocked"
 
 
-def _pdf_text(path: Path) -> str:
+def _pdf_text(path: Path, limits: ExtractLimits) -> str:
     with path.open("rb") as fh:
         head = fh.read(1024)
     if b"%PDF-" not in head:
@@ -111,8 +145,19 @@ def _pdf_text(path: Path) -> str:
             reader = PdfReader(path, strict=False)
             if reader.is_encrypted and not reader.decrypt(""):
                 raise EncryptedPdfError(_ENCRYPTED)
-            pages = [page.extract_text() or "" for page in reader.pages]
-    except EncryptedPdfError:
+            if len(reader.pages) > limits.max_pages:
+                raise LimitExceededError(
+                    f"the PDF has {len(reader.pages):,} pages, more than {limits.max_pages:,} "
+                    "(STREAM_RAG_MAX_PDF_PAGES)",
+                    "STREAM_RAG_MAX_PDF_PAGES",
+                )
+            pages: list[str] = []
+            chars = 0
+            for page in reader.pages:
+                pages.append(page.extract_text() or "")
+                chars += len(pages[-1])
+                _check_chars(chars, limits)  # stop early, not after every page
+    except (EncryptedPdfError, LimitExceededError):
         raise
     except FileNotDecryptedError:
         raise EncryptedPdfError(_ENCRYPTED) from None
@@ -126,9 +171,10 @@ def _pdf_text(path: Path) -> str:
     return text
 
 
-def _docx_text(path: Path) -> str:
+def _docx_text(path: Path, limits: ExtractLimits) -> str:
     if not zipfile.is_zipfile(path):
         raise CorruptDocumentError("the file has a .docx name but is not a DOCX (not a zip)")
+    check_zip(path, limits)
     import docx
 
     try:
@@ -142,6 +188,46 @@ def _docx_text(path: Path) -> str:
             if any(cells):
                 blocks.append(" | ".join(cells))
     return "\n\n".join(blocks)
+
+
+def check_zip(path: Path, limits: ExtractLimits) -> None:
+    """Refuse zip bombs before any parser inflates them: the declared sizes (total, ratio per
+    member, entry count), then the actual sizes, inflated in pieces and counted."""
+    unzipped = f"{limits.max_unzipped_bytes // MIB} MB (STREAM_RAG_MAX_UNZIPPED_MB)"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            if len(infos) > limits.max_zip_entries:
+                raise LimitExceededError(
+                    f"the archive has {len(infos):,} entries, more than {limits.max_zip_entries:,}",
+                    "STREAM_RAG_MAX_UNZIPPED_MB",
+                )
+            declared = sum(info.file_size for info in infos)
+            if declared > limits.max_unzipped_bytes:
+                raise LimitExceededError(
+                    f"the archive would unpack to {declared:,} bytes, more than {unzipped}",
+                    "STREAM_RAG_MAX_UNZIPPED_MB",
+                )
+            for info in infos:
+                ratio = info.file_size / max(info.compress_size, 1)
+                if info.file_size > _RATIO_FLOOR and ratio > limits.max_zip_ratio:
+                    raise LimitExceededError(
+                        f"{info.filename!r} in the archive inflates {ratio:,.0f} times, more "
+                        f"than {limits.max_zip_ratio:g} (STREAM_RAG_MAX_ZIP_RATIO): a zip bomb?",
+                        "STREAM_RAG_MAX_ZIP_RATIO",
+                    )
+            total = 0
+            for info in infos:
+                with archive.open(info) as member:
+                    while piece := member.read(MIB):
+                        total += len(piece)
+                        if total > limits.max_unzipped_bytes:
+                            raise LimitExceededError(
+                                f"the archive unpacks to more than {unzipped}",
+                                "STREAM_RAG_MAX_UNZIPPED_MB",
+                            )
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+        raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
 
 
 _BLOCK_TAGS = frozenset(

@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+import anyio
+
 from .answer import Answerer
 from .config import Settings
 from .documents import DocumentStore
 from .embed import Embedder, build_embedder
+from .extract import ExtractLimits
+from .extract_pool import ExtractionPool, InProcessExtractor, Limits
 from .extractive import ExtractiveModel
 from .index import Index, open_index
 from .indexing import Indexer
@@ -36,6 +40,9 @@ class Services:
     model: ChatModel
     answerer: Answerer
     telemetry: Telemetry
+    # Threads that may wait on extraction at once (set in the app's lifespan): uploads past
+    # it wait without a thread, so a burst of heavy files never takes every worker thread.
+    upload_limiter: anyio.CapacityLimiter | None = None
 
     def close(self) -> None:
         """Close what these services opened (the reranker is async: see `aclose`). Deleted
@@ -63,11 +70,34 @@ class Services:
             await close_model()
 
 
-def open_store(settings: Settings) -> DocumentStore:
+def open_store(settings: Settings, *, processes: bool = True) -> DocumentStore:
+    """The store; it extracts in worker processes unless `processes` is False."""
+    limits = extraction_limits(settings)
+    extractor = (
+        ExtractionPool(limits, settings.extract_workers)
+        if processes
+        else InProcessExtractor(limits)
+    )
     return DocumentStore(
         settings.data_dir,
         chunk_chars=settings.chunk_chars,
         chunk_overlap_chars=settings.chunk_overlap_chars,
+        extractor=extractor,
+    )
+
+
+def extraction_limits(settings: Settings) -> Limits:
+    return Limits(
+        content=ExtractLimits(
+            max_chars=settings.max_extracted_chars,
+            max_pages=settings.max_pdf_pages,
+            max_unzipped_bytes=int(settings.max_unzipped_mb * 1024 * 1024),
+            max_zip_ratio=settings.max_zip_ratio,
+        ),
+        max_chunks=settings.max_chunks_per_doc,
+        cpu_s=settings.extract_cpu_s,
+        memory_mb=settings.extract_memory_mb,
+        wall_s=settings.extract_wall_s,
     )
 
 
