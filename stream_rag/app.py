@@ -33,7 +33,7 @@ from .errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
 from .events import SentenceOut, to_sse
 from .guard import Guard, HostCheck
 from .index import Index
-from .indexing import IndexQueue
+from .jobs import IndexQueue
 from .lifecycle import Drain, unless_client_leaves
 from .limits import check_question, read_json
 from .llm import ChatModel
@@ -90,9 +90,14 @@ def create_app(
         log.info(services.dense_status)
         services.upload_limiter = anyio.CapacityLimiter(settings.extract_workers + 1)
         _bind_gauges(services)
-        queue = IndexQueue(services.indexer)
+        queue = IndexQueue(
+            services.indexer,
+            workers=settings.index_workers,
+            batch=settings.index_batch,
+            max_attempts=settings.index_max_attempts,
+        )
         services.answerer.drain = drain
-        # SIGTERM: indexing stops after the job in hand (the rest resumes on restart).
+        # SIGTERM: indexing stops after the batch in hand (the rest resumes on restart).
         drain.on_drain(queue.stop)
         try:
             queue.submit_all(await anyio.to_thread.run_sync(services.indexer.reconcile))

@@ -36,6 +36,11 @@ class Settings:
     max_pdf_pages: int = 2000
     max_extracted_chars: int = 5_000_000
     max_chunks_per_doc: int = 10_000
+    # Indexing (jobs.py): workers, chunks per batch, attempts per version, queue bound.
+    index_workers: int = 2
+    index_batch: int = 64
+    index_max_attempts: int = 2
+    max_queued_jobs: int = 10_000
     default_collection: str = "default"
     log_level: str = "info"
     # Index: embedded Qdrant Edge under data_dir unless a Qdrant server URL is given.
@@ -131,7 +136,14 @@ class Settings:
         for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
             if getattr(self, name) < 1:
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
-        for name in ("max_extracted_chars", "max_chunks_per_doc"):
+        for name in (
+            "max_extracted_chars",
+            "max_chunks_per_doc",
+            "index_workers",
+            "index_batch",
+            "index_max_attempts",
+            "max_queued_jobs",
+        ):
             if getattr(self, name) < 1:
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
         if min(self.extract_wall_s, self.max_unzipped_mb, self.max_zip_ratio) <= 0:

@@ -7,6 +7,7 @@ committed in one transaction, so a crash at any point leaves no visible partial 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 import sqlite3
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from .blobs import BlobStore, StagedFile
-from .errors import InvalidFieldError, InvalidFilenameError, NotFoundError
+from .errors import InvalidFieldError, InvalidFilenameError, NotFoundError, QueueFullError
 from .extract import media_type_for
 from .extract_pool import Extractor, InProcessExtractor
 from .types import Chunk, Document, UploadResult, Version
@@ -67,6 +68,15 @@ CREATE INDEX IF NOT EXISTS chunks_version ON chunks(doc_id, version, ordinal);
 CREATE TABLE IF NOT EXISTS chunk_features (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    PRIMARY KEY (doc_id, version),
+    FOREIGN KEY (doc_id, version) REFERENCES versions(doc_id, version) ON DELETE CASCADE
 );
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
@@ -118,10 +128,12 @@ class DocumentStore:
         chunk_chars: int = 1000,
         chunk_overlap_chars: int = 150,
         extractor: Extractor | None = None,
+        max_jobs: int = 10_000,
     ) -> None:
         self.data_dir = data_dir
         # The parsers: worker processes in the server (extract_pool.py); in-process default.
         self.extractor = extractor or InProcessExtractor()
+        self.max_jobs = max_jobs
         self.chunk_chars = chunk_chars
         self.chunk_overlap_chars = chunk_overlap_chars
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -253,6 +265,7 @@ class DocumentStore:
             existing = self._find_duplicate(staged.sha256, collection, db)
             if existing is not None:
                 return existing
+            self._check_queue(db)
             self.blobs.commit(staged)
             doc_id = new_document_id()
             db.execute(
@@ -285,6 +298,7 @@ class DocumentStore:
                 current = self.get(doc_id)
                 return UploadResult(current, current.latest, duplicate=True)
             number = int(row["version"]) + 1
+            self._check_queue(db)
             self.blobs.commit(staged)
             self._insert_version(db, doc_id, number, prepared, now)
             db.execute("UPDATE documents SET updated_at = ? WHERE id = ?", (now, doc_id))
@@ -327,6 +341,7 @@ class DocumentStore:
                 (tokens, doc_id, version),
             )
             db.execute("UPDATE documents SET live_version = ? WHERE id = ?", (live, doc_id))
+            db.execute("DELETE FROM jobs WHERE doc_id = ? AND version = ?", (doc_id, version))
             return live
 
     def set_failed(self, doc_id: str, version: int, reason: str) -> None:
@@ -336,26 +351,49 @@ class DocumentStore:
                 "WHERE doc_id = ? AND version = ?",
                 (reason, doc_id, version),
             )
+            db.execute("DELETE FROM jobs WHERE doc_id = ? AND version = ?", (doc_id, version))
 
     def set_indexing(self, keys: list[tuple[str, int]]) -> None:
+        """Mark versions for (re)indexing and queue their jobs, durably."""
+        now = _now()
         with self._transaction() as db:
             db.executemany(
                 "UPDATE versions SET status = 'indexing', status_reason = NULL "
                 "WHERE doc_id = ? AND version = ?",
                 keys,
             )
+            db.executemany(
+                "INSERT OR IGNORE INTO jobs (doc_id, version, created_at) "
+                "SELECT doc_id, version, ? FROM versions WHERE doc_id = ? AND version = ?",
+                [(now, d, v) for d, v in keys],
+            )
 
     def pending(self) -> list[tuple[str, int]]:
-        """Versions waiting to be indexed (after a crash or restart), oldest first."""
-        rows = (
-            self._db()
-            .execute(
-                "SELECT doc_id, version FROM versions WHERE status = 'indexing' "
-                "ORDER BY created_at, doc_id, version"
-            )
-            .fetchall()
+        """Versions waiting to be indexed, oldest first: the queued jobs, and versions an
+        older release left `indexing` without one (`Indexer.reconcile` queues those)."""
+        rows = self._db().execute(
+            "SELECT doc_id, version, min(created_at) FROM (SELECT doc_id, version, created_at "
+            "FROM jobs UNION ALL SELECT doc_id, version, created_at FROM versions "
+            "WHERE status = 'indexing') GROUP BY doc_id, version ORDER BY 3, 1, 2"
         )
-        return [(r["doc_id"], r["version"]) for r in rows]
+        return [(r[0], r[1]) for r in rows]
+
+    def chunk_batch(self, doc_id: str, version: int, offset: int, limit: int) -> list[Chunk]:
+        """Chunks `offset` .. `offset + limit` of a version (none once it is deleted)."""
+        rows = self._db().execute(
+            "SELECT * FROM chunks WHERE doc_id = ? AND version = ? AND ordinal >= ? "
+            "ORDER BY ordinal LIMIT ?",
+            (doc_id, version, offset, limit),
+        )
+        return [_chunk(row) for row in rows]
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection, for modules that keep their own tables (jobs.py)."""
+        return self._db()
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """A write transaction (`BEGIN IMMEDIATE`), for modules that keep their own tables."""
+        return self._transaction()
 
     def newest_versions(self) -> list[tuple[str, int]]:
         """Every document's newest version: what a full re-index must index."""
@@ -561,6 +599,14 @@ class DocumentStore:
         )
         return _Prepared(staged, filename, extracted.media_type, extracted.text, extracted.spans)
 
+    def _check_queue(self, db: sqlite3.Connection) -> None:
+        queued = int(db.execute("SELECT count(*) FROM jobs").fetchone()[0])
+        if queued >= self.max_jobs:
+            raise QueueFullError(
+                f"{queued} versions are waiting to be indexed (STREAM_RAG_MAX_QUEUED_JOBS); "
+                "retry later"
+            )
+
     def _insert_version(
         self, db: sqlite3.Connection, doc_id: str, number: int, prepared: _Prepared, now: str
     ) -> None:
@@ -587,6 +633,10 @@ class DocumentStore:
                 (chunk_id(doc_id, number, i), doc_id, number, i, s, e, prepared.text[s:e])
                 for i, (s, e) in enumerate(prepared.spans)
             ],
+        )
+        # The indexing job is durable from the moment the version exists.
+        db.execute(
+            "INSERT INTO jobs (doc_id, version, created_at) VALUES (?, ?, ?)", (doc_id, number, now)
         )
 
     def _find_duplicate(

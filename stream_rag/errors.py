@@ -18,7 +18,8 @@ StreamRagError                  base of everything stream_rag raises on purpose
  │         └── LimitExceededError    a per-document extraction limit was hit (names it)
  ├── NotFoundError              an unknown document id or version (404)
  ├── ShuttingDownError          the server is stopping and its drain period is over (503)
- └── AnswerTimeoutError         the whole answer took over STREAM_RAG_ANSWER_TIMEOUT_S (504)
+ ├── AnswerTimeoutError         the whole answer took over STREAM_RAG_ANSWER_TIMEOUT_S (504)
+ └── QueueFullError             too many versions wait to be indexed; retry later (503)
 """
 
 from __future__ import annotations
@@ -128,3 +129,8 @@ class ShuttingDownError(StreamRagError):
 class AnswerTimeoutError(StreamRagError):
     code = "answer_timeout"
     status = 504
+
+
+class QueueFullError(StreamRagError):
+    code = "queue_full"
+    status = 503

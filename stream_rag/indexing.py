@@ -1,16 +1,12 @@
-"""Turning stored versions into index points, and the background queue that does it."""
+"""Turning stored versions into index points, batch by batch (the queue is in jobs.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import re
 from collections.abc import Sequence
-
-import anyio
-import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from dataclasses import dataclass
 
 from .bm25 import document_vector
 from .chunking import heading_context
@@ -26,6 +22,8 @@ from .types import Chunk, Document
 log = logging.getLogger("stream_rag")
 # Vacuum the index once deleted points are this share of the stored ones (Qdrant's default).
 STALE_SHARE = 0.2
+# Chunks embedded and upserted at a time; the queue rotates between versions per batch.
+DEFAULT_BATCH = 64
 
 
 def index_text(name: str, chunk_text: str, headings: Sequence[str] = ()) -> str:
@@ -34,6 +32,29 @@ def index_text(name: str, chunk_text: str, headings: Sequence[str] = ()) -> str:
     rarely repeats its question); citations are checked against the chunk text alone."""
     stem = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
     return "\n".join([re.sub(r"[-_]+", " ", stem), *headings, chunk_text])
+
+
+@dataclass(slots=True)
+class VersionJob:
+    """One version being indexed, batch by batch; `done` chunks are in the index."""
+
+    doc_id: str
+    version: int
+    name: str
+    collection: str
+    headings: list[tuple[str, ...]]
+    avgdl: float
+    tokens: int
+    chunks: int
+    done: int = 0
+
+
+def failure_reason(exc: BaseException, doc_id: str, version: int) -> str:
+    if isinstance(exc, StreamRagError):
+        return exc.message
+    # A backend's own error: keep the service up, record it.
+    log.error("indexing %s v%d failed", doc_id, version, exc_info=exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 class Indexer:
@@ -57,49 +78,74 @@ class Indexer:
         embedder = self.embedder.name if self.embedder else "none"
         return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1"
 
-    def index_version(self, doc_id: str, version: int) -> None:
+    def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
         """Index `version` of `doc_id`, make it live, then drop the points of older versions.
 
         A failure marks the version `failed` with the reason; the previous live version stays.
         """
         try:
-            document = self.store.get(doc_id)
-            chunks = self.store.chunks(doc_id, version)
+            job = self.begin(doc_id, version)
+            while not self.step(job, batch):
+                pass
+        except Exception as exc:
+            self._fail(doc_id, version, failure_reason(exc, doc_id, version))
+            return
+        self.finish(job)
+
+    def begin(self, doc_id: str, version: int) -> VersionJob:
+        """What a version's batches share: its name, headings, token count and BM25 average
+        length (the live versions' tokens plus this one's, as if it were indexed)."""
+        document = self.store.get(doc_id)
+        chunks = self.store.chunks(doc_id, version)
+        context = heading_context(self.store.text(doc_id, version), [c.start for c in chunks])
+        headings = [tuple(h) for h in context]
+        tokens = sum(
+            len(tokenize(index_text(document.name, c.text, h)))
+            for c, h in zip(chunks, headings, strict=True)
+        )
+        avgdl = self.store.bm25_average_length(tokens, len(chunks))
+        return VersionJob(
+            doc_id,
+            version,
+            document.name,
+            document.collection,
+            headings,
+            avgdl,
+            tokens,
+            len(chunks),
+        )
+
+    def step(self, job: VersionJob, batch: int = DEFAULT_BATCH) -> bool:
+        """Embed and upsert the next `batch` chunks of `job`; True once all are in the index."""
+        chunks = self.store.chunk_batch(job.doc_id, job.version, job.done, batch)
+        if chunks:
             store_features(self.store, chunks)  # what the gate needs, computed once
-            context = heading_context(self.store.text(doc_id, version), [c.start for c in chunks])
-            texts = [
-                index_text(document.name, c.text, headings)
-                for c, headings in zip(chunks, context, strict=True)
-            ]
-            token_lists = [tokenize(t) for t in texts]
-            tokens = sum(len(t) for t in token_lists)
-            avgdl = self.store.bm25_average_length(tokens, len(chunks))
+            texts = [index_text(job.name, c.text, job.headings[c.ordinal]) for c in chunks]
             dense = self.embedder.embed(texts) if self.embedder else None
-            points = [
-                IndexPoint(
-                    chunk_id=chunk.id,
-                    doc_id=doc_id,
-                    version=version,
-                    collection=document.collection,
-                    sparse=document_vector(token_list, avgdl),
-                    dense=None if dense is None else dense[i],
-                )
-                for i, (chunk, token_list) in enumerate(zip(chunks, token_lists, strict=True))
-            ]
-            self.index.upsert(points)
+            self.index.upsert(
+                [
+                    IndexPoint(
+                        chunk_id=chunk.id,
+                        doc_id=job.doc_id,
+                        version=job.version,
+                        collection=job.collection,
+                        sparse=document_vector(tokenize(text), job.avgdl),
+                        dense=None if dense is None else dense[i],
+                    )
+                    for i, (chunk, text) in enumerate(zip(chunks, texts, strict=True))
+                ]
+            )
             self._sentence_vectors(chunks)
-        except StreamRagError as exc:
-            self._fail(doc_id, version, exc.message)
-            return
-        except Exception as exc:  # a backend's own error: keep the service up, record it
-            log.exception("indexing %s v%d failed", doc_id, version)
-            self._fail(doc_id, version, f"{type(exc).__name__}: {exc}")
-            return
-        live = self.store.set_ready(doc_id, version, tokens, len(chunks))
+            job.done += len(chunks)
+        return len(chunks) < batch or job.done >= job.chunks
+
+    def finish(self, job: VersionJob) -> None:
+        """Make the indexed version live (one transaction), then drop older versions' points."""
+        live = self.store.set_ready(job.doc_id, job.version, job.tokens, job.chunks)
         if live is None:  # deleted while we indexed it
-            self.index.delete_versions(doc_id)
+            self.index.delete_versions(job.doc_id)
         else:
-            self.index.delete_versions(doc_id, keep=live)
+            self.index.delete_versions(job.doc_id, keep=live)
 
     def _sentence_vectors(self, chunks: Sequence[Chunk]) -> None:
         """Block-side vectors for the gate's semantic stage. Optional: if this fails, a
@@ -136,9 +182,7 @@ class Indexer:
 
     def version_tokens(self, doc_id: str, version: int) -> int:
         """The BM25 token count of a stored version, as indexing counts it."""
-        document = self.store.get(doc_id)
-        chunks = self.store.chunks(doc_id, version)
-        return sum(len(tokenize(index_text(document.name, c.text))) for c in chunks)
+        return self.begin(doc_id, version).tokens
 
     def reconcile(self) -> list[tuple[str, int]]:
         """Versions to (re)index at start-up: those a crash left `indexing`, or all of them
@@ -148,59 +192,6 @@ class Indexer:
             self.store.set_indexing(work)
             self.store.set_meta("index_fingerprint", self.fingerprint)
             return work
-        return self.store.pending()
-
-
-class IndexQueue:
-    """A single background worker; jobs run in order, off the event loop."""
-
-    def __init__(self, indexer: Indexer) -> None:
-        self.indexer = indexer
-        self._send: MemoryObjectSendStream[tuple[str, int]]
-        self._receive: MemoryObjectReceiveStream[tuple[str, int]]
-        self._send, self._receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
-        self._outstanding = 0
-        self._idle = anyio.Event()
-        self._idle.set()
-        self._stopping = False
-
-    def submit(self, doc_id: str, version: int) -> None:
-        if self._stopping:
-            return  # stored as `indexing`: the next start indexes it
-        self._outstanding += 1
-        self._idle = anyio.Event() if self._idle.is_set() else self._idle
-        self._send.send_nowait((doc_id, version))
-
-    def submit_all(self, jobs: Sequence[tuple[str, int]]) -> None:
-        for doc_id, version in jobs:
-            self.submit(doc_id, version)
-
-    async def run(self) -> None:
-        async with self._receive:
-            async for doc_id, version in self._receive:
-                if self._stopping:
-                    return  # the job stays `indexing` in the store; reconcile resumes it
-                try:
-                    await anyio.to_thread.run_sync(self.indexer.index_version, doc_id, version)
-                finally:
-                    self._outstanding -= 1
-                    if self._outstanding == 0:
-                        self._idle.set()
-
-    async def join(self) -> None:
-        """Wait until every submitted job is done."""
-        await self._idle.wait()
-
-    @property
-    def depth(self) -> int:
-        """Jobs submitted and not finished (`/readyz`). Any replacement queue must keep it."""
-        return self._outstanding
-
-    def close(self) -> None:
-        self._send.close()
-
-    def stop(self) -> None:
-        """Stop at the next job boundary (SIGTERM): the job in hand finishes, the rest wait
-        in the store for the next start. Any replacement queue must keep this hook."""
-        self._stopping = True
-        self._send.close()
+        work = self.store.pending()
+        self.store.set_indexing(work)  # job rows for versions that have none (attempts kept)
+        return work

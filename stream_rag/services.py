@@ -83,6 +83,7 @@ def open_store(settings: Settings, *, processes: bool = True) -> DocumentStore:
         chunk_chars=settings.chunk_chars,
         chunk_overlap_chars=settings.chunk_overlap_chars,
         extractor=extractor,
+        max_jobs=settings.max_queued_jobs,
     )
 
 
