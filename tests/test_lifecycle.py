@@ -233,6 +233,7 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
             "STREAM_RAG_LLM_BASE_URL": f"{llm_url}/v1",
             "STREAM_RAG_EMBED_BASE_URL": f"{embed_url}/v1",
             "STREAM_RAG_DRAIN_S": "1",
+            "STREAM_RAG_INDEX_WORKERS": "1",  # one worker: the held job blocks the others
         }
         with serve_process(data_dir, env) as (child, base_url):
             upload(base_url, "policy.md", POLICY)
