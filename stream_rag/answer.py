@@ -30,18 +30,17 @@ from .lifecycle import Drain
 from .limits import MAX_QUESTION_CHARS
 from .llm import ChatModel, ModelError
 from .prompt import Message, build_messages
+from .refusal_text import conflict_message
 from .retrieve import Block, Retriever, SearchResult
 from .segment import Segment, SentenceBuffer, split_segments
 from .telemetry import Telemetry
+from .usage import Usage
+from .usage import start as start_usage
 
 log = logging.getLogger("stream_rag")
 
 NO_SOURCES = "Nothing in the knowledge base matches this question."
 LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
-CONFLICTING = (
-    "The sources disagree on this, so I am not choosing between them. "
-    "See the conflicting statements below."
-)
 NOTHING_SUPPORTED = (
     "I could not give an answer that the sources support, so I am not answering. "
     "Try rephrasing the question, or read the sources listed."
@@ -130,6 +129,7 @@ class AnswerResult:
     sentences: tuple[SentenceOut, ...] = ()
     refusal: Refusal | None = None
     attempts: tuple[Attempt, ...] = ()
+    usage: Usage = field(default_factory=Usage)  # the upstream model's counts, all calls
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -146,6 +146,7 @@ class AnswerResult:
             "refusal": None if self.refusal is None else self.refusal.data(),
             "sources": [block_ref(b) for b in self.blocks],
             "attempts": [a.to_json() for a in self.attempts],
+            "usage": self.usage.to_json() if self.usage.reported else None,
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -234,7 +235,11 @@ class Answerer:
         if check:
             conflicts = self.detector.find(question, blocks)
             if conflicts:
-                return Refusal("conflicting_sources", CONFLICTING, [c.to_json() for c in conflicts])
+                return Refusal(
+                    "conflicting_sources",
+                    conflict_message(conflicts),
+                    [c.to_json() for c in conflicts],
+                )
         return None
 
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
@@ -297,12 +302,13 @@ class Answerer:
 
     async def _stream(self, question: str, options: Options) -> AsyncGenerator[Event, None]:
         started = time.perf_counter()
+        usage = start_usage()
         prepared = await self.prepare(await self.resolve(question, options), options)
         blocks = prepared.blocks
         yield Sources(blocks, self.model.name)
         if prepared.refusal is not None:
             yield prepared.refusal
-            yield Done(0, 0, None, _ms(started), 0)
+            yield Done(0, 0, None, _ms(started), 0, _reported(usage))
             return
         context = prepared.context
         judge = self._judge(context, blocks)
@@ -331,7 +337,7 @@ class Answerer:
         if not emitted:
             yield Refusal("no_supported_sentences", NOTHING_SUPPORTED)
         ttfs = None if tally.first is None else (tally.first - started) * 1000
-        yield Done(emitted, tally.dropped, ttfs, _ms(started), tally.tokens)
+        yield Done(emitted, tally.dropped, ttfs, _ms(started), tally.tokens, _reported(usage))
 
     # -- non-streaming ----------------------------------------------------------------------
 
@@ -345,11 +351,14 @@ class Answerer:
 
     async def _answer(self, question: str, options: Options) -> AnswerResult:
         started = time.perf_counter()
+        usage = start_usage()
         query = await self.resolve(question, options)
         prepared = await self.prepare(query, options)
         blocks = prepared.blocks
         timings = {"retrieve": prepared.retrieve_ms, "checks": prepared.checks_ms}
-        base = AnswerResult(question, self.model.name, tuple(blocks), query, timings_ms=timings)
+        base = AnswerResult(
+            question, self.model.name, tuple(blocks), query, usage=usage, timings_ms=timings
+        )
         if prepared.refusal is not None:
             return replace(base, refusal=prepared.refusal)
         context = prepared.context
@@ -432,6 +441,10 @@ class _Tally:
         elif self.first is None:
             self.first = time.perf_counter()
         return event
+
+
+def _reported(usage: Usage) -> dict[str, int] | None:
+    return usage.to_json() if usage.reported else None
 
 
 def _ms(started: float) -> float:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +93,7 @@ class Done:
     ttfs_ms: float | None
     total_ms: float
     tokens: int
+    usage: Mapping[str, int] | None = None  # the upstream model's token counts, if reported
     # The HTTP request's id (as in its `X-Request-ID` and the request log), when there is one.
     request_id: str | None = field(default_factory=current_request_id)
 
@@ -105,6 +106,7 @@ class Done:
             "ttfs_ms": None if self.ttfs_ms is None else round(self.ttfs_ms, 2),
             "total_ms": round(self.total_ms, 2),
             "tokens": self.tokens,
+            **({} if self.usage is None else {"usage": dict(self.usage)}),
         }
         return _with_request_id(body, self.request_id)
 

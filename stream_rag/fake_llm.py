@@ -13,6 +13,8 @@ rate, deterministically for a given seed and prompt:
   numbers unchanged (paraphrase.py). Faithful: the gate should pass it
 - `split_markers`: markers streamed as `[`, `1`, `]`
 - `label_markers`: markers before the sentence, like a list label (`[1] The refund...`)
+- reports `usage` (words as tokens), also as a last chunk with `stream_options.include_usage`,
+  and answers the follow-up rewrite request of `STREAM_RAG_CONDENSE=llm`
 - `tokens_per_second`, `stall_after`/`stall_s` (a pause mid-stream), `error_after` (the
   stream breaks off), `fix_on_retry` (a request carrying feedback is answered faithfully)
 """
@@ -33,9 +35,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from .conversation import CONDENSE_PROMPT, resolve
 from .extractive import NO_ANSWER, select, tokens_of
 from .paraphrase import add_claim, paraphrase
-from .prompt import parse_blocks, parse_question
+from .prompt import parse_blocks, parse_history, parse_question
 
 FABRICATIONS = ("unissued", "wrong_block", "changed_number", "extra_claim")
 # One roll per sentence picks at most one of these, in this order, each with its rate.
@@ -82,7 +85,9 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
     key = json.dumps([retry, parse_question(prompt), sorted(blocks.items())])
     seed = hashlib.sha256(f"{config.seed}\0{key}".encode()).digest()
     rng = random.Random(seed)
-    chosen = select(parse_question(prompt), blocks, config.sentences)
+    # Like the local generator, it reads a follow-up with the earlier turns of the prompt.
+    question = resolve(parse_question(prompt), parse_history(prompt))
+    chosen = select(question, blocks, config.sentences)
     if not chosen:
         return tokens_of(NO_ANSWER), ["no_answer"]
     numbers = sorted(blocks)
@@ -125,6 +130,18 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
     return [p for p in pieces if p], behaviours
 
 
+def condense(messages: list[dict[str, str]]) -> list[str]:
+    """A follow-up rewritten (`STREAM_RAG_CONDENSE=llm`): the last earlier question, then the
+    follow-up, "How do firmware updates work: How long does it take?"; [] for other prompts."""
+    if not messages or messages[0].get("content") != CONDENSE_PROMPT:
+        return []
+    request = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    earlier = [line[3:] for line in request.splitlines() if line.startswith("Q: ")]
+    _, _, last = request.rpartition("Last question: ")
+    rewritten = f"{earlier[-1].rstrip('?')}: {last.strip()}" if earlier else last.strip()
+    return tokens_of(rewritten)
+
+
 def _change_number(text: str, rng: random.Random) -> str:
     match = re.search(r"\d+", text)
     if match is None:
@@ -141,7 +158,14 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
         body = await request.json()
         stats.requests += 1
         messages = body.get("messages", [])
-        pieces, _ = compose(config, messages)
+        pieces = condense(messages) or compose(config, messages)[0]
+        # A word is a token here: real tokenizers differ, the point is that counts arrive.
+        usage = {
+            "prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
+            "completion_tokens": len(pieces),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        stream_options = body.get("stream_options") or {}
         model = body.get("model", config.model)
         created = int(time.time())
         completion_id = f"chatcmpl-{stats.requests}"
@@ -160,11 +184,7 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
                             "finish_reason": "stop",
                         }
                     ],
-                    "usage": {
-                        "prompt_tokens": 0,
-                        "completion_tokens": len(pieces),
-                        "total_tokens": len(pieces),
-                    },
+                    "usage": usage,
                 }
             )
 
@@ -202,6 +222,10 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
                     timeline.append((piece, time.monotonic()))
                     yield chunk({"content": piece})
                 yield chunk({}, "stop")
+                if stream_options.get("include_usage"):
+                    last: dict[str, object] = {"id": completion_id, "choices": [], "usage": usage}
+                    last |= {"object": "chat.completion.chunk", "created": created, "model": model}
+                    yield f"data: {json.dumps(last)}\n\n"
                 yield "data: [DONE]\n\n"
                 stats.completed += 1
                 stats.finished_at.append(time.monotonic())

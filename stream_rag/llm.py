@@ -90,6 +90,7 @@ class OpenAIChatModel:
             model=self.model,
             messages=payload,
             stream=True,
+            stream_options={"include_usage": True},
             max_tokens=self.max_tokens,
             temperature=self.temperature,
         )

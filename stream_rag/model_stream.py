@@ -12,6 +12,7 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator
 
 from .errors import StreamRagError
+from .usage import record
 
 
 class StreamReplyError(StreamRagError):
@@ -61,6 +62,8 @@ def _content(payload: str) -> str | None:
     if error:
         message = error.get("message") if isinstance(error, dict) else error
         raise StreamReplyError(f"the model reported an error: {str(message)[:240]}")
+    if isinstance(chunk.get("usage"), dict):
+        record(chunk["usage"])  # the last chunk, when the request asked to include usage
     choices = chunk.get("choices")
     if not choices or not isinstance(choices, list):
         return None  # e.g. the usage-only chunk OpenAI sends last with include_usage

@@ -29,6 +29,7 @@ from .errors import InvalidFieldError
 from .events import Done, Error, Refusal, SentenceOut, Sources, block_ref
 from .limits import check_history_chars, check_question
 from .retrieve import Block
+from .usage import Usage
 
 MODEL_ID = "stream-rag"
 
@@ -103,7 +104,7 @@ class CompletionsEndpoint:
         model = _str(body.get("model")) or MODEL_ID
         if body.get("stream"):
             return StreamingResponse(
-                self._chunks(question, options, model),
+                self._chunks(question, options, model, include_usage=_include_usage(body)),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
             )
@@ -129,12 +130,14 @@ class CompletionsEndpoint:
                         "finish_reason": "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "usage": result.usage.to_json(),  # zeros unless the upstream model reported
                 "stream_rag": result.to_json(),
             }
         )
 
-    async def _chunks(self, question: str, options: Options, model: str) -> AsyncIterator[str]:
+    async def _chunks(
+        self, question: str, options: Options, model: str, *, include_usage: bool = False
+    ) -> AsyncIterator[str]:
         header = {
             "id": f"chatcmpl-{secrets.token_hex(12)}",
             "object": "chat.completion.chunk",
@@ -142,6 +145,7 @@ class CompletionsEndpoint:
             "model": model,
         }
         spoken = False
+        usage = Usage()
         async for event in self.answerer.stream(question, options):
             delta: dict[str, str] = {}
             finish: str | None = None
@@ -163,6 +167,7 @@ class CompletionsEndpoint:
                 extension = {"refusal": event.data()}
             elif isinstance(event, Done):
                 finish, extension = "stop", {"done": event.data()}
+                usage.add(event.usage or {})
             elif isinstance(event, Error):
                 finish, extension = "error", {"error": event.data()}
             else:
@@ -173,7 +178,19 @@ class CompletionsEndpoint:
                 "stream_rag": extension,
             }
             yield f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+        if include_usage:  # as OpenAI does: one last chunk with no choices and the counts
+            last = {**header, "choices": [], "usage": usage.to_json()}
+            yield f"data: {json.dumps(last)}\n\n"
         yield "data: [DONE]\n\n"
+
+
+def _include_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    if options is None:
+        return False
+    if not isinstance(options, dict) or not isinstance(options.get("include_usage", False), bool):
+        raise InvalidFieldError("'stream_options' must be an object like {\"include_usage\": true}")
+    return bool(options.get("include_usage"))
 
 
 def models() -> JSONResponse:
