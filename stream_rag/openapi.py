@@ -181,6 +181,10 @@ SCHEMAS: dict[str, Any] = {
             },
             "model": {"type": "string"},
             "stream": {"type": "boolean"},
+            "stream_options": {
+                "type": "object",
+                "properties": {"include_usage": {"type": "boolean"}},
+            },
             "collection": {"type": "string"},
         },
     },
