@@ -27,64 +27,68 @@
   --srw-q-bg: #262930; --srw-refusal-bg: #3a2e12; --srw-refusal-fg: #fbe3ad; --srw-refusal-border: #d69e2e;
   --srw-error-bg: #44161c; --srw-error-fg: #ffc9cf; --srw-focus: #ffb870; } }
 * { box-sizing: border-box; }
+/* Inherited properties (font, colour, spacing) would leak in from the host page through the
+   host element, even with !important there: start from initial values instead. */
+.root, .tip { all: initial; box-sizing: border-box; font: var(--srw-font-size, 15px)/1.5 var(--srw-font);
+  color: var(--srw-fg); }
 .root { background: var(--srw-bg); border: 1px solid var(--srw-border); border-radius: var(--srw-radius);
   display: flex; flex-direction: column; max-width: 100%; overflow: hidden; }
-.head { padding: .6rem .9rem; border-bottom: 1px solid var(--srw-border); font-weight: 600; }
-.log { padding: .4rem .9rem; overflow-y: auto; max-height: var(--srw-max-height, 70vh); min-height: 4rem; }
-.empty { color: var(--srw-muted); margin: .6rem 0; }
-.turn { margin: .7rem 0 1rem; min-width: 0; }
-.q { background: var(--srw-q-bg); border-radius: var(--srw-radius); padding: .45rem .7rem; margin: 0 0 .5rem auto;
+.head { padding: .6em .9em; border-bottom: 1px solid var(--srw-border); font-weight: 600; }
+.log { padding: .4em .9em; overflow-y: auto; max-height: var(--srw-max-height, 70vh); min-height: 4em; }
+.empty { color: var(--srw-muted); margin: .6em 0; }
+.turn { margin: .7em 0 1em; min-width: 0; }
+.q { background: var(--srw-q-bg); border-radius: var(--srw-radius); padding: .45em .7em; margin: 0 0 .5em auto;
   width: fit-content; max-width: 90%; white-space: pre-wrap; overflow-wrap: anywhere; }
 .a p.body { margin: 0; overflow-wrap: anywhere; }
-.s.k-heading { display: block; font-weight: 600; margin-top: .3rem; }
-.s.k-list_item { display: list-item; margin-left: 1.2rem; }
+.s.k-heading { display: block; font-weight: 600; margin-top: .3em; }
+.s.k-list_item { display: list-item; margin-left: 1.2em; }
 .s.k-code { display: block; white-space: pre-wrap; font-family: ui-monospace, Menlo, Consolas, monospace; }
 .chip { display: inline-block; min-width: 1.6em; padding: 0 .35em; margin-left: .2em; border-radius: 6px;
   background: var(--srw-chip-bg); color: var(--srw-chip-fg); font-size: .8em; line-height: 1.5;
   text-align: center; text-decoration: none; vertical-align: .1em; font-weight: 600; }
 .chip:hover { text-decoration: underline; }
-.status { color: var(--srw-muted); font-size: .9em; margin: .3rem 0 0; min-height: 0; }
+.status { color: var(--srw-muted); font-size: .9em; margin: .3em 0 0; min-height: 0; }
 .status:empty { display: none; }
-.withheld { color: var(--srw-muted); font-size: .9em; margin: .4rem 0 0; }
+.withheld { color: var(--srw-muted); font-size: .9em; margin: .4em 0 0; }
 .withheld summary { cursor: pointer; }
-.withheld ul { margin: .2rem 0; padding-left: 1.2rem; }
-.sources { margin: .5rem 0 0; font-size: .88em; }
-.sources h3 { font-size: .9em; margin: 0 0 .15rem; color: var(--srw-muted); font-weight: 600; }
+.withheld ul { margin: .2em 0; padding-left: 1.2em; }
+.sources { margin: .5em 0 0; font-size: .88em; }
+.sources h3 { font-size: .9em; margin: 0 0 .15em; color: var(--srw-muted); font-weight: 600; }
 .sources ol { margin: 0; padding-left: 0; list-style: none; }
-.sources li { margin: .1rem 0; overflow-wrap: anywhere; }
+.sources li { margin: .1em 0; overflow-wrap: anywhere; }
 .sources .n { font-weight: 600; }
 .sources code, .side code { font-size: .92em; color: var(--srw-muted); }
 a { color: var(--srw-accent); }
 .refusal { background: var(--srw-refusal-bg); color: var(--srw-refusal-fg); border-left: 4px solid var(--srw-refusal-border);
-  border-radius: 6px; padding: .55rem .75rem; margin: .2rem 0; overflow-wrap: anywhere; }
+  border-radius: 6px; padding: .55em .75em; margin: .2em 0; overflow-wrap: anywhere; }
 .refusal a { color: inherit; }
 .refusal .msg { margin: 0; font-weight: 600; }
-.refusal .detail { margin: .3rem 0 0; font-size: .9em; }
-.sides { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5rem, 1fr)); gap: .5rem; margin-top: .5rem; }
-.side { border: 1px solid var(--srw-refusal-border); border-radius: 6px; padding: .45rem .55rem; min-width: 0; font-size: .92em; }
+.refusal .detail { margin: .3em 0 0; font-size: .9em; }
+.sides { display: grid; grid-template-columns: repeat(auto-fit, minmax(9.5em, 1fr)); gap: .5em; margin-top: .5em; }
+.side { border: 1px solid var(--srw-refusal-border); border-radius: 6px; padding: .45em .55em; min-width: 0; font-size: .92em; }
 .side .who { font-weight: 600; margin: 0; }
-.side blockquote { margin: .3rem 0; font-style: italic; }
+.side blockquote { margin: .3em 0; font-style: italic; }
 .side mark { background: var(--srw-refusal-border); color: #000; padding: 0 .15em; border-radius: 3px; font-style: normal; }
-.error { background: var(--srw-error-bg); color: var(--srw-error-fg); border-radius: 6px; padding: .5rem .7rem;
-  margin: .4rem 0 0; display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
-.error span { flex: 1 1 12rem; overflow-wrap: anywhere; }
-.actions { margin-top: .35rem; display: flex; gap: .4rem; flex-wrap: wrap; }
-button { font: inherit; font-size: .9em; border-radius: 6px; padding: .3rem .7rem; cursor: pointer;
+.error { background: var(--srw-error-bg); color: var(--srw-error-fg); border-radius: 6px; padding: .5em .7em;
+  margin: .4em 0 0; display: flex; flex-wrap: wrap; gap: .5em; align-items: center; }
+.error span { flex: 1 1 12em; overflow-wrap: anywhere; }
+.actions { margin-top: .35em; display: flex; gap: .4em; flex-wrap: wrap; }
+button { font: inherit; font-size: .9em; border-radius: 6px; padding: .3em .7em; cursor: pointer;
   border: 1px solid var(--srw-border); background: transparent; color: var(--srw-fg); }
 button.primary { background: var(--srw-accent); color: var(--srw-accent-fg); border-color: var(--srw-accent); font-weight: 600; }
 button[hidden] { display: none; }
-form { display: flex; gap: .5rem; padding: .6rem .9rem; border-top: 1px solid var(--srw-border); align-items: flex-end; }
-textarea { flex: 1 1 auto; min-width: 0; resize: vertical; font: inherit; padding: .45rem .6rem; border-radius: 6px;
-  border: 1px solid var(--srw-border); background: var(--srw-bg); color: var(--srw-fg); min-height: 2.6rem; max-height: 12rem; }
+form { display: flex; gap: .5em; padding: .6em .9em; border-top: 1px solid var(--srw-border); align-items: flex-end; }
+textarea { flex: 1 1 auto; min-width: 0; resize: vertical; font: inherit; padding: .45em .6em; border-radius: 6px;
+  border: 1px solid var(--srw-border); background: var(--srw-bg); color: var(--srw-fg); min-height: 2.6em; max-height: 12em; }
 textarea::placeholder { color: var(--srw-muted); opacity: 1; }
 :focus-visible, .chip:focus { outline: 3px solid var(--srw-focus); outline-offset: 2px; }
 textarea:focus-visible { outline-offset: 0; }
-.tip { position: fixed; z-index: 2147483647; max-width: min(26rem, calc(100vw - 16px)); background: var(--srw-fg);
-  color: var(--srw-bg); border-radius: 6px; padding: .45rem .6rem; font-size: .85em; line-height: 1.4;
+.tip { position: fixed; z-index: 2147483647; max-width: min(30em, calc(100vw - 16px)); background: var(--srw-fg);
+  color: var(--srw-bg); border-radius: 6px; padding: .45em .6em; font-size: calc(var(--srw-font-size, 15px) * .85); line-height: 1.4;
   box-shadow: 0 4px 16px rgba(0,0,0,.25); pointer-events: none; overflow-wrap: anywhere; }
 .tip[hidden] { display: none; }
 .tip .who { font-weight: 600; display: block; }
-.tip .passage { display: block; margin-top: .25rem; }
+.tip .passage { display: block; margin-top: .25em; }
 .tip mark { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-radius: 3px; padding: 0 .1em; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

@@ -121,7 +121,7 @@ def running_stack(
 
 
 def host_page_app(
-    api: dict[str, str], collection: str = "default", key: str | None = None
+    api: dict[str, str], collection: str = "default", key: str | None = None, css: str = ""
 ) -> Starlette:
     """Another site's page that embeds the widget with one script tag; `api["url"]` is read
     per request, so the page's server can start before the API it points at."""
@@ -130,7 +130,8 @@ def host_page_app(
         return HTMLResponse(
             "<!doctype html><html lang=en><head><meta charset=utf-8><title>Host page</title>"
             '<link rel="icon" href="data:,">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<style>{css}</style></head>"
             "<body><h1>A shop</h1><p>Questions? Ask below.</p>"
             f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}"'
             + (f' data-key="{key}"' if key else "")

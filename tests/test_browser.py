@@ -455,6 +455,40 @@ def test_embed_with_a_chat_key_answers_and_downloads_only_in_its_collection(
         assert other.locator(f"{CHAT} .s").count() == 0
 
 
+def test_host_page_css_themes_the_widget_but_cannot_break_it(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    hostile = (
+        "button, textarea, p, div { display: none !important; color: red !important; }"
+        " html { font-size: 2px !important; }"
+        " * { font-size: 2px !important; }"
+        " stream-rag-chat { --srw-accent: rgb(107, 47, 179); --srw-radius: 0px; }"
+    )
+    api: dict[str, str] = {}
+    with (
+        running_server(host_page_app(api, css=hostile)) as host,
+        running_stack(tmp_path / "d", minilm, cors_origins=(host,)) as stack,
+    ):
+        api["url"] = stack.url
+        stack.upload("policy.md", POLICY)
+        page.goto(host + "/")
+        ask_button = page.locator(f"{CHAT} button[type=submit]")
+        assert ask_button.is_visible()
+        textarea = page.locator(f"{CHAT} textarea")
+        assert textarea.is_visible()
+        # Sizes do not follow the host's root font size (no rem inside the widget).
+        assert textarea.evaluate("t => parseFloat(getComputedStyle(t).paddingLeft)") >= 5
+        style = ask_button.evaluate(
+            "b => { const s = getComputedStyle(b);"
+            " const r = getComputedStyle(b.getRootNode().querySelector('.root'));"
+            " return [s.backgroundColor, s.color, r.borderTopLeftRadius]; }"
+        )
+        ask(page, "Refunds for annual plans?")
+        answer = wait_done(page).locator(".s").first
+        assert answer.evaluate("s => parseFloat(getComputedStyle(s).fontSize)") >= 12
+    assert style == ["rgb(107, 47, 179)", "rgb(255, 255, 255)", "0px"]
+
+
 def test_eventsource_gets_one_answer_and_stops_after_done(
     tmp_path: Path, minilm: MiniLMEmbedder, page: Page
 ) -> None:
