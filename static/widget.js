@@ -94,6 +94,7 @@ textarea:focus-visible { outline-offset: 0; }
 `;
 
   let SHEET = null;
+  const CONFLICT_HEADING = "The sources disagree on this, so I am not choosing between them.";
 
   const REASONS = {
     uncited: "it cited no source",
@@ -435,8 +436,11 @@ textarea:focus-visible { outline-offset: 0; }
           turn.refused = true;
           const box = el("div", "refusal");
           box.dataset.reason = data.reason;
-          box.append(el("p", "msg", data.message));
           const details = Array.isArray(data.details) ? data.details : [];
+          // The server's message spells the conflict out for plain clients; shown side by
+          // side below, a short heading says it better.
+          const sideBySide = data.reason === "conflicting_sources" && details.some((c) => c && c.a && c.b);
+          box.append(el("p", "msg", sideBySide ? CONFLICT_HEADING : data.message));
           if (data.reason === "conflicting_sources") {
             for (const conflict of details) box.append(turn.conflict(conflict));
           } else if (data.reason === "low_evidence" && details[0] && typeof details[0].evidence === "number") {

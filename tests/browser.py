@@ -41,6 +41,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# Uploads extract text in worker processes, slow to start on a busy machine.
+HTTP_TIMEOUT_S = 60.0
 MISSING = (
     "Chromium not found on PATH: the browser tests need Debian's chromium "
     "(apt-get install -y chromium); .ci/run installs it"
@@ -79,6 +81,7 @@ class Stack:
             files={"file": (filename, data)},
             data=fields,
             headers=self.headers,
+            timeout=HTTP_TIMEOUT_S,
         )
         assert response.status_code == 201, response.text
         doc_id = response.json()["document"]["id"]
@@ -88,7 +91,7 @@ class Stack:
         deadline = time.monotonic() + 60
         while True:
             document: dict[str, Any] = httpx.get(
-                f"{self.url}/v1/documents/{doc_id}", headers=self.headers
+                f"{self.url}/v1/documents/{doc_id}", headers=self.headers, timeout=HTTP_TIMEOUT_S
             ).json()
             if document["versions"][-1]["status"] != "indexing":
                 assert document["versions"][-1]["status"] == "ready", document

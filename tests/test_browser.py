@@ -26,6 +26,7 @@ from stream_rag.minilm import MiniLMEmbedder
 from stream_rag.prompt import Message
 
 from .browser import (
+    HTTP_TIMEOUT_S,
     MISSING,
     MUTATION_LOG_JS,
     chromium_path,
@@ -720,11 +721,13 @@ def test_documents_panel_upload_versions_download_delete(
         # Delete asks first; Cancel keeps the document.
         row.get_by_role("button", name="Delete").click()
         row.get_by_role("button", name="Cancel").click()
-        assert httpx.get(f"{stack.url}/v1/documents").json()["documents"]
+        assert httpx.get(f"{stack.url}/v1/documents", timeout=HTTP_TIMEOUT_S).json()["documents"]
         row.get_by_role("button", name="Delete").click()
         row.get_by_role("button", name="Delete for good").click()
         page.locator("#documents .none").wait_for()
-        assert httpx.get(f"{stack.url}/v1/documents").json()["documents"] == []
+        assert (
+            httpx.get(f"{stack.url}/v1/documents", timeout=HTTP_TIMEOUT_S).json()["documents"] == []
+        )
         # The collection picker scopes the chat and the list.
         picker = page.locator("#collection")
         picker.fill("manuals")
