@@ -5,10 +5,11 @@ sentence vectors at ingest costs.
 
 `--data`: gate-eval JSONL (`stream-rag eval gate` format). Every sentence the lexical stage
 leaves in the grey zone is judged by `SemanticStage.judge` with its blocks' vectors already
-stored (as after ingest), each sentence timed once, as in production; the embedding of the
-sentence is included. `--corpus` (BEIR corpus.jsonl): index the first `--docs` documents
-twice into throwaway stores, without and with sentence vectors, alternating, and print
-chunks/s of each (same run, same load).
+stored (as after ingest), three times: wall time of the first run (it also pays for the
+request's block-side lemma and word-vector work), best of the three, and the thread's CPU
+time; the embedding of the sentence is included. `--corpus` (BEIR corpus.jsonl): index the
+first `--docs` documents twice into throwaway stores, without and with sentence vectors,
+alternating, and print chunks/s of each (same run, same load).
 """
 
 from __future__ import annotations
@@ -49,15 +50,34 @@ def bench_stage(path: Path, embedder: MiniLMEmbedder) -> None:
             cases.append((ex.sentence, verdict, ctx, stored))
     print(f"{path.name}: {len(cases)} of {len(examples)} sentences reach the semantic stage")
     stage.judge(*cases[0][:3], cases[0][3].__getitem__)  # load lemma tables, warm caches
-    times_ms = []
+    times_ms: list[float] = []
+    best_ms: list[float] = []  # best of 3: the cost without scheduler noise on a shared CPU
+    # CPU time of this thread (the stage runs on one thread, BLAS held at one): what it costs
+    # with a core to itself, whatever else the machine is doing.
+    cpu_ms: list[float] = []
+    lexical_ms: list[float] = []  # the lexical check of the same sentence, for scale
     for sentence, verdict, ctx, stored in cases:
+        runs = []
+        for _ in range(3):
+            start, cpu = time.perf_counter(), time.thread_time()
+            stage.judge(sentence, verdict, ctx, stored.__getitem__)
+            runs.append((time.perf_counter() - start) * 1000)
+            cpu_ms.append((time.thread_time() - cpu) * 1000)
+        times_ms.append(runs[0])  # the first run pays for the request's block-side work
+        best_ms.append(min(runs))
         start = time.perf_counter()
-        stage.judge(sentence, verdict, ctx, stored.__getitem__)
-        times_ms.append((time.perf_counter() - start) * 1000)
-    print(
-        f"semantic stage per sentence: p50 {percentile(times_ms, 50):.2f} ms, "
-        f"p99 {percentile(times_ms, 99):.2f} ms, max {max(times_ms):.2f} ms"
-    )
+        ctx.check(sentence, [Citation(n) for n in verdict.cited])
+        lexical_ms.append((time.perf_counter() - start) * 1000)
+    for label, samples in (
+        ("semantic, first run", times_ms),
+        ("semantic, best of 3", best_ms),
+        ("semantic, thread CPU time", cpu_ms),
+        ("lexical (same sentences)", lexical_ms),
+    ):
+        print(
+            f"{label:<26} p50 {percentile(samples, 50):8.3f} ms   "
+            f"p99 {percentile(samples, 99):8.3f} ms   max {max(samples):8.3f} ms"
+        )
 
 
 def bench_ingest(corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder) -> None:

@@ -62,7 +62,6 @@ class Judge:
         self.semantic = semantic if vectors is not None else None
         self.vectors = vectors
         self.verifier = verifier
-        self.counts = {"lexical": 0, "semantic": 0, "remote": 0}
 
     async def __call__(self, raw: str) -> Verdict:
         """The verdict on `raw` (citation markers included)."""
@@ -78,5 +77,4 @@ class Judge:
             )
         if verdict.grey and self.verifier is not None:
             verdict = await self.verifier.verify(text, verdict, self.ctx)
-        self.counts[verdict.stage] += 1
         return verdict

@@ -517,10 +517,18 @@ class MiniLMEmbedder:
         """Context-free unit vectors of ``words``: the mean of their word pieces' input
         embeddings. No forward pass; near for many synonyms ("bought", "purchased")."""
         out = np.zeros((len(words), self.dim), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(words), add_special_tokens=False)
-        for i, encoding in enumerate(encodings):
-            if encoding.ids:
-                out[i] = self._word_emb[encoding.ids].mean(axis=0)
+        # Most words are one vocabulary entry: a dict lookup, no tokenizer pass.
+        ids = [self._tokenizer.token_to_id(w) for w in words]
+        single = [i for i, token in enumerate(ids) if token is not None]
+        out[single] = self._word_emb[[ids[i] for i in single]]
+        rest = [i for i, token in enumerate(ids) if token is None]
+        if rest:
+            encodings = self._tokenizer.encode_batch(
+                [words[i] for i in rest], add_special_tokens=False
+            )
+            for i, encoding in zip(rest, encodings, strict=True):
+                if encoding.ids:
+                    out[i] = self._word_emb[encoding.ids].mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         normalised: F32 = out / np.maximum(norms, np.float32(1e-12))
         return normalised

@@ -231,6 +231,7 @@ class SemanticStage:
         self.encoder = encoder
         self.cutoff = cutoff
         self.word_vectors = _WordVectors(encoder)
+        term_keys("went")  # load the lemma tables now (0.35 s), not on a live sentence
 
     @property
     def name(self) -> str:

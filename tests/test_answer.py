@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import anyio
 import pytest
@@ -210,3 +211,31 @@ def test_paraphrased_answers_get_through(services: Services) -> None:
     assert emitted >= 0.85 * (emitted + dropped)
     assert stages["semantic"] > 0
     print(f"\nparaphrase: emitted {emitted}, dropped {dropped}, decided by {dict(stages)}")
+
+
+def test_answer_attempts_say_which_stage_decided_and_its_scores(services: Services) -> None:
+    """The /v1/answer body: every verdict carries its stage and scores."""
+
+    async def run(base_url: str) -> list[dict[str, object]]:
+        model = OpenAIChatModel(base_url, "fake")
+        answerer = Answerer(
+            services.retriever, model, services.settings, stages=services.answerer.stages
+        )
+        try:
+            return [(await answerer.answer(q)).to_json() for q in QUESTIONS]
+        finally:
+            await model.aclose()
+
+    with running_server(create_fake_llm(FakeConfig(paraphrase=1.0))) as base_url:
+        bodies = anyio.run(run, f"{base_url}/v1")
+    verdicts: list[dict[str, Any]] = [
+        verdict
+        for body in bodies
+        for attempt in body["attempts"]  # type: ignore[attr-defined]
+        for verdict in attempt["verdicts"]
+    ]
+    assert {v["stage"] for v in verdicts} == {"lexical", "semantic"}
+    for verdict in verdicts:
+        assert verdict["scores"]["lexical"] == verdict["score"]
+        if verdict["stage"] == "semantic":
+            assert {"cosine", "block_overlap", "soft_unsupported", "p"} <= set(verdict["scores"])
