@@ -519,8 +519,9 @@ class MiniLMEmbedder:
         out = np.zeros((len(words), self.dim), dtype=np.float32)
         # Most words are one vocabulary entry: a dict lookup, no tokenizer pass.
         ids = [self._tokenizer.token_to_id(w) for w in words]
-        single = [i for i, token in enumerate(ids) if token is not None]
-        out[single] = self._word_emb[[ids[i] for i in single]]
+        single = [(i, token) for i, token in enumerate(ids) if token is not None]
+        if single:
+            out[[i for i, _ in single]] = self._word_emb[[token for _, token in single]]
         rest = [i for i, token in enumerate(ids) if token is None]
         if rest:
             encodings = self._tokenizer.encode_batch(
