@@ -114,6 +114,8 @@ def test_cross_site_requests_are_refused(tmp_path: Path, minilm: MiniLMEmbedder)
         assert client.get("/v1/documents").json()["documents"] == []
         assert client.post("/v1/search", json={"query": "x"}, headers=evil).status_code == 403
         assert client.get("/v1/chat", params={"q": QUESTION}, headers=evil).status_code == 403
+        sandboxed = {"Origin": "null"}  # sandboxed iframes and file:// pages
+        assert client.post("/v1/search", json={"query": "x"}, headers=sandboxed).status_code == 403
         for origin in ("https://shop.example", "http://testserver"):  # listed, same origin
             response = client.post("/v1/search", json={"query": "x"}, headers={"Origin": origin})
             assert response.status_code == 200, origin
