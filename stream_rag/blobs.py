@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import secrets
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,19 +76,45 @@ class Stager:
 
 
 class BlobStore:
-    """Original bytes under `root/ab/abcdef...`, named by their SHA-256."""
+    """Original bytes under `root/ab/abcdef...`, named by their SHA-256.
+
+    Uploads are staged in `tmp/p-<id>/`, one folder per open store, whose `.lock` the store
+    holds (flock) while it lives: a folder whose lock can be taken belongs to no live process,
+    so everything in it was left by a crash, however recent.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.tmp = root.parent / "tmp"
         self.root.mkdir(parents=True, exist_ok=True)
         self.tmp.mkdir(parents=True, exist_ok=True)
+        self._staging: Path | None = None
+        self._lock_fd: int | None = None
 
     def path_for(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
 
     def stager(self, limit: int) -> Stager:
-        return Stager(self.tmp, limit)
+        return Stager(self._staging_dir(), limit)
+
+    def _staging_dir(self) -> Path:
+        if self._staging is None:
+            # Locked before it gets its final name, so a sweep never sees it unlocked.
+            fresh = self.tmp / f".new-{secrets.token_hex(8)}"
+            fresh.mkdir()
+            fd = os.open(fresh / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            final = self.tmp / f"p-{fresh.name.removeprefix('.new-')}"
+            os.rename(fresh, final)
+            self._staging, self._lock_fd = final, fd
+        return self._staging
+
+    def close(self) -> None:
+        """Give up this store's staging folder (files still in it are abandoned uploads)."""
+        if self._lock_fd is not None and self._staging is not None:
+            shutil.rmtree(self._staging, ignore_errors=True)
+            os.close(self._lock_fd)
+            self._staging, self._lock_fd = None, None
 
     def stage_file(self, source: Path, limit: int) -> StagedFile:
         """Copy a local file into staging (used by the CLI); the caller owns the result."""
@@ -116,24 +144,53 @@ class BlobStore:
     def remove(self, sha256: str) -> None:
         self.path_for(sha256).unlink(missing_ok=True)
 
-    def sweep(self, referenced: set[str], older_than_s: float = 3600.0) -> int:
-        """Delete unreferenced blobs and stale staging files left by a crash; return the count.
-
-        Only files older than `older_than_s` go, so a concurrent upload that has stored its
-        blob but not yet committed its metadata keeps it.
-        """
-        cutoff = time.time() - older_than_s
+    def sweep(self, referenced: set[str]) -> int:
+        """Delete blobs not in `referenced`; return the count. The caller must hold the
+        store's write lock: blobs are committed under it, with the rows that reference them."""
         removed = 0
-        candidates = [p for p in self.root.glob("*/*") if p.name not in referenced]
-        candidates += list(self.tmp.glob("upload-*.part"))
-        for path in candidates:
-            try:
-                if path.stat().st_mtime < cutoff:
-                    path.unlink()
-                    removed += 1
-            except FileNotFoundError:
-                continue
+        for path in self.root.glob("*/*"):
+            if path.name not in referenced:
+                path.unlink(missing_ok=True)
+                removed += 1
         return removed
+
+    def sweep_staging(self) -> int:
+        """Delete what crashed processes left in staging: every staging folder no live store
+        holds, and loose files of the old layout. Returns the number of files removed."""
+        removed = 0
+        for entry in self.tmp.iterdir():
+            if entry.is_file():
+                if entry.name.startswith("upload-") and entry.suffix == ".part":
+                    entry.unlink(missing_ok=True)
+                    removed += 1
+            elif entry.name.startswith("p-"):
+                removed += _remove_unlocked(entry)
+            elif entry.name.startswith(".new-") and time.time() - entry.stat().st_mtime > 3600:
+                # A crash between mkdir and rename; give a live creator ample time to finish.
+                removed += _remove_unlocked(entry)
+        return removed
+
+
+def _remove_unlocked(folder: Path) -> int:
+    """Remove `folder` unless a live store holds its lock; the number of files removed."""
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR)
+    except FileNotFoundError:
+        fd = None
+    except OSError:
+        return 0
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return 0  # in flight
+        files = sum(1 for p in folder.rglob("*") if p.is_file() and p.name != ".lock")
+        shutil.rmtree(folder, ignore_errors=True)
+        return files
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -550,10 +550,16 @@ class DocumentStore:
                 (key, value),
             )
 
-    def sweep(self, older_than_s: float = 3600.0) -> int:
-        """Remove bytes and staging files that no committed version references."""
-        referenced = {r[0] for r in self._db().execute("SELECT DISTINCT sha256 FROM versions")}
-        return self.blobs.sweep(referenced, older_than_s)
+    def sweep(self) -> int:
+        """Remove bytes no committed version references and staging files no live process
+        is writing (both left by a crash); return how many files went."""
+        removed = self.blobs.sweep_staging()
+        # Under the write lock: an upload commits its blob and its rows in one transaction,
+        # so no blob seen unreferenced here can be about to gain a reference.
+        with self._transaction() as db:
+            referenced = {r[0] for r in db.execute("SELECT DISTINCT sha256 FROM versions")}
+            removed += self.blobs.sweep(referenced)
+        return removed
 
     def close(self) -> None:
         self.extractor.close()
@@ -562,6 +568,7 @@ class DocumentStore:
                 connection.close()
             self._connections.clear()
         self._local = threading.local()
+        self.blobs.close()
 
     # -- internals ------------------------------------------------------------------------
 

@@ -67,7 +67,7 @@ def store_snapshot(data_dir: Path) -> tuple[list[str], list[str]]:
         str(p.relative_to(data_dir))
         for folder in ("blobs", "tmp")
         for p in (data_dir / folder).rglob("*")
-        if p.is_file()
+        if p.is_file() and p.name != ".lock"  # a staging folder's lock: no data
     )
     return rows, files
 

@@ -107,7 +107,7 @@ def test_get_for_eventsource_and_input_errors(tmp_path: Path, minilm: MiniLMEmbe
 def test_sentences_arrive_while_the_model_is_still_writing(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
-    fake = create_fake_llm(FakeConfig(tokens_per_second=40))
+    fake = create_fake_llm(FakeConfig(tokens_per_second=10))
     with running_server(fake) as llm_url:
         settings = Settings(data_dir=tmp_path / "data", sse_ping_s=0.3)
         model = OpenAIChatModel(f"{llm_url}/v1", "fake")
@@ -118,24 +118,24 @@ def test_sentences_arrive_while_the_model_is_still_writing(
                 b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans "
                 b"are not possible. Refunds for team plans cover unused seats within 30 days.",
             )
-            start = time.monotonic()
             with httpx.stream(
                 "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}
             ) as response:
                 events = list(read_events(response))
     sentence_times = [t for name, _, t in events if name == "sentence"]
-    done_time = next(t for name, _, t in events if name == "done")
     assert len(sentence_times) >= 2
-    # The first sentence is on screen well before the model has written the last one.
-    assert sentence_times[0] < done_time - 0.3
-    assert sentence_times[0] - start < done_time - start
+    # The first sentence is on screen before the model has written its last piece (an order
+    # of events on one clock, with seconds between them at 10 pieces a second).
+    (timeline,) = fake.state.stats.timelines.values()
+    assert sentence_times[0] < timeline[-1][1]
     assert any(name == "ping" for name, _, _ in events)
 
 
 def test_client_disconnect_cancels_the_upstream_request(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
-    fake = create_fake_llm(FakeConfig(tokens_per_second=10, sentences=3))
+    # At 2 pieces a second the answer would take half a minute: it must not complete.
+    fake = create_fake_llm(FakeConfig(tokens_per_second=2, sentences=3))
     with running_server(fake) as llm_url:
         settings = Settings(data_dir=tmp_path / "data")
         model = OpenAIChatModel(f"{llm_url}/v1", "fake")
@@ -147,16 +147,13 @@ def test_client_disconnect_cancels_the_upstream_request(
                 b"are not possible. Refunds for team plans cover unused seats within 30 days.",
             )
             with httpx.stream(
-                "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}
+                "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}, timeout=120
             ) as response:
                 for name, _, _ in read_events(response):
                     if name == "sentence":
                         break
-            closed_at = time.monotonic()
-            deadline = closed_at + 5
+            deadline = time.monotonic() + 60  # against a hang only
             while not fake.state.stats.disconnected:
                 assert time.monotonic() < deadline, "the upstream request was never closed"
                 time.sleep(0.01)
-    stats = fake.state.stats
-    assert stats.completed == 0
-    assert stats.disconnect_times[0] - closed_at < 1.0
+    assert fake.state.stats.completed == 0

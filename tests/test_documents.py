@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import signal
 import subprocess
@@ -145,18 +144,69 @@ def test_unicode_filenames_are_fine() -> None:
     assert validate_filename("Überblick 数据.pdf") == "Überblick 数据.pdf"
 
 
-def test_sweep_removes_only_old_orphans(store: DocumentStore) -> None:
+def test_sweep_removes_orphans_but_not_uploads_in_flight(store: DocumentStore) -> None:
     kept = store.add(stage(store, b"Kept."), filename="a.txt")
     orphan = store.blobs.path_for("f" * 64)
     orphan.parent.mkdir(exist_ok=True)
     orphan.write_bytes(b"left by a crash")
-    assert store.sweep() == 0  # fresh files may belong to an upload in flight
-    old = time.time() - 7200
-    os.utime(orphan, (old, old))
-    os.utime(store.content_path(kept.version), (old, old))
-    assert store.sweep() == 1
+    in_flight = store.blobs.stager(10**6)
+    in_flight.write(b"half of an upload")
+    assert store.sweep() == 1  # however fresh: blobs are committed under the write lock
     assert not orphan.exists()
     assert store.content_path(kept.version).exists()
+    assert in_flight.path.exists()  # this store's staging is in flight
+    in_flight.discard()
+
+
+STAGER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from stream_rag.documents import DocumentStore
+
+    store = DocumentStore(Path(sys.argv[1]))
+    stager = store.blobs.stager(10**9)
+    stager.write(b"half of an upload")
+    print(stager.path, flush=True)
+    sys.stdin.readline()  # hold the upload open until told to stop (or killed)
+    """
+)
+
+
+def test_staging_left_by_a_crash_is_swept_at_the_next_start(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+
+    def start() -> tuple[subprocess.Popen[bytes], Path]:
+        child = subprocess.Popen(
+            [sys.executable, "-c", STAGER, str(data_dir)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert child.stdout is not None
+        line = child.stdout.readline().decode().strip()
+        assert line, "the child died before staging"
+        return child, Path(line)
+
+    live, live_path = start()
+    crashed, crashed_path = start()
+    crashed.kill()
+    crashed.wait()
+    assert crashed_path.exists()
+    store = DocumentStore(data_dir)  # a restart, seconds after the crash
+    try:
+        assert not crashed_path.exists()
+        assert not crashed_path.parent.exists()
+        assert live_path.exists()  # another process's upload in flight is left alone
+    finally:
+        store.close()
+        assert live.stdin is not None
+        live.stdin.close()
+        live.wait()
+        for child in (live, crashed):
+            assert child.stdin is not None
+            assert child.stdout is not None
+            child.stdin.close()
+            child.stdout.close()
 
 
 CRASHER = textwrap.dedent(
