@@ -43,13 +43,13 @@ def read_events(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any],
 
 
 def upload(base_url: str, name: str, data: bytes) -> str:
-    response = httpx.post(f"{base_url}/v1/documents", files={"file": (name, data)})
+    # Generous timeouts: on a loaded machine extraction and indexing take seconds.
+    response = httpx.post(f"{base_url}/v1/documents", files={"file": (name, data)}, timeout=120)
     assert response.status_code == 201, response.text
     doc_id: str = response.json()["document"]["id"]
-    deadline = time.monotonic() + 60
-    while httpx.get(f"{base_url}/v1/documents/{doc_id}").json()["versions"][-1]["status"] != (
-        "ready"
-    ):
+    deadline = time.monotonic() + 120
+    url = f"{base_url}/v1/documents/{doc_id}"
+    while httpx.get(url, timeout=120).json()["versions"][-1]["status"] != "ready":
         assert time.monotonic() < deadline
         time.sleep(0.02)
     return doc_id

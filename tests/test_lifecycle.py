@@ -212,8 +212,8 @@ def test_sigterm_lets_streams_finish_then_stops(tmp_path: Path) -> None:
 
                     def refused() -> bool:
                         try:
-                            httpx.get(f"{base_url}/healthz", timeout=5)
-                        except httpx.TransportError:
+                            httpx.get(f"{base_url}/healthz", timeout=HANG_GUARD_S)
+                        except httpx.ConnectError:
                             return True
                         return False
 
@@ -240,7 +240,11 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
             queued = []
             for i in range(3):  # the first blocks the indexing worker; two wait behind it
                 text = f"HOLD note {i}: the office opens at {8 + i} o'clock."
-                reply = httpx.post(f"{base_url}/v1/documents", files={"file": (f"n{i}.txt", text)})
+                reply = httpx.post(
+                    f"{base_url}/v1/documents",
+                    files={"file": (f"n{i}.txt", text)},
+                    timeout=HANG_GUARD_S,
+                )
                 queued.append(reply.json()["document"]["id"])
             wait_for(lambda: embedder.state.held >= 1, "the first indexing job to start")
             finals: dict[str, Any] = {}
@@ -287,7 +291,9 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
 
         def statuses(base: str) -> list[str]:
             return [
-                httpx.get(f"{base}/v1/documents/{d}").json()["versions"][-1]["status"]
+                httpx.get(f"{base}/v1/documents/{d}", timeout=HANG_GUARD_S).json()["versions"][-1][
+                    "status"
+                ]
                 for d in queued
             ]
 
