@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,3 +163,47 @@ def test_a_sentence_cited_to_a_block_it_is_not_anchored_in_is_dropped_unasked(
     assert (verdict.ok, verdict.stage) == (False, "semantic")
     assert "not anchored in [3]" in verdict.detail
     assert "p" not in verdict.scores
+
+
+def test_eval_gate_counts_verdicts_by_stage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stream_rag.cli import main
+
+    records = [
+        {
+            "sentence": PARAPHRASE.removesuffix(" [1]."),
+            "blocks": BLOCKS,
+            "cited": [1],
+            "label": True,
+        },
+        {
+            "sentence": EXTRA_CLAIM.removesuffix(" [1]."),
+            "blocks": BLOCKS,
+            "cited": [1],
+            "label": False,
+        },
+        {
+            "sentence": "Support is available by email on weekdays.",
+            "blocks": BLOCKS,
+            "cited": [3],
+            "label": True,
+        },
+    ]
+    data = tmp_path / "gate.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    args = ["--data-dir", str(tmp_path / "d"), "eval", "gate", "--data", str(data)]
+
+    def stage_rows(stages: str) -> dict[str, list[str]]:
+        assert main([*args, "--stages", stages]) == 0
+        out = capsys.readouterr().out
+        rows = out.split("decided by", 1)[1].splitlines()[1:]
+        return {row.split()[0]: row.split()[1:] for row in rows if row.strip()}
+
+    lexical = stage_rows("lexical")
+    assert lexical["lexical"][0] == "3"
+    assert lexical["semantic"][0] == "0"
+    every = stage_rows("all")
+    # sentences, supported passed "of" supported, unsupported dropped "of" unsupported
+    assert every["lexical"] == ["1", "1", "of", "1", "0", "of", "0"]
+    assert every["semantic"] == ["2", "1", "of", "1", "1", "of", "1"]
