@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from stream_rag.config import Settings
+from stream_rag.errors import InvalidFieldError
 from stream_rag.gate import GateContext, Verdict, stem
 from stream_rag.judge import Stages
 from stream_rag.text import tokenize
@@ -192,3 +193,16 @@ def test_settings_build_the_verifier() -> None:
     assert (llm.url, llm.style, llm.model) == ("http://127.0.0.1:9/v1", "llm", "m")
     anyio.run(tei.aclose)
     anyio.run(llm.aclose)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"STREAM_RAG_VERIFY_STYLE": "nli"}, "STREAM_RAG_VERIFY_STYLE must be 'tei' or 'llm'"),
+        ({"STREAM_RAG_VERIFY_TIMEOUT_MS": "0"}, "STREAM_RAG_VERIFY_TIMEOUT_MS must be positive"),
+        ({"STREAM_RAG_VERIFY_TIMEOUT_MS": "soon"}, "STREAM_RAG_VERIFY_TIMEOUT_MS"),
+    ],
+)
+def test_bad_verifier_settings_are_refused(env: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidFieldError, match=message):
+        Settings.from_env(env, env_file=None)
