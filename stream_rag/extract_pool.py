@@ -34,6 +34,7 @@ MIB = 1024 * 1024
 # A worker whose resident memory grew past this after a document is replaced, so one big
 # document does not leave a bloated process behind for the next ones.
 _RECYCLE_RSS = 512 * MIB
+_NICE = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +215,8 @@ class _Worker:
 def _serve(conn: Connection, limits: Limits) -> None:
     """The worker's loop: one job at a time; limits are set here, in the worker only."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when workers stop
+    # Parsing waits; answers should not: under contention the server gets the CPU first.
+    os.nice(_NICE)
     memory = limits.memory_mb * MIB
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     while True:
