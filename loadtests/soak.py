@@ -165,7 +165,7 @@ def main() -> int:
         workers = descendants(server.pid)
         server.kill9()
         killed_at = time.monotonic() - started
-        time.sleep(1)
+        time.sleep(5)
         orphans = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
         restart_s = server.start()
         print(

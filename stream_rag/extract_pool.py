@@ -215,6 +215,7 @@ class _Worker:
 def _serve(conn: Connection, limits: Limits) -> None:
     """The worker's loop: one job at a time; limits are set here, in the worker only."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when workers stop
+    _die_with_parent()
     # Parsing waits; answers should not: under contention the server gets the CPU first.
     os.nice(_NICE)
     memory = limits.memory_mb * MIB
@@ -244,6 +245,18 @@ def _serve(conn: Connection, limits: Limits) -> None:
         conn.send(reply)
         if reply[2]:
             return
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when its parent (the forkserver, which exits with the
+    server) dies, so a kill -9 of the server leaves no parser running on."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _memory_error(limits: Limits) -> LimitExceededError:

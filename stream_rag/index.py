@@ -80,8 +80,11 @@ class Index(Protocol):
 
     def upsert(self, points: Sequence[IndexPoint]) -> None: ...
 
-    def delete_versions(self, doc_id: str, keep: int | None = None) -> None:
-        """Remove the points of `doc_id`, except those of version `keep` if given."""
+    def delete_versions(
+        self, doc_id: str, keep: int | None = None, *, below: int | None = None
+    ) -> None:
+        """Remove the points of `doc_id`: all, all but version `keep`, or (with `below`) those
+        of versions older than `below` only, so a newer version being indexed keeps its."""
         ...
 
     def search_dense(

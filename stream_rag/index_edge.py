@@ -150,9 +150,14 @@ class EdgeIndex:
             )
         return qe.Point(id=point.point_id, vector=vectors, payload=point.payload())
 
-    def delete_versions(self, doc_id: str, keep: int | None = None) -> None:
+    def delete_versions(
+        self, doc_id: str, keep: int | None = None, *, below: int | None = None
+    ) -> None:
         must_not: list[Any] | None = [_match("version", keep)] if keep is not None else None
-        selector = qe.Filter(must=[_match("doc_id", doc_id)], must_not=must_not)
+        must: list[Any] = [_match("doc_id", doc_id)]
+        if below is not None:
+            must.append(qe.FieldCondition(key="version", range=qe.RangeFloat(lt=below)))
+        selector = qe.Filter(must=must, must_not=must_not)
         with self._write_lock, self._shard_lock:
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(selector))
 

@@ -120,13 +120,16 @@ class QdrantIndex:
             payload=point.payload(),
         )
 
-    def delete_versions(self, doc_id: str, keep: int | None = None) -> None:
+    def delete_versions(
+        self, doc_id: str, keep: int | None = None, *, below: int | None = None
+    ) -> None:
         must_not: list[models.Condition] | None = (
             [_match("version", keep)] if keep is not None else None
         )
-        selector = models.FilterSelector(
-            filter=models.Filter(must=[_match("doc_id", doc_id)], must_not=must_not)
-        )
+        must: list[models.Condition] = [_match("doc_id", doc_id)]
+        if below is not None:
+            must.append(models.FieldCondition(key="version", range=models.Range(lt=below)))
+        selector = models.FilterSelector(filter=models.Filter(must=must, must_not=must_not))
         self._call(
             lambda: self._client.delete(self.collection, points_selector=selector, wait=True)
         )

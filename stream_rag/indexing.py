@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from .bm25 import document_vector
 from .chunking import heading_context
-from .documents import DocumentStore
+from .documents import DocumentStore, chunk_id
 from .embed import Embedder
-from .errors import StreamRagError
+from .errors import NotFoundError, StreamRagError
 from .features import store_features
-from .index import Index, IndexPoint
+from .index import Index, IndexPoint, point_id
 from .sentence_vectors import SentenceEncoder, store_chunk_vectors
 from .text import tokenize
 from .types import Chunk, Document
@@ -145,7 +145,8 @@ class Indexer:
         if live is None:  # deleted while we indexed it
             self.index.delete_versions(job.doc_id)
         else:
-            self.index.delete_versions(job.doc_id, keep=live)
+            # Only older versions: a newer one may be half indexed by another worker.
+            self.index.delete_versions(job.doc_id, below=live)
 
     def _sentence_vectors(self, chunks: Sequence[Chunk]) -> None:
         """Block-side vectors for the gate's semantic stage. Optional: if this fails, a
@@ -162,6 +163,22 @@ class Indexer:
     def _fail(self, doc_id: str, version: int, reason: str) -> None:
         with contextlib.suppress(StreamRagError):
             self.store.set_failed(doc_id, version, reason)
+        self.drop_failed(doc_id, version)
+
+    def drop_failed(self, doc_id: str, version: int) -> None:
+        """Remove what a failed version put in the index, unless it is the live one (a
+        failed re-index of the live version leaves its complete points)."""
+        try:
+            if self.store.live_versions([doc_id]).get(doc_id) == version:
+                return
+            record = self.store.version(doc_id, version)
+            self.index.delete_points(
+                [point_id(chunk_id(doc_id, version, i)) for i in range(record.chunk_count)]
+            )
+        except NotFoundError:
+            return  # deleted: the delete removed its points
+        except Exception:  # the check at the next start removes them then
+            log.exception("points of failed %s v%d not removed", doc_id, version)
 
     def delete(self, doc_id: str) -> Document:
         """Delete a document from the store, then its points (every delete path comes here).

@@ -166,6 +166,7 @@ class IndexQueue:
                 job = turn
             else:
                 if start_attempt(store, key, self.max_attempts) is not None:
+                    indexer.drop_failed(*key)
                     return None
                 job = indexer.begin(*key)
             if not indexer.step(job, self.batch):

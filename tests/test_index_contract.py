@@ -224,3 +224,10 @@ def test_vacuum_makes_idf_count_live_points_only(make_index: Factory, tmp_path: 
             (h.chunk_id, round(h.score, 4)) for h in clean.search_sparse(sparse(query), "kb", 5)
         ]
         assert got == want
+
+
+def test_delete_versions_below_keeps_newer_ones(make_index: Factory) -> None:
+    index = make_index()
+    index.upsert([point("a", "d1", 1), point("b", "d1", 2), point("c", "d1", 3)])
+    index.delete_versions("d1", below=2)
+    assert sorted(r.version for r in index.points()) == [2, 3]

@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from stream_rag.doctor import check
 from stream_rag.documents import DocumentStore
 from stream_rag.embed import OpenAIEmbedder, Vectors
 from stream_rag.errors import QueueFullError
@@ -171,3 +172,34 @@ def test_the_queue_is_bounded_and_durable(tmp_path: Path) -> None:
         assert len(again.pending()) == 2
     finally:
         again.close()
+
+
+async def test_versions_of_one_document_indexed_in_turns_keep_the_newest_complete(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """v3 (large) starts, v2 (small) finishes first and goes live: dropping the points of
+    older versions must not touch v3's half-indexed ones."""
+    store = DocumentStore(tmp_path / "data", chunk_chars=200, chunk_overlap_chars=0)
+    index = EdgeIndex.open(tmp_path / "index", minilm.dim)
+    try:
+        indexer = Indexer(store, index, minilm)
+        doc_id, _ = add(store, "notes.txt", "Version one of the notes.")
+        indexer.index_version(doc_id, 1)
+
+        def version(text: str) -> int:
+            stager = store.blobs.stager(10**7)
+            stager.write(text.encode())
+            return store.add_version(doc_id, stager.finish(), filename="notes.txt").version.version
+
+        small = version("Version two of the notes.")
+        large = version("\n\n".join(f"Paragraph {i} of version three." * 4 for i in range(60)))
+        queue = IndexQueue(indexer, workers=1, batch=8)
+        queue.submit_all([(doc_id, large), (doc_id, small)])
+        await run_queue(queue)
+        assert store.get(doc_id).live_version == large
+        report = check(store, index)
+        assert (report.extra, report.missing) == ([], {})
+        assert report.points == report.live_chunks == store.version(doc_id, large).chunk_count
+    finally:
+        index.close()
+        store.close()
