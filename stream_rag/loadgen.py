@@ -145,9 +145,11 @@ async def run_load(
     requests: int,
     duration_s: float,
     questions: tuple[str, ...] = QUESTIONS,
+    distinct: bool = False,
 ) -> tuple[list[Answer], float]:
     """`users` concurrent users until `requests` answers or `duration_s` seconds, whichever
-    comes first; returns the answers and the wall time."""
+    comes first; returns the answers and the wall time. With `distinct`, every question gets
+    a serial number, so no answer is served from a cache."""
     answers: list[Answer] = []
     issued = 0
     t_run = time.perf_counter()
@@ -159,6 +161,8 @@ async def run_load(
         nonlocal issued
         while issued < requests and time.perf_counter() < deadline:
             question = questions[issued % len(questions)]
+            if distinct:
+                question = f"{question} (#{issued})"
             issued += 1
             answers.append(await ask(client, endpoint, question, t_run))
 

@@ -56,6 +56,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     load.add_argument("--endpoint", choices=["chat", "openai"], default="chat")
     load.add_argument(
+        "--distinct",
+        action="store_true",
+        help="number every question, so no embedding comes from the query cache",
+    )
+    load.add_argument(
         "--targets", nargs="+", choices=TARGETS, default=list(TARGETS), help="what to load"
     )
     load.add_argument("--url", help="load this running deployment instead (no baselines)")
@@ -95,7 +100,7 @@ def _run(args: argparse.Namespace) -> list[Phase]:
         return _phases({"given": _Server(args.url.rstrip("/"), None)}, args, endpoint)
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stream-rag-load-")))
-        fake_port = _free_port()
+        fake_port = free_port()
         fake = [
             "fake-llm",
             "--port",
@@ -103,11 +108,13 @@ def _run(args: argparse.Namespace) -> list[Phase]:
             "--tokens-per-second",
             str(args.tokens_per_second),
         ]
-        stack.enter_context(_process("fake-llm", [_MAIN, *fake], {}, fake_port, "/v1/models", work))
+        stack.enter_context(
+            server_process("fake-llm", [_MAIN, *fake], {}, fake_port, "/v1/models", work)
+        )
         model_url = f"http://127.0.0.1:{fake_port}/v1"
         servers: dict[str, _Server] = {}
         for target in args.targets:
-            port = _free_port()
+            port = free_port()
             if target == "raw":
                 argv = [_RAW, "--port", str(port), "--model-url", model_url]
                 env: dict[str, str] = {}
@@ -119,7 +126,7 @@ def _run(args: argparse.Namespace) -> list[Phase]:
                     "STREAM_RAG_LLM_MODEL": "fake",
                     "STREAM_RAG_UNGATED_BASELINE": "true" if target == "ungated" else "false",
                 }
-            pid = stack.enter_context(_process(target, argv, env, port, "/healthz", work))
+            pid = stack.enter_context(server_process(target, argv, env, port, "/healthz", work))
             servers[target] = _Server(f"http://127.0.0.1:{port}", pid)
         if endpoint == "openai" and "raw" in servers:
             raise LoadTestError("the raw baseline speaks /v1/chat only: use --endpoint chat")
@@ -141,30 +148,43 @@ def _phases(
         for users in args.users:
             # Warm up each server once per level (connections, caches), unrecorded.
             for name in order:
-                _load(name, servers[name], endpoint, users, users, args.duration)
+                _load(name, servers[name], endpoint, users, users, args.duration, args.distinct)
             for name in order if round_ % 2 == 0 else reversed(order):
                 server = servers[name]
-                cpu0, t0 = _cpu_seconds(server.pid), time.time()
-                answers, wall = _load(name, server, endpoint, users, args.requests, args.duration)
-                cpu = None if cpu0 is None else (_cpu_seconds(server.pid) or 0.0) - cpu0
-                phase = Phase(name, users, round_, answers, wall, cpu, _rss_mb(server.pid), t0)
+                cpu0, t0 = cpu_seconds(server.pid), time.time()
+                answers, wall = _load(
+                    name, server, endpoint, users, args.requests, args.duration, args.distinct
+                )
+                cpu = None if cpu0 is None else (cpu_seconds(server.pid) or 0.0) - cpu0
+                phase = Phase(name, users, round_, answers, wall, cpu, rss_mb(server.pid), t0)
                 phases.append(phase)
                 print(phase.summary(), file=sys.stderr, flush=True)
     return phases
 
 
 def _load(
-    name: str, server: _Server, endpoint: Endpoint, users: int, requests: int, duration: float
+    name: str,
+    server: _Server,
+    endpoint: Endpoint,
+    users: int,
+    requests: int,
+    duration: float,
+    distinct: bool,
 ) -> tuple[list[Answer], float]:
     kind: Endpoint = "raw" if name == "raw" else endpoint
     return anyio.run(
         lambda: run_load(
-            server.url, endpoint=kind, users=users, requests=requests, duration_s=duration
+            server.url,
+            endpoint=kind,
+            users=users,
+            requests=requests,
+            duration_s=duration,
+            distinct=distinct,
         )
     )
 
 
-def _cpu_seconds(pid: int | None) -> float | None:
+def cpu_seconds(pid: int | None) -> float | None:
     """User + system CPU time of `pid` and its children that were waited for (Linux)."""
     if pid is None:
         return None
@@ -176,7 +196,7 @@ def _cpu_seconds(pid: int | None) -> float | None:
     return sum(int(f) for f in fields[11:15]) / ticks
 
 
-def _rss_mb(pid: int | None) -> float | None:
+def rss_mb(pid: int | None) -> float | None:
     if pid is None:
         return None
     try:
@@ -188,7 +208,7 @@ def _rss_mb(pid: int | None) -> float | None:
     return None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     import socket
 
     with socket.socket() as sock:
@@ -198,7 +218,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _process(
+def server_process(
     name: str, argv: list[str], env: dict[str, str], port: int, ready: str, work: Path
 ) -> Iterator[int]:
     """Run `python -c argv[0] argv[1:]` until the context ends; yields its pid once `ready`

@@ -1,0 +1,122 @@
+"""`/v1/search` over HTTP at ~10k real chunks: hybrid against BM25 alone, at 1 and 8 clients.
+
+    python -m loadtests.bench_search --beir ../shared/data/cranfield --chunk-chars 160
+
+`stream-rag serve` runs as a subprocess on a data directory holding the Cranfield abstracts,
+chunked small enough to make ~10k chunks (each embedded by the local MiniLM at ingest).
+Queries are the Cranfield questions, numbered so that none is answered from the query
+embedding cache (`--cached` asks them unnumbered, twice, to show the cached case). Hybrid and
+BM25-only (`weights: {"dense": 0, "bm25": 1}`) alternate query by query, so both see the same
+machine load; the ratio of their medians is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+
+from stream_rag.loadtest import free_port, server_process
+from stream_rag.metrics import percentile
+
+_MAIN = "import sys; from stream_rag.cli import main; sys.exit(main())"
+BM25_ONLY = {"dense": 0.0, "bm25": 1.0}
+
+
+async def run(base: str, queries: list[str], clients: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {"hybrid": [], "bm25": []}
+    todo = list(enumerate(queries))
+
+    async def client(http: httpx.AsyncClient) -> None:
+        while todo:
+            i, query = todo.pop()
+            order = ("hybrid", "bm25") if i % 2 else ("bm25", "hybrid")
+            for mode in order:
+                body: dict[str, object] = {"query": query, "top_k": 8}
+                if mode == "bm25":
+                    body["weights"] = BM25_ONLY
+                t0 = time.perf_counter()
+                response = await http.post("/v1/search", json=body)
+                response.raise_for_status()
+                times[mode].append((time.perf_counter() - t0) * 1000)
+
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http, anyio.create_task_group() as g:
+        for _ in range(clients):
+            g.start_soon(client, http)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--beir", type=Path, default=Path("../shared/data/cranfield"))
+    parser.add_argument("--chunk-chars", type=int, default=160)
+    parser.add_argument("--cached", action="store_true")
+    args = parser.parse_args()
+    corpus = [json.loads(line) for line in (args.beir / "corpus.jsonl").open(encoding="utf-8")]
+    questions = [
+        json.loads(line)["text"] for line in (args.beir / "queries.jsonl").open(encoding="utf-8")
+    ]
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        docs = work / "docs"
+        docs.mkdir()
+        for doc in corpus:
+            (docs / f"cranfield-{doc['_id']}.txt").write_text(
+                f"{doc['title']}\n\n{doc['text']}", encoding="utf-8"
+            )
+        env = {
+            "STREAM_RAG_DATA_DIR": str(work / "data"),
+            "STREAM_RAG_CHUNK_CHARS": str(args.chunk_chars),
+            "STREAM_RAG_CHUNK_OVERLAP_CHARS": "0",
+            "STREAM_RAG_ACCESS_LOG": "false",
+        }
+        t0 = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", _MAIN, "ingest", str(docs)],
+            env={**os.environ, **env},
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        port = free_port()
+        stack.enter_context(
+            server_process(
+                "serve", [_MAIN, "serve", "--port", str(port)], env, port, "/healthz", work
+            )
+        )
+        base = f"http://127.0.0.1:{port}"
+        chunks = sum(
+            v["chunk_count"]
+            for d in httpx.get(f"{base}/v1/documents", timeout=60).json()["documents"]
+            for v in d["versions"][-1:]
+        )
+        took = time.perf_counter() - t0
+        print(f"{len(corpus)} documents, {chunks} chunks, ingested in {took:.0f} s")
+        for clients in (1, 8):
+            if args.cached:
+                anyio.run(run, base, questions, clients)  # fills the cache
+                asked = questions
+            else:
+                asked = [f"{q} (#{clients}-{i})" for i, q in enumerate(questions)]
+            times = anyio.run(run, base, asked, clients)
+            hybrid, bm25 = percentile(times["hybrid"], 0.5), percentile(times["bm25"], 0.5)
+            h99, b99 = percentile(times["hybrid"], 0.99), percentile(times["bm25"], 0.99)
+            print(
+                f"c={clients}: hybrid p50 {hybrid:.1f} ms p99 {h99:.1f}"
+                f" | bm25 p50 {bm25:.1f} ms p99 {b99:.1f} | "
+                f"hybrid/bm25 p50 {hybrid / bm25:.2f}x ({'cached' if args.cached else 'uncached'}"
+                f" query embeddings, {len(asked)} queries each)",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
