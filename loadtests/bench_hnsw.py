@@ -8,9 +8,10 @@
 - synthetic: vectors drawn from a Gaussian with the real embeddings' mean and covariance (the
   spectrum of real embeddings, not the uniform sphere no real text fills), BM25 vectors from
   Zipf-drawn terms as in bench_index; hybrid = dense + BM25 + fusion, as served.
-- healthz: `stream-rag serve` on a data directory whose store holds documents with 100k
-  chunks (one point each, synthetic vectors), polled every 20 ms while `POST
-  /v1/index/optimize` builds the graphs in its child process.
+- synthetic and healthz: `stream-rag serve` on a data directory whose store holds documents
+  with 100k chunks (one point each, the synthetic vectors), polled every 20 ms while `POST
+  /v1/index/optimize` builds the graphs in its child process (default threshold); recall and
+  latency are then measured on the index the server built, at each `--ef`.
 """
 
 from __future__ import annotations
@@ -117,15 +118,17 @@ def report(label: str, n: int, before: dict[str, float], after: dict[str, float]
     )
 
 
-def recall_run(label: str, vectors: F32, queries: F32, ef: int, threshold_kb: int) -> None:
+def recall_run(label: str, vectors: F32, queries: F32, efs: list[int], threshold_kb: int) -> None:
     rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory() as tmp:
-        index = EdgeIndex.open(Path(tmp) / "edge", vectors.shape[1], hnsw_ef=ef)
+        index = EdgeIndex.open(Path(tmp) / "edge", vectors.shape[1])
         index.upsert(points(vectors, rng))
         before = measure(index, queries, rng)
         timings = index.build_hnsw(threshold_kb=threshold_kb)
         print(f"{label:>10} build: {timings}", flush=True)
-        report(label, len(vectors), before, measure(index, queries, rng))
+        for ef in efs:
+            index.hnsw_ef = ef
+            report(f"{label} ef={ef}", len(vectors), before, measure(index, queries, rng))
         index.close()
 
 
@@ -137,8 +140,9 @@ def gaussian_like(real: F32, n: int, rng: np.random.Generator) -> F32:
     return out
 
 
-def healthz_during_build(vectors: F32) -> None:
-    """Store documents whose chunks match the points, start the server, optimise, poll."""
+def healthz_during_build(vectors: F32, probes: F32, efs: list[int]) -> None:
+    """Store documents whose chunks match the points, start the server, optimise, poll; then
+    measure recall and latency on the index the server built."""
     from stream_rag.documents import DocumentStore
     from stream_rag.indexing import Indexer
     from stream_rag.minilm import MiniLMEmbedder
@@ -158,6 +162,7 @@ def healthz_during_build(vectors: F32) -> None:
             ids.append(added.document.id)
         index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
         row = 0
+        zipf = np.random.default_rng(1)
         for doc_id in ids:
             chunks = store.chunks(doc_id, 1)[: len(vectors) - row]
             batch = [
@@ -166,7 +171,8 @@ def healthz_during_build(vectors: F32) -> None:
                     doc_id,
                     1,
                     "default",
-                    document_vector(c.text.split(), 14.0),
+                    # BM25 side as in `points` (Zipf terms), so hybrid queries find hits.
+                    document_vector([f"t{t % 50_000}" for t in zipf.zipf(1.3, 60)], 60.0),
                     vectors[row + i],
                 )
                 for i, c in enumerate(chunks)
@@ -177,6 +183,7 @@ def healthz_during_build(vectors: F32) -> None:
         embedder = MiniLMEmbedder()
         store.set_meta("index_fingerprint", Indexer(store, index, embedder).fingerprint)
         points_total = index.count()
+        before = measure(index, probes, np.random.default_rng(1))
         index.close()
         store.close()
         port = free_port()
@@ -221,6 +228,13 @@ def healthz_during_build(vectors: F32) -> None:
         finally:
             server.terminate()
             server.wait(timeout=30)
+        index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
+        print(f"synthetic: {index.hnsw_segments()} HNSW segments", flush=True)
+        for ef in efs:
+            index.hnsw_ef = ef
+            after = measure(index, probes, np.random.default_rng(1))
+            report(f"synthetic ef={ef}", points_total, before, after)
+        index.close()
 
 
 def main() -> None:
@@ -228,14 +242,14 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path("../shared/data"), help="shared data")
     parser.add_argument("--real", type=int, default=11_000)
     parser.add_argument("--synthetic", type=int, default=100_000)
-    parser.add_argument("--ef", type=int, default=256)
+    parser.add_argument("--ef", type=int, nargs="+", default=[128, 256, 512])
     parser.add_argument(
         "--threshold-kb",
         type=int,
         default=1,
         help="segments that get a graph (1: all, so recall is HNSW's; the served default is 8000)",
     )
-    parser.add_argument("--skip", nargs="*", default=[], choices=["real", "synthetic", "healthz"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["real", "synthetic"])
     args = parser.parse_args()
     texts, questions = real_texts(args.data, args.real)
     cache = Path(tempfile.gettempdir()) / f"stream_rag_bench_hnsw_{len(texts)}.npy"
@@ -246,12 +260,10 @@ def main() -> None:
     print(f"embedded {len(texts)} texts and {len(queries)} queries in {took:.0f} s")
     if "real" not in args.skip:
         recall_run("real", real, queries, args.ef, args.threshold_kb)
-    synthetic = gaussian_like(real, args.synthetic, np.random.default_rng(0))
     if "synthetic" not in args.skip:
+        synthetic = gaussian_like(real, args.synthetic, np.random.default_rng(0))
         probes = gaussian_like(real, 200, np.random.default_rng(9))
-        recall_run("synthetic", synthetic, probes, args.ef, args.threshold_kb)
-    if "healthz" not in args.skip:
-        healthz_during_build(synthetic)
+        healthz_during_build(synthetic, probes, args.ef)
 
 
 if __name__ == "__main__":

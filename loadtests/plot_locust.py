@@ -33,7 +33,7 @@ def main() -> None:
             bottom.plot(xs, [float(r["Requests/s"]) for r in series], label="answers/s")
             users = [float(r["User Count"]) for r in series]
             bottom.plot(xs, users, label="users", linestyle="--")
-    top.set_ylabel("ms (cumulative percentiles)")
+    top.set_ylabel("ms (percentiles over a recent window)")
     top.set_yscale("log")
     top.legend(fontsize="small")
     top.grid(True, which="both", alpha=0.3)
