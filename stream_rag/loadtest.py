@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,6 +101,8 @@ def _run(args: argparse.Namespace) -> list[Phase]:
         return _phases({"given": _Server(args.url.rstrip("/"), None)}, args, endpoint)
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stream-rag-load-")))
+        # Runs after the processes stopped, before the directory goes: keep their logs.
+        stack.callback(_keep_logs, work, args.out)
         fake_port = free_port()
         fake = [
             "fake-llm",
@@ -131,6 +134,12 @@ def _run(args: argparse.Namespace) -> list[Phase]:
         if endpoint == "openai" and "raw" in servers:
             raise LoadTestError("the raw baseline speaks /v1/chat only: use --endpoint chat")
         return _phases(servers, args, endpoint)
+
+
+def _keep_logs(work: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for log in work.glob("*.log"):
+        shutil.copyfile(log, out / log.name)
 
 
 @dataclass(frozen=True, slots=True)
