@@ -46,7 +46,7 @@ _NO_HNSW_THRESHOLD_KB = 1_000_000_000
 # a graph; smaller ones stay exact, which is as fast at that size.
 HNSW_THRESHOLD_KB = 8_000
 HNSW_CONFIG = qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=8_000)
-DEFAULT_HNSW_EF = 256
+DEFAULT_HNSW_EF = 1024
 _BUILD = "import sys; from stream_rag.index_edge import build_main; sys.exit(build_main())"
 _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
 
