@@ -15,6 +15,7 @@ import json
 import subprocess
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import blingfire
@@ -82,6 +83,19 @@ def main() -> None:
     for name, run in runs.items():
         count, rates[name] = best_rate(run, args.rounds)
         print(f"{name:32} {count:6} units {rates[name]:12,.0f} /s")
+
+    # A long unit fed in 3-character tokens: a buffer copied or re-scanned per token would make
+    # 4x the text cost about 16x the time (this was a unit test; timing belongs here).
+    def long_unit(size: int) -> int:
+        text = "word (x) " * (size // 9) + "\n```\n" + "code line\n" * (size // 10) + "```\n"
+        return streamed(text, 3)
+
+    seconds = {}
+    for size in (100_000, 400_000):
+        count, rate = best_rate(partial(long_unit, size), 3)
+        seconds[size] = count / rate
+    ratio = seconds[400_000] / seconds[100_000]
+    print(f"long unit, 4x the text: {ratio:.1f}x the time (linear ~4x, quadratic ~16x)")
 
     if not args.pysbd_python:
         print("pySBD: skipped (give --pysbd-python)")

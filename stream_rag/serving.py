@@ -92,7 +92,7 @@ def build_server(app: Starlette, settings: Settings) -> DrainingServer:
         http=protocol,
         # Past this many connections (or requests in progress) new requests get a 503.
         limit_concurrency=settings.max_connections,
-        timeout_keep_alive=int(settings.keep_alive_s),
+        timeout_keep_alive=max(1, round(settings.keep_alive_s)),
         # A backstop after the drain: whatever still runs then is cancelled.
         timeout_graceful_shutdown=int(settings.drain_s) + 5,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
