@@ -115,7 +115,8 @@ def main() -> int:
     parser.add_argument("--heavy", type=int, default=42)
     parser.add_argument("--bombs", type=int, default=4)
     parser.add_argument("--chat-clients", type=int, default=2)
-    parser.add_argument("--extract-cpu-s", default="5", help="STREAM_RAG_EXTRACT_CPU_S")
+    parser.add_argument("--extract-cpu-s", default="2", help="STREAM_RAG_EXTRACT_CPU_S")
+    parser.add_argument("--extract-wall-s", default="15", help="STREAM_RAG_EXTRACT_WALL_S")
     args = parser.parse_args()
 
     files: list[tuple[str, bytes]] = [(f"heavy{i}.pdf", heavy_pdf()) for i in range(args.heavy)]
@@ -123,12 +124,19 @@ def main() -> int:
     files.append(("wordy.pdf", wordy_pdf(pages=1500, words=1500)))  # 20M chars of text
     files.append(("line.txt", b"lorem ipsum dolor sit amet " * 1_700_000))  # 45 MB, one line
     sizes = ", ".join(f"{n} {len(d) // 1024} KB" for n, d in files if not n.startswith("heavy"))
+    print(
+        f"# STREAM_RAG_EXTRACT_CPU_S={args.extract_cpu_s} "
+        f"STREAM_RAG_EXTRACT_WALL_S={args.extract_wall_s}, other settings default"
+    )
     print(f"# hostile files: {args.heavy} x heavy.pdf {len(files[0][1]) // 1024} KB; {sizes}")
 
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(
             Path(tmp) / "data",
-            {"STREAM_RAG_EXTRACT_CPU_S": args.extract_cpu_s},
+            {
+                "STREAM_RAG_EXTRACT_CPU_S": args.extract_cpu_s,
+                "STREAM_RAG_EXTRACT_WALL_S": args.extract_wall_s,
+            },
         )
         print(f"# server started in {server.start('--sample'):.1f} s on {server.url}")
         traffic, stop_rss, peaks = Traffic(), threading.Event(), dict[str, float]()
