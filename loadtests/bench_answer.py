@@ -3,8 +3,8 @@ the code side by side (interleaved request by request, so machine load hits all 
 
     python -m loadtests.bench_answer --code /path/to/baseline --code . --rounds 5
 
-Each `--code` directory runs `stream-rag serve --sample` as a subprocess with that directory
-first on PYTHONPATH, on its own throwaway data directory. The questions are the dev set's
+Each `--code` directory runs `stream-rag serve --sample` as a subprocess in that directory
+(so its `stream_rag` is the one imported), on its own throwaway data directory. The questions are the dev set's
 (`loadtests/answers/sample_questions.jsonl`), asked with their history when they have one
 (a server that does not know `history` ignores it). Prints p50/p95 per checkout and the
 ratio of each to the first.
@@ -37,6 +37,7 @@ def start(code: Path, data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     process = subprocess.Popen(
         [*command, "--sample", "--port", str(port)],
         env=env,
+        cwd=code,  # `-m` puts the working directory first on sys.path, before PYTHONPATH
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
