@@ -4,10 +4,11 @@ the code side by side (interleaved request by request, so machine load hits all 
     python -m loadtests.bench_answer --code /path/to/baseline --code . --rounds 5
 
 Each `--code` directory runs `stream-rag serve --sample` as a subprocess in that directory
-(so its `stream_rag` is the one imported), on its own throwaway data directory. The questions are the dev set's
-(`loadtests/answers/sample_questions.jsonl`), asked with their history when they have one
-(a server that does not know `history` ignores it). Prints p50/p95 per checkout and the
-ratio of each to the first.
+(so its `stream_rag` is the one imported), on its own throwaway data directory. The
+questions are the dev set's (`loadtests/answers/sample_questions.jsonl`), asked with their
+history when they have one (a server that does not know `history` ignores it). Prints
+p50/p95 per checkout and the ratio of each to the first, for all rounds and for the rounds
+after the first (every block already seen once).
 """
 
 from __future__ import annotations
@@ -87,14 +88,19 @@ def main() -> int:
             for process, _ in servers:
                 process.terminate()
                 process.wait(timeout=30)
-    base = percentile(latency[0], 0.95)
-    print(f"{'code':<40} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8} {'p95/first':>9}")
-    for code, values in zip(args.code, latency, strict=True):
-        p95 = percentile(values, 0.95)
-        print(
-            f"{code!s:<40} {len(values):>8} {statistics.median(values):8.1f} {p95:8.1f} "
-            f"{p95 / base:9.2f}"
-        )
+    header = f"{'code':<36} {'rounds':>6} {'requests':>8} {'p50 ms':>8} {'p95 ms':>8}"
+    print(f"{header} {'p95/first':>9}")
+    for label, skip in (("all", 0), ("2+", len(bodies))):
+        base = percentile(latency[0][skip:], 0.95)
+        for code, values in zip(args.code, latency, strict=True):
+            values = values[skip:]
+            if not values:
+                continue
+            p95 = percentile(values, 0.95)
+            print(
+                f"{code!s:<36} {label:>6} {len(values):>8} {statistics.median(values):8.1f} "
+                f"{p95:8.1f} {p95 / base:9.2f}"
+            )
     return 0
 
 

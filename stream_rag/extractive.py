@@ -43,6 +43,7 @@ _CONTINUES = re.compile(
 )
 RANK_DECAY = 0.12  # the block at rank n is worth (1 - RANK_DECAY * (n - 1)) of the first
 DENSE_WEIGHT = 0.6
+DENSE_BLOCKS = 5  # with dense scoring, only the top blocks are candidates (cost bound)
 TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answer
 RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
 
@@ -103,6 +104,8 @@ def rank_sentences(
     document's name) match the question, dense and lexical, and by its block's rank."""
     query = _terms(question)
     sentences: list[tuple[int, int, str, set[str], str]] = []
+    if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
+        blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
         name = _name_words((names or {}).get(n, ""))
         for i, (sentence, title) in enumerate(sections(text, name)):
@@ -196,6 +199,17 @@ class SentenceVectors:
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
+    def prefill(self, texts: Sequence[str]) -> None:
+        """Embed `texts` not yet cached, while the cache has room (never evicting for it)."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            missing = missing[: max(0, self.capacity - len(self._cache))]
+        if missing:
+            vectors = self.embedder.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache.setdefault(text, vector)
+
     def __call__(self, question: str, sentences: Sequence[str]) -> list[float]:
         texts = [question, *sentences]
         with self._lock:
@@ -222,6 +236,18 @@ class ExtractiveModel:
     def __init__(self, sentences: int = 3, *, embedder: Embedder | None = None) -> None:
         self.sentences = sentences
         self.dense = SentenceVectors(embedder) if embedder is not None else None
+
+    def warm(self, name: str, texts: Sequence[str]) -> None:
+        """Embed the sentences and headings of newly indexed chunks (blocking; the indexer
+        calls it), so a first question about them does not wait for that."""
+        if self.dense is None:
+            return
+        title = _name_words(name)
+        wanted: list[str] = [title] if title else []
+        for text in texts:
+            for sentence, heading in sections(text, title):
+                wanted.extend((sentence, heading) if heading else (sentence,))
+        self.dense.prefill(wanted)
 
     def answer(self, prompt: str) -> str:
         """The whole answer for a prompt made by `build_messages` (blocking: it may embed)."""

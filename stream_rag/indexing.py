@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .bm25 import document_vector
@@ -71,6 +71,9 @@ class Indexer:
         self.index = index
         self.embedder = embedder
         self.sentence_encoder = sentence_encoder  # the gate's semantic stage, if on
+        # Told each indexed batch (document name, chunk texts): the local generator embeds
+        # their sentences ahead of the first question about them.
+        self.on_indexed: Callable[[str, Sequence[str]], None] | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -136,6 +139,11 @@ class Indexer:
                 ]
             )
             self._sentence_vectors(chunks)
+            if self.on_indexed is not None:
+                try:
+                    self.on_indexed(job.name, [c.text for c in chunks])
+                except Exception:  # a warm-up only: answers embed what is missing
+                    log.exception("warming answer vectors of %s failed", job.doc_id)
             job.done += len(chunks)
         return len(chunks) < batch or job.done >= job.chunks
 

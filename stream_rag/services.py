@@ -148,16 +148,18 @@ def open_services(
         queries=queries,
     )
     retriever.on_search = telemetry.observe_search
-    model = ObservedModel(model or build_model(settings, embedder), telemetry)
+    base_model = model or build_model(settings, embedder)
+    model = ObservedModel(base_model, telemetry)
     stages = build_stages(settings, store, embedder)
+    indexer = Indexer(store, index, embedder, stages.semantic.encoder if stages.semantic else None)
+    if isinstance(base_model, ExtractiveModel):
+        indexer.on_indexed = base_model.warm
     return Services(
         settings=settings,
         store=store,
         index=index,
         embedder=embedder,
-        indexer=Indexer(
-            store, index, embedder, stages.semantic.encoder if stages.semantic else None
-        ),
+        indexer=indexer,
         retriever=retriever,
         reranker=reranker,
         dense_status=dense_status,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,25 @@ def test_sentence_vectors_are_cached_by_text(minilm: MiniLMEmbedder) -> None:
     assert len(counting.texts) == 3  # nothing embedded twice
     vectors("new question", ["Another sentence here."])
     assert len(vectors._cache) == 3  # bounded
+
+
+def test_indexing_warms_the_sentence_vectors(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    from stream_rag.config import Settings
+    from stream_rag.extractive import ExtractiveModel
+    from stream_rag.ingest import ingest_paths
+    from stream_rag.services import open_services
+
+    (tmp_path / "kb").mkdir()
+    (tmp_path / "kb" / "warranty.md").write_text(WARRANTY)
+    settings = Settings(data_dir=tmp_path / "data")
+    services = open_services(settings, embedder=minilm)
+    try:
+        ingest_paths(services.store, [tmp_path / "kb"], settings, indexer=services.indexer)
+        model = getattr(services.model, "model", services.model)
+        assert isinstance(model, ExtractiveModel)
+        assert model.dense is not None
+        cached = set(model.dense._cache)
+        assert set(block_sentences(WARRANTY)) <= cached
+        assert "What does the Zephyr Kettle warranty cover?" in cached
+    finally:
+        services.close()
