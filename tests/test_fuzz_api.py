@@ -7,10 +7,10 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
@@ -177,9 +177,13 @@ def test_json_bodies(api: TestClient, path: str, method: str) -> None:
     top_k=st.none() | any_text | st.integers(-5, 200).map(str) | st.sampled_from(["²", "٣"]),
     collection=st.none() | st.text(max_size=10),
 )
+@example(q="a\ud800b", top_k="²", collection="\udfff")
 def test_eventsource_query(api: TestClient, q: str, top_k: str | None, collection: str) -> None:
     params = {"q": q, "top_k": top_k, "collection": collection}
-    check(api.get("/v1/chat", params={k: v for k, v in params.items() if v is not None}))
+    # Encoded here, not by the client: httpx cannot encode a lone surrogate, but a raw query
+    # string can carry its bytes (%ED%A0%80), and the server must answer those with a 4xx.
+    query = urlencode({k: v for k, v in params.items() if v is not None}, errors="surrogatepass")
+    check(api.get(f"/v1/chat?{query}"))
 
 
 @FUZZ
