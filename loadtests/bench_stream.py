@@ -29,20 +29,10 @@ from typing import Any
 import httpx
 
 from stream_rag.fake_llm import FakeConfig, create_fake_llm
+from stream_rag.loadgen import QUESTIONS
 from stream_rag.metrics import percentile
 from stream_rag.segment import SentenceBuffer
 from tests.helpers import free_port, running_server
-
-QUESTIONS = [
-    "Can I get a refund on an annual plan?",
-    "What does the Pro plan cost per month?",
-    "Where does Lumen Notes store data?",
-    "What happens when a note is edited on two devices at the same time?",
-    "How can I export a notebook?",
-    "When is support available by email?",
-    "How long do deleted notes stay in the Trash?",
-    "Which plans include live chat support?",
-]
 
 
 def knowable_times(timeline: list[tuple[str, float]]) -> list[float]:

@@ -7,7 +7,7 @@ import struct
 import zipfile
 import zlib
 
-from .helpers import make_docx
+from .helpers import make_docx, pdf_file
 
 _BODY_OPEN = (
     b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
@@ -97,20 +97,7 @@ def _pdf(page_count: int, content: bytes) -> bytes:
             f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
         )
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(
-        b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    )
-    return out.getvalue()
+    return pdf_file(objects)
 
 
 def heavy_pdf(pages: int = 200, operations: int = 20000) -> bytes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import select
 import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -23,7 +22,7 @@ from stream_rag.keys import KeyStore
 from stream_rag.minilm import MiniLMEmbedder
 
 from .helpers import running_server
-from .test_upload_streaming import connect, read_response
+from .test_upload_streaming import connect, offer_chunks, read_response
 
 QUESTION = "Which plans can be refunded?"
 
@@ -44,17 +43,7 @@ def test_json_body_is_refused_while_it_arrives(tmp_path: Path) -> None:
             b"Transfer-Encoding: chunked\r\n\r\n"
         )
         piece = b'{"question": "' + b"x" * 65536
-        sent, answered = 0, False
-        while sent < 64 * 1024 * 1024:
-            if select.select([sock], [], [], 0)[0]:
-                answered = True
-                break
-            try:
-                sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
-            except (BrokenPipeError, ConnectionResetError):
-                answered = True
-                break
-            sent += len(piece)
+        sent, answered = offer_chunks(sock, piece)
         assert answered
         response = read_response(sock)
         assert response.startswith("HTTP/1.1 413"), response[:200]

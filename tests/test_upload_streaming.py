@@ -30,6 +30,23 @@ def connect(base_url: str) -> socket.socket:
     return socket.create_connection((parts.hostname, parts.port), timeout=10)
 
 
+def offer_chunks(
+    sock: socket.socket, piece: bytes, limit: int = 64 * 1024 * 1024
+) -> tuple[int, bool]:
+    """Send `piece` as HTTP chunks until the server answers (or hangs up) or `limit` bytes are
+    sent; return the bytes sent and whether the server answered first."""
+    sent = 0
+    while sent < limit:
+        if select.select([sock], [], [], 0)[0]:
+            return sent, True
+        try:
+            sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            return sent, True
+        sent += len(piece)
+    return sent, False
+
+
 def read_response(sock: socket.socket) -> str:
     """Read one HTTP response with a Content-Length body."""
     data = b""
@@ -57,22 +74,10 @@ def test_oversized_chunked_upload_is_refused_while_streaming(tmp_path: Path) -> 
     settings = Settings(data_dir=tmp_path / "data", max_upload_mb=1)
     with running_server(create_app(settings)) as base_url, connect(base_url) as sock:
         sock.sendall(request_head("Transfer-Encoding: chunked\r\n"))
-        piece = b"x" * 65536
-        sent = 0
-        answered = False
         chunk = b"%x\r\n" % len(HEAD) + HEAD + b"\r\n"
         sock.sendall(chunk)
         # Offer up to 64 MB; the server must answer long before it has seen it all.
-        while sent < 64 * 1024 * 1024:
-            if select.select([sock], [], [], 0)[0]:
-                answered = True
-                break
-            try:
-                sock.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
-            except (BrokenPipeError, ConnectionResetError):
-                answered = True
-                break
-            sent += len(piece)
+        sent, answered = offer_chunks(sock, b"x" * 65536)
         assert answered
         response = read_response(sock)
         assert response.startswith("HTTP/1.1 413"), response[:200]
@@ -92,6 +97,14 @@ def test_declared_oversized_upload_is_refused_before_reading(tmp_path: Path) -> 
         assert "file_too_large" in response
 
 
+def staged_parts(data_dir: Path) -> list[Path]:
+    """The staged upload parts; a staging folder may be renamed while it is listed."""
+    try:
+        return list((data_dir / "tmp").rglob("*.part"))
+    except FileNotFoundError:  # listed mid-rename: look again
+        return staged_parts(data_dir)
+
+
 def test_client_gone_mid_upload_leaves_nothing(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path / "data")
     total = 4 * 1024 * 1024
@@ -101,11 +114,11 @@ def test_client_gone_mid_upload_leaves_nothing(tmp_path: Path) -> None:
             sock.sendall(b"y" * (total // 2))
             # Wait until the server has started staging the file, then vanish.
             deadline = time.monotonic() + 60  # against a hang only
-            while not list((settings.data_dir / "tmp").rglob("*.part")):
+            while not staged_parts(settings.data_dir):
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
         deadline = time.monotonic() + 60  # against a hang only
-        while list((settings.data_dir / "tmp").rglob("*.part")):
+        while staged_parts(settings.data_dir):
             assert time.monotonic() < deadline, "the staged part was not cleaned up"
             time.sleep(0.02)
         assert httpx.get(f"{base_url}/v1/documents").json()["documents"] == []
