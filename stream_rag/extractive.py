@@ -48,6 +48,7 @@ TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answe
 RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
 
 Scorer = Callable[[str, Sequence[str]], Sequence[float]]
+Known = Callable[[str], Vectors | None]  # a vector embedded elsewhere (the retrieval query)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,9 +194,12 @@ class SentenceVectors:
     """Dense similarity of sentences to a question, with vectors cached by text: a knowledge
     base's sentences recur across questions, and embedding them costs ~10 ms each on a CPU."""
 
-    def __init__(self, embedder: Embedder, capacity: int = 20000) -> None:
+    def __init__(
+        self, embedder: Embedder, capacity: int = 20000, *, known: Known | None = None
+    ) -> None:
         self.embedder = embedder
         self.capacity = capacity
+        self.known = known
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -211,7 +215,8 @@ class SentenceVectors:
                     self._cache.setdefault(text, vector)
 
     def __call__(self, question: str, sentences: Sequence[str]) -> list[float]:
-        texts = [question, *sentences]
+        asked = self.known(question) if self.known is not None else None
+        texts = list(sentences) if asked is not None else [question, *sentences]
         with self._lock:
             known = {t: v for t in texts if (v := self._cache.get(t)) is not None}
         missing = list(dict.fromkeys(t for t in texts if t not in known))
@@ -223,9 +228,10 @@ class SentenceVectors:
                 self._cache.move_to_end(text)
             while len(self._cache) > self.capacity:
                 self._cache.popitem(last=False)
-        vectors = [known[t] for t in texts]
-        matrix = np.stack(vectors[1:]) if sentences else np.zeros((0, len(vectors[0])))
-        return [float(x) for x in matrix @ vectors[0]]
+        query = asked if asked is not None else known[question]
+        if not sentences:
+            return []
+        return [float(x) for x in np.stack([known[t] for t in sentences]) @ query]
 
 
 class ExtractiveModel:
@@ -233,9 +239,11 @@ class ExtractiveModel:
 
     name = "local-extractive"
 
-    def __init__(self, sentences: int = 3, *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, sentences: int = 3, *, embedder: Embedder | None = None, known: Known | None = None
+    ) -> None:
         self.sentences = sentences
-        self.dense = SentenceVectors(embedder) if embedder is not None else None
+        self.dense = SentenceVectors(embedder, known=known) if embedder is not None else None
 
     def warm(self, name: str, texts: Sequence[str]) -> None:
         """Embed the sentences and headings of newly indexed chunks (blocking; the indexer

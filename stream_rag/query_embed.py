@@ -54,6 +54,10 @@ class QueryEmbedder:
         # first use, inside the event loop.
         self._running: anyio.Lock | None = None
 
+    def cached(self, text: str) -> Vectors | None:
+        """The vector of `text` if a recent query embedded it (from any thread; no LRU touch)."""
+        return self._cache.get(text)
+
     async def embed(self, text: str) -> Vectors:
         """The L2-normalised vector of `text` (1-D)."""
         cached = self._cache.get(text)

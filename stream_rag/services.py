@@ -148,7 +148,7 @@ def open_services(
         queries=queries,
     )
     retriever.on_search = telemetry.observe_search
-    base_model = model or build_model(settings, embedder)
+    base_model = model or build_model(settings, embedder, queries)
     model = ObservedModel(base_model, telemetry)
     stages = build_stages(settings, store, embedder)
     indexer = Indexer(store, index, embedder, stages.semantic.encoder if stages.semantic else None)
@@ -169,7 +169,9 @@ def open_services(
     )
 
 
-def build_model(settings: Settings, embedder: Embedder | None = None) -> ChatModel:
+def build_model(
+    settings: Settings, embedder: Embedder | None = None, queries: QueryEmbedder | None = None
+) -> ChatModel:
     if settings.llm_base_url:
         return OpenAIChatModel(
             settings.llm_base_url,
@@ -179,7 +181,8 @@ def build_model(settings: Settings, embedder: Embedder | None = None) -> ChatMod
             stall_s=settings.llm_stall_s,
             max_tokens=settings.llm_max_tokens,
         )
-    return ExtractiveModel(embedder=embedder)
+    # The question was embedded for retrieval a moment before: the generator reuses that.
+    return ExtractiveModel(embedder=embedder, known=None if queries is None else queries.cached)
 
 
 def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | None) -> Stages:

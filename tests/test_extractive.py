@@ -138,3 +138,14 @@ def test_indexing_warms_the_sentence_vectors(tmp_path: Path, minilm: MiniLMEmbed
         assert "What does the Zephyr Kettle warranty cover?" in cached
     finally:
         services.close()
+
+
+def test_the_question_vector_of_retrieval_is_reused(minilm: MiniLMEmbedder) -> None:
+    counting = CountingEmbedder(minilm)
+    asked = minilm.embed(["refund window"])[0]
+    vectors = SentenceVectors(counting, known={"refund window": asked}.get)
+    scores = vectors("refund window", ["Refunds take 5 days.", "Sync needs internet."])
+    assert counting.texts == ["Refunds take 5 days.", "Sync needs internet."]
+    assert scores[0] > scores[1]
+    vectors("another question", ["Refunds take 5 days."])  # not known: embedded here
+    assert counting.texts[-1] == "another question"
