@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-from stream_rag.metrics import percentile
+from stream_rag.retrieve.metrics import percentile
 from tests.helpers import free_port
 
 QUESTIONS = Path(__file__).parent / "answers" / "sample_questions.jsonl"

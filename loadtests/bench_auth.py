@@ -25,10 +25,10 @@ import anyio
 import httpx
 from starlette.types import Message, Receive, Scope, Send
 
-from stream_rag.access import Access
+from stream_rag.access.guard import Guard
+from stream_rag.access.keys import KeyStore
+from stream_rag.access.principals import Access
 from stream_rag.config import Settings
-from stream_rag.guard import Guard
-from stream_rag.keys import KeyStore
 
 TEXT = (
     "Annual plans can be refunded within 30 days of purchase. Team plans are billed per seat "

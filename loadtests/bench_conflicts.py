@@ -12,10 +12,10 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from stream_rag import conflicts
-from stream_rag.conflicts import LexicalConflictDetector
-from stream_rag.extract import extract_text, media_type_for
-from stream_rag.retrieve import Block
+from stream_rag.answer import conflicts
+from stream_rag.answer.conflicts import LexicalConflictDetector
+from stream_rag.ingest.extract import extract_text, media_type_for
+from stream_rag.retrieve.hybrid import Block
 
 CRANFIELD = Path("/work/shared/data/cranfield")
 SAMPLE_KB = Path("/work/main/stream_rag/sample_kb")

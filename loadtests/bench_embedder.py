@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stream_rag.minilm import MiniLMEmbedder, find_model_dir
+from stream_rag.embed.minilm import MiniLMEmbedder, find_model_dir
 
 CRANFIELD = Path("/work/shared/data/cranfield/corpus.jsonl")
 

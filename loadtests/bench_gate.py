@@ -16,8 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
-from stream_rag.citations import Citation
-from stream_rag.gate import GateContext, check_sentence
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.lexical import GateContext, check_sentence
 
 WORDS_PER_BLOCK = 300
 

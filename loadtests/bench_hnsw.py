@@ -31,11 +31,11 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
-from stream_rag.bm25 import document_vector, query_vector
-from stream_rag.fusion import fuse
-from stream_rag.index import IndexPoint
-from stream_rag.index_edge import EdgeIndex
-from stream_rag.metrics import percentile
+from stream_rag.index.base import IndexPoint
+from stream_rag.index.bm25 import document_vector, query_vector
+from stream_rag.index.edge import EdgeIndex
+from stream_rag.retrieve.fusion import fuse
+from stream_rag.retrieve.metrics import percentile
 from tests.helpers import free_port
 
 F32 = npt.NDArray[np.float32]
@@ -56,7 +56,7 @@ def embed(texts: list[str], cache: Path) -> F32:
         loaded: F32 = np.load(cache)
         if len(loaded) == len(texts):
             return loaded
-    from stream_rag.minilm import MiniLMEmbedder
+    from stream_rag.embed.minilm import MiniLMEmbedder
 
     vectors = MiniLMEmbedder().embed(texts)
     np.save(cache, vectors)
@@ -143,9 +143,9 @@ def gaussian_like(real: F32, n: int, rng: np.random.Generator) -> F32:
 def healthz_during_build(vectors: F32, probes: F32, efs: list[int]) -> None:
     """Store documents whose chunks match the points, start the server, optimise, poll; then
     measure recall and latency on the index the server built."""
-    from stream_rag.documents import DocumentStore
-    from stream_rag.indexing import Indexer
-    from stream_rag.minilm import MiniLMEmbedder
+    from stream_rag.embed.minilm import MiniLMEmbedder
+    from stream_rag.index.indexing import Indexer
+    from stream_rag.store.documents import DocumentStore
 
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from stream_rag.bm25 import document_vector, query_vector
-from stream_rag.fusion import fuse
-from stream_rag.index import IndexPoint
-from stream_rag.index_edge import EdgeIndex
-from stream_rag.metrics import percentile
+from stream_rag.index.base import IndexPoint
+from stream_rag.index.bm25 import document_vector, query_vector
+from stream_rag.index.edge import EdgeIndex
+from stream_rag.retrieve.fusion import fuse
+from stream_rag.retrieve.metrics import percentile
 
 DIM = 384
 VOCAB = 50_000

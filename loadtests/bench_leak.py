@@ -19,8 +19,8 @@ from pathlib import Path
 
 import anyio
 
-from stream_rag.loadgen import run_load
-from stream_rag.loadtest import free_port, rss_mb, server_process
+from stream_rag.loadtest.command import free_port, rss_mb, server_process
+from stream_rag.loadtest.users import run_load
 
 _MAIN = "import sys; from stream_rag.cli import main; sys.exit(main())"
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import anyio
 import httpx
 
-from stream_rag.loadtest import free_port, server_process
-from stream_rag.metrics import percentile
+from stream_rag.loadtest.command import free_port, server_process
+from stream_rag.retrieve.metrics import percentile
 
 _MAIN = "import sys; from stream_rag.cli import main; sys.exit(main())"
 BM25_ONLY = {"dense": 0.0, "bm25": 1.0}

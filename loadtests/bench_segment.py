@@ -20,7 +20,7 @@ from pathlib import Path
 
 import blingfire
 
-from stream_rag.segment import SentenceBuffer, split_segments  # stream_rag.segment in the repo
+from stream_rag.gate.segment import SentenceBuffer, split_segments  # stream_rag.segment in the repo
 
 _PYSBD = """
 import json, sys, time

@@ -21,14 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from stream_rag.citations import Citation
 from stream_rag.config import Settings
-from stream_rag.gate import GateContext
-from stream_rag.gate_eval import load
-from stream_rag.ingest import ingest_paths
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.semantic import SemanticStage
-from stream_rag.sentence_vectors import SentenceVectors, embed_sentences
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.embed.sentences import SentenceVectors, embed_sentences
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.evaluate import load
+from stream_rag.gate.lexical import GateContext
+from stream_rag.gate.semantic import SemanticStage
+from stream_rag.ingest.local import ingest_paths
 from stream_rag.services import open_services
 
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import httpx
 
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.loadgen import QUESTIONS
-from stream_rag.metrics import percentile
-from stream_rag.segment import SentenceBuffer
+from stream_rag.gate.segment import SentenceBuffer
+from stream_rag.loadtest.users import QUESTIONS
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.retrieve.metrics import percentile
 from tests.helpers import free_port, running_server
 
 

@@ -16,9 +16,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from stream_rag.app import STATIC_DIR
-from stream_rag.fake_llm import FakeConfig
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import STATIC_DIR
+from stream_rag.model.fake import FakeConfig
 from tests.browser import MISSING, chromium_path, launch, running_stack
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "stream_rag" / "sample_kb"

@@ -6,7 +6,7 @@ Only grey-zone sentences (failed by the lexical stage for overlap alone) are fea
 rest keep their lexical verdict. Prints, per data set, pass/reject of each step (lexical only,
 the cosine >= 0.85 prototype, then the logistic model on a growing set of signals) as
 out-of-fold (k-fold, folds stratified by label, fitted on both sets pooled) figures, and the
-coefficients fitted on everything, to paste into `stream_rag/semantic.py`.
+coefficients fitted on everything, to paste into `stream_rag/gate/semantic.py`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from stream_rag.citations import Citation
-from stream_rag.gate_eval import Example, load
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.semantic import Features, SemanticStage, anchored
-from stream_rag.semantic import features as compute_features
-from stream_rag.sentence_vectors import SentenceVectors, embed_sentences
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.embed.sentences import SentenceVectors, embed_sentences
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.evaluate import Example, load
+from stream_rag.gate.semantic import Features, SemanticStage, anchored
+from stream_rag.gate.semantic import features as compute_features
 
 F64 = npt.NDArray[np.float64]
 STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -48,7 +48,7 @@ class Row:
 
 
 def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedder) -> list[Row]:
-    from stream_rag.gate import GateContext
+    from stream_rag.gate.lexical import GateContext
 
     cache: dict[str, SentenceVectors] = {}
     stage = SemanticStage(embedder)

@@ -27,7 +27,7 @@ from typing import Any
 
 from locust import HttpUser, constant, task
 
-from stream_rag.loadgen import QUESTIONS, Answer, StreamReader
+from stream_rag.loadtest.users import QUESTIONS, Answer, StreamReader
 
 ENDPOINT = os.environ.get("STREAM_RAG_LOCUST_ENDPOINT", "chat")
 _FILE = os.environ.get("STREAM_RAG_LOCUST_QUESTIONS")

@@ -1,7 +1,6 @@
 """stream_rag: a streaming RAG backend that only sends sentences whose citations check out."""
 
 from .config import Settings
-from .documents import DocumentStore
 from .errors import (
     CorruptDocumentError,
     EmptyFileError,
@@ -19,6 +18,7 @@ from .errors import (
     StreamRagError,
     UnsupportedTypeError,
 )
+from .store.documents import DocumentStore
 from .types import Chunk, Document, UploadResult, Version
 
 __version__ = "0.1.0"

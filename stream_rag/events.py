@@ -9,9 +9,9 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from .retrieve import Block
-from .telemetry import current_request_id
-from .web import absolute_urls
+from .http.telemetry import current_request_id
+from .http.web import absolute_urls
+from .retrieve.hybrid import Block
 
 
 def block_ref(block: Block) -> dict[str, object]:

@@ -7,21 +7,21 @@ from dataclasses import dataclass
 
 import anyio
 
-from .answer import Answerer
+from .answer.pipeline import Answerer
 from .config import Settings
-from .documents import DocumentStore
-from .embed import Embedder, build_embedder
-from .extract import ExtractLimits
-from .extract_pool import ExtractionPool, InProcessExtractor, Limits
-from .extractive import ExtractiveModel
-from .index import Index, open_index
-from .indexing import Indexer
-from .judge import Stages
-from .llm import ChatModel, OpenAIChatModel
-from .query_embed import QueryEmbedder
-from .rerank import HttpReranker, Reranker
-from .retrieve import Retriever
-from .telemetry import ObservedModel, Telemetry
+from .embed.backends import Embedder, build_embedder
+from .embed.queries import QueryEmbedder
+from .gate.judge import Stages
+from .http.telemetry import ObservedModel, Telemetry
+from .index.base import Index, open_index
+from .index.indexing import Indexer
+from .ingest.extract import ExtractLimits
+from .ingest.extract_pool import ExtractionPool, InProcessExtractor, Limits
+from .model.extractive import ExtractiveModel
+from .model.llm import ChatModel, OpenAIChatModel
+from .retrieve.hybrid import Retriever
+from .retrieve.rerank import HttpReranker, Reranker
+from .store.documents import DocumentStore
 
 DEFAULT_DIM = 384
 log = logging.getLogger("stream_rag")
@@ -188,9 +188,9 @@ def build_model(
 def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | None) -> Stages:
     """The gate's stages after the lexical one. The semantic stage is calibrated for the
     local MiniLM, so it runs only when that is the embedder."""
-    from .minilm import MiniLMEmbedder
-    from .semantic import DEFAULT_CUTOFF, SemanticStage
-    from .verify import build_verifier
+    from .embed.minilm import MiniLMEmbedder
+    from .gate.semantic import DEFAULT_CUTOFF, SemanticStage
+    from .gate.verify import build_verifier
 
     semantic = None
     if settings.gate_semantic and isinstance(embedder, MiniLMEmbedder):

@@ -18,17 +18,17 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.llm import ChatModel, OpenAIChatModel
+from stream_rag.http.app import create_app
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import ChatModel, OpenAIChatModel
 
 from .helpers import running_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Playwright
 
-    from stream_rag.embed import Embedder
+    from stream_rag.embed.backends import Embedder
 
 # Flags for a quiet, deterministic headless Chromium that never phones home.
 CHROMIUM_ARGS = [

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 # No machine-speed limits: on a loaded machine an example may take seconds.
 hypothesis_settings.register_profile(

@@ -10,9 +10,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from stream_rag.app import STATIC_DIR, create_app
 from stream_rag.config import Settings
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import STATIC_DIR, create_app
 
 from .browser import MISSING, Stack, chromium_path, launch
 from .helpers import running_server

@@ -13,12 +13,12 @@ import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.access import Access, OpenModeError
-from stream_rag.app import create_app
-from stream_rag.cli import main
+from stream_rag.access.keys import KeyStore
+from stream_rag.access.principals import Access, OpenModeError
+from stream_rag.cli.commands import main
 from stream_rag.config import Settings
-from stream_rag.keys import KeyStore
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 from .conftest import wait_indexed
 

@@ -9,14 +9,14 @@ from typing import Any
 import anyio
 import pytest
 
-from stream_rag.answer import Answerer
+from stream_rag.answer.pipeline import Answerer
 from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.gate import GateContext, Verdict
-from stream_rag.ingest import ingest_paths, sample_kb_dir
-from stream_rag.llm import OpenAIChatModel
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.gate.lexical import GateContext, Verdict
+from stream_rag.ingest.local import ingest_paths, sample_kb_dir
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.services import Services, open_services
 
 from .helpers import running_server

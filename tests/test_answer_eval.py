@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.answer_eval import Question, evaluate_answers, load_questions, report
+from stream_rag.answer.evaluate import Question, evaluate_answers, load_questions, report
 from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InputError
-from stream_rag.minilm import MiniLMEmbedder
 
 
 def test_question_file_is_checked_line_by_line(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
+from stream_rag.http.app import create_app
 
 from .conftest import store_snapshot, wait_indexed
 from .helpers import make_docx, make_encrypted_pdf, make_pdf

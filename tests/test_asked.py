@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.asked import clause_at, clause_spans, fits, slot_kind
+from stream_rag.answer.asked import clause_at, clause_spans, fits, slot_kind
 
 
 @pytest.mark.parametrize(

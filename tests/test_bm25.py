@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.bm25 import document_vector, query_vector, term_id
+from stream_rag.index.bm25 import document_vector, query_vector, term_id
 
 
 def test_term_ids_are_stable_32_bit() -> None:

@@ -19,11 +19,11 @@ import httpx
 import pytest
 from sse_starlette.sse import AppStatus
 
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.keys import KeyStore
-from stream_rag.llm import ModelError, OpenAIChatModel
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.prompt import Message
+from stream_rag.access.keys import KeyStore
+from stream_rag.answer.prompt import Message
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import ModelError, OpenAIChatModel
 
 from .browser import (
     HTTP_TIMEOUT_S,

@@ -12,11 +12,11 @@ import httpx
 import pytest
 from sse_starlette.sse import AppStatus
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.llm import OpenAIChatModel
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 
 from .helpers import running_server
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_rag.chunking import chunk_spans, paragraph_spans, sentence_spans
+from stream_rag.ingest.chunking import chunk_spans, paragraph_spans, sentence_spans
 
 SENTENCES = [
     "The refund window is 30 days.",
@@ -110,7 +110,7 @@ def test_chunks_cover_every_word_in_order(text: str, target: int, overlap: int) 
 
 
 def test_heading_context_is_the_path_of_headings_before_each_chunk() -> None:
-    from stream_rag.chunking import heading_context
+    from stream_rag.ingest.chunking import heading_context
 
     text = (
         "# Returns\n\nIntro text here.\n\n## Is there a restocking fee?\n\nA fee applies.\n\n"

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.citations import PARTIAL_MARKER_RE, Citation, extract, parse_marker, strip_markers
+from stream_rag.gate.citations import (
+    PARTIAL_MARKER_RE,
+    Citation,
+    extract,
+    parse_marker,
+    strip_markers,
+)
 
 
 @pytest.mark.parametrize(

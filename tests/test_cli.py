@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.cli import build_parser, main
-from stream_rag.progress import Progress
+from stream_rag.cli.commands import build_parser, main
+from stream_rag.ingest.progress import Progress
 
 from .helpers import make_docx, make_pdf
 

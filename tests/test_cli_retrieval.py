@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.app import create_app
-from stream_rag.cli import main
+from stream_rag.cli.commands import main
 from stream_rag.config import Settings
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 from .helpers import running_server
 

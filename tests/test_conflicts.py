@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from stream_rag.conflicts import Conflict, ConflictDetector, LexicalConflictDetector
-from stream_rag.retrieve import Block
+from stream_rag.answer.conflicts import Conflict, ConflictDetector, LexicalConflictDetector
+from stream_rag.retrieve.hybrid import Block
 
 REFUND_Q = "How long is the refund window for annual plans?"
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
+from stream_rag.answer.conversation import Turn, history_of, resolve, turns_from_messages
+from stream_rag.answer.prompt import build_messages, parse_blocks, parse_history, parse_question
 from stream_rag.config import Settings
-from stream_rag.conversation import Turn, history_of, resolve, turns_from_messages
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InvalidFieldError
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.prompt import build_messages, parse_blocks, parse_history, parse_question
+from stream_rag.http.app import create_app
 
 from .conftest import wait_indexed
 
@@ -84,7 +84,7 @@ def test_a_follow_up_carries_the_subject_of_the_question_before() -> None:
 
 
 def test_the_prompt_shows_earlier_turns_but_only_blocks_are_sources() -> None:
-    from stream_rag.retrieve import Block
+    from stream_rag.retrieve.hybrid import Block
 
     block = Block(
         1,

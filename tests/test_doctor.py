@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
-from stream_rag.bm25 import query_vector
-from stream_rag.cli import main
+from stream_rag.cli.commands import main
 from stream_rag.config import Settings
-from stream_rag.doctor import check
-from stream_rag.index_edge import EdgeIndex
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.index.bm25 import query_vector
+from stream_rag.index.doctor import check
+from stream_rag.index.edge import EdgeIndex
 from stream_rag.services import Services, open_services
 from stream_rag.text import tokenize
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.blobs import StagedFile
-from stream_rag.documents import DocumentStore, validate_filename
 from stream_rag.errors import InvalidFilenameError, NotFoundError, UnsupportedTypeError
+from stream_rag.store.blobs import StagedFile
+from stream_rag.store.documents import DocumentStore, validate_filename
 
 from .conftest import store_snapshot
 
@@ -162,7 +162,7 @@ STAGER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from stream_rag.documents import DocumentStore
+    from stream_rag.store.documents import DocumentStore
 
     store = DocumentStore(Path(sys.argv[1]))
     stager = store.blobs.stager(10**9)
@@ -213,7 +213,7 @@ CRASHER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from stream_rag.documents import DocumentStore
+    from stream_rag.store.documents import DocumentStore
 
     store = DocumentStore(Path(sys.argv[1]), chunk_chars=300, chunk_overlap_chars=50)
     body = " ".join(f"Line {i} says the plan costs {i} dollars." for i in range(30000))

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from stream_rag.config import Settings
-from stream_rag.embed import EmbeddingUnavailableError, OpenAIEmbedder, build_embedder
-from stream_rag.minilm import MiniLMEmbedder, ModelNotInstalledError
+from stream_rag.embed.backends import EmbeddingUnavailableError, OpenAIEmbedder, build_embedder
+from stream_rag.embed.minilm import MiniLMEmbedder, ModelNotInstalledError
 
 from .fakes import embeddings_app
 from .helpers import running_server

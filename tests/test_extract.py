@@ -15,7 +15,7 @@ from stream_rag.errors import (
     NoTextError,
     UnsupportedTypeError,
 )
-from stream_rag.extract import DOCX, extract_text, media_type_for
+from stream_rag.ingest.extract import DOCX, extract_text, media_type_for
 
 from .helpers import make_docx, make_encrypted_pdf, make_pdf
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import CorruptDocumentError, LimitExceededError
-from stream_rag.extract_pool import ExtractionPool, Limits
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.ingest.extract_pool import ExtractionPool, Limits
 
 from .conftest import store_snapshot
 from .helpers import make_pdf

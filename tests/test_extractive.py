@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.embed import Vectors
-from stream_rag.extractive import (
+from stream_rag.embed.backends import Vectors
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.gate.lexical import GateContext, check_sentence
+from stream_rag.model.extractive import (
     SentenceVectors,
     block_sentences,
     restates,
     select,
     titles,
 )
-from stream_rag.gate import GateContext, check_sentence
-from stream_rag.minilm import MiniLMEmbedder
 
 WARRANTY = (
     "# What does the Zephyr Kettle warranty cover?\n\n"
@@ -120,8 +120,8 @@ def test_sentence_vectors_are_cached_by_text(minilm: MiniLMEmbedder) -> None:
 
 def test_indexing_warms_the_sentence_vectors(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     from stream_rag.config import Settings
-    from stream_rag.extractive import ExtractiveModel
-    from stream_rag.ingest import ingest_paths
+    from stream_rag.ingest.local import ingest_paths
+    from stream_rag.model.extractive import ExtractiveModel
     from stream_rag.services import open_services
 
     (tmp_path / "kb").mkdir()

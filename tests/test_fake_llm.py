@@ -6,10 +6,10 @@ import time
 import httpx
 import pytest
 
-from stream_rag.citations import extract
-from stream_rag.fake_llm import FakeConfig, compose, create_fake_llm
-from stream_rag.prompt import Message, build_messages, parse_blocks, parse_question
-from stream_rag.retrieve import Block
+from stream_rag.answer.prompt import Message, build_messages, parse_blocks, parse_question
+from stream_rag.gate.citations import extract
+from stream_rag.model.fake import FakeConfig, compose, create_fake_llm
+from stream_rag.retrieve.hybrid import Block
 
 from .helpers import running_server
 

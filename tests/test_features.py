@@ -9,14 +9,14 @@ from pathlib import Path
 import anyio
 from starlette.testclient import TestClient
 
-from stream_rag.chunking import chunk_spans
+from stream_rag.answer.evidence import evidence_score
 from stream_rag.config import Settings
-from stream_rag.evidence import evidence_score
-from stream_rag.extract import extract_text, media_type_for
-from stream_rag.features import ChunkFeatures, compute
-from stream_rag.gate import GateContext, check_sentence
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.retrieve import Block
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.gate.lexical import GateContext, check_sentence
+from stream_rag.index.features import ChunkFeatures, compute
+from stream_rag.ingest.chunking import chunk_spans
+from stream_rag.ingest.extract import extract_text, media_type_for
+from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 
 from .conftest import wait_indexed

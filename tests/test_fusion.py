@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from stream_rag.errors import InvalidFieldError
-from stream_rag.fusion import check_weights, fuse, minmax, reciprocal_ranks
+from stream_rag.retrieve.fusion import check_weights, fuse, minmax, reciprocal_ranks
 
 DENSE = [("a", 0.9), ("b", 0.7), ("c", 0.5)]
 BM25 = [("c", 12.0), ("d", 6.0), ("a", 3.0)]

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.openapi import document
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.http.openapi import document
 
 from .conftest import wait_indexed
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_rag.citations import Citation
-from stream_rag.gate import (
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.lexical import (
     DEFAULT_THRESHOLD,
     IDF_MIN_BLOCKS,
     GateContext,

@@ -15,11 +15,11 @@ import pytest
 from sse_starlette.sse import AppStatus
 from starlette.testclient import TestClient
 
-from stream_rag.app import STATIC_DIR, create_app
+from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.keys import KeyStore
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import STATIC_DIR, create_app
+from stream_rag.model.fake import FakeConfig, create_fake_llm
 
 from .helpers import running_server
 from .test_upload_streaming import connect, offer_chunks, read_response

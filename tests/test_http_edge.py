@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
+from stream_rag.answer.prompt import Message
 from stream_rag.config import Settings
-from stream_rag.documents import DocumentStore
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.prompt import Message
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.store.documents import DocumentStore
 
 from .conftest import store_snapshot, wait_indexed
 from .test_api import multipart

@@ -12,10 +12,10 @@ import numpy.typing as npt
 import pytest
 from qdrant_client import QdrantClient
 
-from stream_rag.bm25 import SparseVector, document_vector, query_vector
-from stream_rag.index import Index, IndexPoint
-from stream_rag.index_edge import EdgeIndex
-from stream_rag.index_qdrant import QdrantIndex
+from stream_rag.index.base import Index, IndexPoint
+from stream_rag.index.bm25 import SparseVector, document_vector, query_vector
+from stream_rag.index.edge import EdgeIndex
+from stream_rag.index.qdrant import QdrantIndex
 from stream_rag.text import tokenize
 
 DIM = 8

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from stream_rag.bm25 import SparseVector
-from stream_rag.index import IndexPoint
-from stream_rag.index_edge import EdgeIndex
+from stream_rag.index.base import IndexPoint
+from stream_rag.index.bm25 import SparseVector
+from stream_rag.index.edge import EdgeIndex
 
 DIM = 16
 

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
+from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
-from stream_rag.keys import KeyStore
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 from .conftest import wait_indexed
 

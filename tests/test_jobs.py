@@ -11,14 +11,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from stream_rag.doctor import check
-from stream_rag.documents import DocumentStore
-from stream_rag.embed import OpenAIEmbedder, Vectors
+from stream_rag.embed.backends import OpenAIEmbedder, Vectors
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import QueueFullError
-from stream_rag.index_edge import EdgeIndex
-from stream_rag.indexing import Indexer
-from stream_rag.jobs import IndexQueue
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.index.doctor import check
+from stream_rag.index.edge import EdgeIndex
+from stream_rag.index.indexing import Indexer
+from stream_rag.index.jobs import IndexQueue
+from stream_rag.store.documents import DocumentStore
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +102,7 @@ CRASHER = textwrap.dedent(
     import anyio
     import numpy as np
     from stream_rag.config import Settings
-    from stream_rag.jobs import IndexQueue
+    from stream_rag.index.jobs import IndexQueue
     from stream_rag.services import open_services
 
     class Killer:

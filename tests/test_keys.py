@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
-from stream_rag.cli import main
+from stream_rag.access.keys import hash_secret, load_keys_file
+from stream_rag.cli.commands import main
 from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InvalidFieldError
-from stream_rag.keys import hash_secret, load_keys_file
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 from .helpers import running_server
 

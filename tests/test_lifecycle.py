@@ -27,11 +27,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.llm import OpenAIChatModel
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 
 from .helpers import free_port, running_server
 from .test_chat_http import read_events, upload

@@ -11,14 +11,14 @@ import anyio
 import pytest
 from sse_starlette.sse import AppStatus
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.fake_llm import FakeConfig, create_fake_llm
-from stream_rag.llm import OpenAIChatModel
-from stream_rag.loadgen import Answer, Endpoint, run_load
-from stream_rag.loadreport import Phase, write_report
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.raw_proxy import create_raw_proxy, fixed_blocks
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.loadtest.raw_proxy import create_raw_proxy, fixed_blocks
+from stream_rag.loadtest.report import Phase, write_report
+from stream_rag.loadtest.users import Answer, Endpoint, run_load
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 
 from .helpers import running_server
 from .test_chat_http import upload

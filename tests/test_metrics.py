@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stream_rag.errors import InputError
-from stream_rag.metrics import load_beir, mrr_at, ndcg_at, percentile, recall_at
+from stream_rag.retrieve.metrics import load_beir, mrr_at, ndcg_at, percentile, recall_at
 
 JUDGED = {"d1": 3, "d2": 1, "d3": 0}
 

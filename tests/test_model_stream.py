@@ -14,9 +14,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from stream_rag.llm import ModelError, ModelTimeoutError, OpenAIChatModel
-from stream_rag.model_stream import StreamReplyError, content_pieces
-from stream_rag.prompt import Message
+from stream_rag.answer.prompt import Message
+from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
+from stream_rag.model.stream import StreamReplyError, content_pieces
 from tests.helpers import running_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"

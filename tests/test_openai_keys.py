@@ -14,10 +14,10 @@ import pytest
 from openai import OpenAI
 from sse_starlette.sse import AppStatus
 
-from stream_rag.app import create_app
+from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
-from stream_rag.keys import KeyStore
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 from .helpers import running_server
 

@@ -8,11 +8,11 @@ from typing import Any
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.openapi import document
+from stream_rag.http.app import create_app
+from stream_rag.http.openapi import document
 
-HINT = "stream_rag/openapi.py (PATHS, and SCHEMAS for a request body)"
+HINT = "stream_rag/http/openapi.py (PATHS, and SCHEMAS for a request body)"
 
 
 def app_operations(settings: Settings) -> set[tuple[str, str]]:

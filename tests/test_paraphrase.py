@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_rag.chunking import sentence_spans
-from stream_rag.extract import extract_text, media_type_for
-from stream_rag.ingest import sample_kb_dir
-from stream_rag.paraphrase import SYNONYMS, add_claim, paraphrase
+from stream_rag.ingest.chunking import sentence_spans
+from stream_rag.ingest.extract import extract_text, media_type_for
+from stream_rag.ingest.local import sample_kb_dir
+from stream_rag.model.paraphrase import SYNONYMS, add_claim, paraphrase
 
 DIGITS = re.compile(r"\d+")
 

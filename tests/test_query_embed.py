@@ -11,8 +11,8 @@ import anyio.lowlevel
 import numpy as np
 import pytest
 
-from stream_rag.embed import Vectors
-from stream_rag.query_embed import QueryEmbedder
+from stream_rag.embed.backends import Vectors
+from stream_rag.embed.queries import QueryEmbedder
 
 
 class RecordingEmbedder:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.rerank import HttpReranker, RerankError
+from stream_rag.retrieve.rerank import HttpReranker, RerankError
 
 from .fakes import rerank_app
 from .helpers import running_server

@@ -7,11 +7,11 @@ import anyio
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.embed import OpenAIEmbedder
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.retrieve import SearchResult
+from stream_rag.embed.backends import OpenAIEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.retrieve.hybrid import SearchResult
 from stream_rag.services import Services, open_services
 
 from .conftest import wait_indexed

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_rag.segment import (  # stream_rag.segment in the repo
+from stream_rag.gate.segment import (  # stream_rag.segment in the repo
     Segment,
     SentenceBuffer,
     split_segments,

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from stream_rag.config import Settings
-from stream_rag.gate import GateContext, Verdict
-from stream_rag.ingest import ingest_paths
-from stream_rag.judge import Stages
-from stream_rag.minilm import MiniLMEmbedder
-from stream_rag.semantic import SemanticStage, block_windows
-from stream_rag.sentence_vectors import StoredVectors, chunk_sentences, embed_sentences
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.embed.sentences import StoredVectors, chunk_sentences, embed_sentences
+from stream_rag.gate.judge import Stages
+from stream_rag.gate.lexical import GateContext, Verdict
+from stream_rag.gate.semantic import SemanticStage, block_windows
+from stream_rag.ingest.local import ingest_paths
 from stream_rag.services import Services, open_services
 
 BLOCKS = [
@@ -168,7 +168,7 @@ def test_a_sentence_cited_to_a_block_it_is_not_anchored_in_is_dropped_unasked(
 def test_eval_gate_counts_verdicts_by_stage(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from stream_rag.cli import main
+    from stream_rag.cli.commands import main
 
     records = [
         {

@@ -10,9 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
 
 from .helpers import running_server
 from .test_lifecycle import HANG_GUARD_S, hashed_embeddings, serve_process, wait_for

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
+from stream_rag.http.app import create_app
 
 from .helpers import running_server
 

@@ -15,10 +15,10 @@ from starlette.routing import Route
 
 from stream_rag.config import Settings
 from stream_rag.errors import InvalidFieldError
-from stream_rag.gate import GateContext, Verdict, stem
-from stream_rag.judge import Stages
+from stream_rag.gate.judge import Stages
+from stream_rag.gate.lexical import GateContext, Verdict, stem
+from stream_rag.gate.verify import LLM_PROMPT, HttpVerifier, build_verifier
 from stream_rag.text import tokenize
-from stream_rag.verify import LLM_PROMPT, HttpVerifier, build_verifier
 
 from .helpers import running_server
 

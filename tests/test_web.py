@@ -12,12 +12,12 @@ import pytest
 from sse_starlette.sse import AppStatus
 from starlette.testclient import TestClient
 
-from stream_rag.app import create_app
 from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InvalidFieldError
-from stream_rag.fake_llm import create_fake_llm
-from stream_rag.llm import OpenAIChatModel
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.model.fake import create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 
 from .conftest import wait_indexed
 from .helpers import running_server

@@ -1,0 +1,1 @@
+"""Who may do what: API keys, principals, the guard middleware, collections."""

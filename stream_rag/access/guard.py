@@ -1,0 +1,312 @@
+"""The ASGI middleware in front of every route: Host and Origin checks, the API key and its
+scope, rate limits, and security headers. Collection checks happen in the handlers, which
+know which document a request is about (`request.state.principal`)."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..config import Settings
+from ..errors import InputError, StreamRagError
+from .keys import ApiKey
+from .principals import (
+    ANSWER_PATHS,
+    NO_KEYS_MESSAGE,
+    Access,
+    AuthError,
+    ForbiddenError,
+    Principal,
+    is_loopback,
+    open_mode_allowed,
+    required_scope,
+)
+
+# Methods a cross-site page must not trigger; GET /v1/chat also runs (paid) generation.
+_SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors {ancestors}"
+)
+
+
+class RateLimitError(StreamRagError):
+    """Too many requests a minute, or too many open answers, for one key or address (429)."""
+
+    code = "rate_limited"
+    status = 429
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class OriginError(ForbiddenError):
+    code = "forbidden_origin"
+
+
+@dataclass(slots=True)
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+class RateLimiter:
+    """A token bucket per principal (`rpm` a minute, bursts up to `rpm`) and a count of its
+    open answers. Idle full buckets are dropped when there are many, bounding memory."""
+
+    MAX_BUCKETS = 50_000
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, _Bucket] = {}
+        self.streams: dict[str, int] = {}
+
+    def wait(self, who: str, rpm: int) -> float | None:
+        """Like `take`, without spending: None if a request is available now."""
+        bucket = self._buckets.get(who)
+        if bucket is None:
+            return None
+        tokens = min(float(rpm), bucket.tokens + (time.monotonic() - bucket.stamp) * rpm / 60.0)
+        return None if tokens >= 1.0 else (1.0 - tokens) * 60.0 / rpm
+
+    def take(self, who: str, rpm: int) -> float | None:
+        """Spend one request; returns None, or the seconds until one is available."""
+        now = time.monotonic()
+        bucket = self._buckets.get(who)
+        if bucket is None:
+            if len(self._buckets) >= self.MAX_BUCKETS:
+                self._prune(now, rpm)
+            bucket = self._buckets[who] = _Bucket(float(rpm), now)
+        bucket.tokens = min(float(rpm), bucket.tokens + (now - bucket.stamp) * rpm / 60.0)
+        bucket.stamp = now
+        if bucket.tokens >= 1.0:
+            bucket.tokens -= 1.0
+            return None
+        return (1.0 - bucket.tokens) * 60.0 / rpm
+
+    def _prune(self, now: float, rpm: int) -> None:
+        full = [w for w, b in self._buckets.items() if now - b.stamp > 60.0]
+        for who in full or list(self._buckets)[: self.MAX_BUCKETS // 10]:
+            del self._buckets[who]
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.settings = settings
+        self.limiter = RateLimiter()
+        ancestors = " ".join(("'self'", *settings.frame_ancestors))
+        self.headers = [
+            ("x-content-type-options", "nosniff"),
+            ("referrer-policy", "same-origin"),
+            ("content-security-policy", _CSP.format(ancestors=ancestors)),
+        ]
+        if not settings.frame_ancestors:
+            self.headers.append(("x-frame-options", "SAMEORIGIN"))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        send = self._with_headers(send)
+        if scope["method"] == "OPTIONS":  # CORS preflight: CORSMiddleware answers it
+            await self.app(scope, receive, send)
+            return
+        try:
+            principal = await self._authorize(scope)
+        except StreamRagError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        # A fresh dict: the principal must never be shared with another request's state.
+        scope["state"] = {**scope.get("state", {}), "principal": principal}
+        if scope["path"] not in ANSWER_PATHS or not self._limited(principal):
+            await self.app(scope, receive, send)
+            return
+        streams = self.limiter.streams
+        limit = principal.max_streams or self.settings.max_streams
+        if streams.get(principal.id, 0) >= limit:
+            busy = RateLimitError(f"at most {limit} answers at a time for this key", 1.0)
+            await error_response(busy)(scope, receive, send)
+            return
+        streams[principal.id] = streams.get(principal.id, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            streams[principal.id] -= 1
+            if not streams[principal.id]:
+                del streams[principal.id]
+
+    async def _authorize(self, scope: Scope) -> Principal:
+        headers = Headers(scope=scope)
+        method, path = scope["method"], scope["path"]
+        origin = headers.get("origin")
+        if (
+            origin is not None
+            and (method not in _SAFE_METHODS or path in ANSWER_PATHS)
+            and not self._origin_allowed(origin, headers.get("host", ""))
+        ):
+            raise OriginError(
+                f"requests from the web origin {origin[:200]!r} are not allowed; "
+                "list it in STREAM_RAG_CORS_ORIGINS"
+            )
+        access: Access | None = scope.get("state", {}).get("access")
+        if access is None:
+            raise StreamRagError("access control is not initialised (lifespan not run)")
+        needed = required_scope(method, path)
+        principal = await self._principal(access, headers, scope)
+        if principal is None:
+            if needed is None:
+                return Principal("public", frozenset(), frozenset())
+            if access.keys.empty:  # every key was revoked on a network-bound server
+                raise AuthError(NO_KEYS_MESSAGE.format(host=self.settings.host))
+            raise AuthError("this route needs an API key: send 'Authorization: Bearer <key>'")
+        if needed is not None and not principal.has(needed):
+            raise ForbiddenError(
+                f"this key does not have the {'read' if needed == 'download' else needed!r} "
+                "scope needed here"
+            )
+        if self._limited(principal):
+            wait = self.limiter.take(principal.id, principal.rpm or self.settings.rate_limit_rpm)
+            if wait is not None:
+                raise RateLimitError("too many requests for this key; slow down", wait)
+        return principal
+
+    async def _principal(self, access: Access, headers: Headers, scope: Scope) -> Principal | None:
+        await access.keys.refresh()
+        authorization = headers.get("authorization")
+        if access.keys.empty and open_mode_allowed(self.settings):
+            # Open mode: no key exists, so any Authorization (an OpenAI client always sends
+            # one) is ignored.
+            client = scope.get("client")
+            return Principal.open(client[0] if client else "unknown")
+        if authorization is not None:
+            kind, _, secret = authorization.partition(" ")
+            if kind.lower() != "bearer" or not secret.strip():
+                raise AuthError("send the key as 'Authorization: Bearer <key>'")
+            key = access.keys.cached(secret.strip())
+            if key is None:
+                key = await self._fetch(access, secret.strip(), scope)
+            return Principal.of(key)
+        return None
+
+    async def _fetch(self, access: Access, secret: str, scope: Scope) -> ApiKey:
+        """A key not in memory costs a table lookup; an address sending unknown keys gets
+        `rate_limit_rpm` of those a minute, then 429 before any lookup."""
+        client = scope.get("client")
+        who, rpm = f"unknown-key:{client[0] if client else '?'}", self.settings.rate_limit_rpm
+        wait = self.limiter.wait(who, rpm)
+        if wait is not None:
+            raise RateLimitError("too many requests with unknown keys from this address", wait)
+        key = await access.keys.fetch(secret)
+        if key is None:
+            self.limiter.take(who, rpm)
+            raise AuthError("unknown or revoked API key")
+        return key
+
+    def _limited(self, principal: Principal) -> bool:
+        """Keys are always limited; open mode only when it is open beyond loopback."""
+        return not principal.anonymous or not is_loopback(self.settings.host)
+
+    def _origin_allowed(self, origin: str, host: str) -> bool:
+        listed = {o.rstrip("/") for o in self.settings.cors_origins}
+        if origin.rstrip("/") in listed or "*" in listed:
+            return True
+        parts = urlsplit(origin)
+        return bool(parts.netloc) and _strip_port(parts.netloc, parts.scheme) == _strip_port(
+            host, parts.scheme
+        )
+
+    def _with_headers(self, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in self.headers:
+                    if name not in headers:
+                        headers.append(name, value)
+            await send(message)
+
+        return sending
+
+
+def _strip_port(netloc: str, scheme: str) -> str:
+    default = {"http": ":80", "https": ":443"}.get(scheme, "")
+    netloc = netloc.lower()
+    return netloc[: -len(default)] if default and netloc.endswith(default) else netloc
+
+
+def error_response(exc: StreamRagError) -> JSONResponse:
+    headers: dict[str, str] = {}
+    if isinstance(exc, AuthError):
+        headers["WWW-Authenticate"] = "Bearer"
+    if isinstance(exc, RateLimitError):
+        headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
+    return JSONResponse(exc.to_json(), status_code=exc.status, headers=headers)
+
+
+def rebinding_safe(host: str) -> bool:
+    """On loopback with no allowlist: names public DNS cannot point at us. IP literals cannot
+    rebind, `localhost` names never leave the machine, and single-label names (`testserver`,
+    the machine's own name) are not served by public DNS. `attacker.example` is refused."""
+    name = host.strip("[]").lower()
+    if name == "localhost" or name.endswith(".localhost") or "." not in name:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostCheck(TrustedHostMiddleware):
+    """Starlette's Host allowlist (`STREAM_RAG_ALLOWED_HOSTS`) against DNS rebinding, with a
+    JSON error; bound to loopback without a list, `rebinding_safe` names."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        async def passed(scope: Scope, receive: Receive, send: Send) -> None:
+            scope["stream_rag.host_ok"] = True
+            await app(scope, receive, send)
+
+        super().__init__(passed, list(settings.allowed_hosts) or ["*"], www_redirect=False)
+        self.loopback_default = not settings.allowed_hosts and is_loopback(settings.host)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.loopback_default and scope["type"] in ("http", "websocket"):
+            host = _host_name(Headers(scope=scope).get("host", ""))
+            if host and rebinding_safe(host):
+                await self.app(scope, receive, send)
+            else:
+                await _host_error(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if scope.get("stream_rag.host_ok"):
+                await send(message)
+            elif message["type"] == "http.response.start":  # Starlette refused the Host
+                await _host_error(scope, receive, send)
+
+        await super().__call__(scope, receive, sending)
+
+
+class InvalidHostError(InputError):
+    code = "invalid_host"
+
+
+def _host_name(header: str) -> str:
+    """`Host` without its port: `[::1]:8000` -> `[::1]`, `example.com:80` -> `example.com`."""
+    if header.startswith("["):
+        return header[: header.find("]") + 1]
+    return header.rpartition(":")[0] if ":" in header else header
+
+
+async def _host_error(scope: Scope, receive: Receive, send: Send) -> None:
+    exc = InvalidHostError("this Host is not served here (STREAM_RAG_ALLOWED_HOSTS)")
+    await error_response(exc)(scope, receive, send)

@@ -1,0 +1,1 @@
+"""Answers: evidence and conflict checks, the prompt, conversations, the pipeline."""

@@ -1,0 +1,199 @@
+"""`stream-rag eval answers`: ingest a knowledge base into a throwaway data directory, ask
+every question of a JSONL file through the `/v1/answer` code path, and score the outcomes
+against what each record expects (an answer citing its gold files, a refusal, a conflict)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import anyio
+
+from ..config import Settings
+from ..embed.backends import Embedder
+from ..errors import InputError
+from ..ingest.local import ingest_paths
+from ..retrieve.metrics import percentile
+from ..services import open_services
+from .conversation import Turn
+from .pipeline import Answerer, AnswerResult, Options
+
+EXPECTS = ("answer", "refuse", "conflict")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    question: str
+    expect: str
+    gold: tuple[str, ...] | None
+    history: tuple[tuple[str, str], ...] = ()  # (earlier question, its verified answer)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    item: Question
+    refusal: str | None
+    cited: tuple[str, ...]  # file names of the cited blocks, in order
+    sources: tuple[str, ...]  # file names of the retrieved blocks, in order
+    answer: str
+    latency_ms: float
+
+    @property
+    def gold_cited(self) -> bool:
+        return bool(self.item.gold) and any(f in (self.item.gold or ()) for f in self.cited)
+
+    @property
+    def ok(self) -> bool:
+        if self.item.expect == "answer":
+            return self.refusal is None and (self.item.gold is None or self.gold_cited)
+        if self.item.expect == "conflict":
+            return self.refusal == "conflicting_sources"
+        return self.refusal is not None
+
+
+def load_questions(path: Path) -> list[Question]:
+    """Read and check the JSONL records; a bad line is an `InputError` naming it."""
+    items: list[Question] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(_question(json.loads(line)))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise InputError(f"{path}:{number}: {exc}") from None
+    return items
+
+
+def _question(row: object) -> Question:
+    if not isinstance(row, dict) or not isinstance(row.get("question"), str):
+        raise ValueError("each line must be an object with a string 'question'")
+    expect = row.get("expect", "answer")
+    if expect not in EXPECTS:
+        raise ValueError(f"'expect' must be one of {list(EXPECTS)}")
+    gold = row.get("gold")
+    if gold is not None and not (isinstance(gold, list) and all(isinstance(g, str) for g in gold)):
+        raise ValueError("'gold' must be a list of file names or null")
+    history = row.get("history") or []
+    turns = tuple((str(turn["question"]), str(turn.get("answer") or "")) for turn in history)
+    return Question(row["question"], expect, None if gold is None else tuple(gold), turns)
+
+
+def evaluate_answers(
+    kb: Path,
+    questions: Sequence[Question],
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    use_history: bool = True,
+) -> list[Outcome]:
+    """Ingest `kb` into a temporary data directory and answer every question, one at a time."""
+    with tempfile.TemporaryDirectory(prefix="stream-rag-answers-") as tmp:
+        local = replace(settings, data_dir=Path(tmp), qdrant_url=None)
+        services = open_services(local, embedder=embedder)
+        try:
+            report = ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+            if report.failed:
+                path, reason = report.failed[0]
+                raise InputError(f"could not ingest {path}: {reason}")
+
+            async def run() -> list[Outcome]:
+                try:
+                    return [await _ask(services.answerer, item, use_history) for item in questions]
+                finally:
+                    await services.aclose()
+
+            return anyio.run(run)
+        finally:
+            services.close()
+
+
+async def _ask(answerer: Answerer, item: Question, use_history: bool) -> Outcome:
+    started = time.perf_counter()
+    history = tuple(Turn(q, a) for q, a in item.history) if use_history else ()
+    result: AnswerResult = await answerer.answer(item.question, Options(history=history))
+    latency = (time.perf_counter() - started) * 1000
+    by_n = {b.n: b.filename for b in result.blocks}
+    cited = tuple(dict.fromkeys(by_n[c.n] for s in result.sentences for c in s.citations))
+    return Outcome(
+        item=item,
+        refusal=None if result.refusal is None else result.refusal.reason,
+        cited=cited,
+        sources=tuple(b.filename for b in result.blocks),
+        answer=result.text,
+        latency_ms=latency,
+    )
+
+
+def _rate(hits: int, total: int) -> str:
+    return f"{hits / total:.3f} ({hits}/{total})" if total else "- (0/0)"
+
+
+def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
+    """The summary lines, then (verbose) every outcome that missed its expectation."""
+    answerable = [o for o in outcomes if o.item.expect == "answer"]
+    answered = [o for o in answerable if o.refusal is None]
+    with_gold = [o for o in answered if o.item.gold]
+    goldish = [o for o in outcomes if o.item.gold]
+    off_topic = [o for o in outcomes if o.item.expect == "refuse"]
+    conflicts = [o for o in outcomes if o.item.expect == "conflict"]
+    not_conflicts = [o for o in outcomes if o.item.expect != "conflict"]
+    latencies = [o.latency_ms for o in outcomes]
+    reasons = Counter(o.refusal for o in outcomes if o.refusal is not None)
+    only_gold = [o for o in with_gold if o.cited and set(o.cited) <= set(o.item.gold or ())]
+    at1 = sum(bool(o.sources) and o.sources[0] in (o.item.gold or ()) for o in goldish)
+    at8 = sum(any(s in (o.item.gold or ()) for s in o.sources[:8]) for o in goldish)
+    refused_off = sum(o.refusal is not None for o in off_topic)
+    false_conflicts = sum(o.refusal == "conflicting_sources" for o in not_conflicts)
+    true_conflicts = sum(o.refusal == "conflicting_sources" for o in conflicts)
+    p50 = statistics.median(latencies) if latencies else 0.0
+    p95 = percentile(latencies, 0.95) if latencies else 0.0
+    lines = [
+        f"questions            {len(outcomes)} ({len(answerable)} answerable, "
+        f"{len(off_topic)} off-topic, {len(conflicts)} conflicts, "
+        f"{sum(1 for o in outcomes if o.item.history)} follow-ups)",
+        f"answered             {_rate(len(answered), len(answerable))}",
+        f"gold cited           {_rate(sum(o.gold_cited for o in with_gold), len(with_gold))}",
+        f"only gold cited      {_rate(len(only_gold), len(with_gold))}",
+        f"gold in sources @1   {_rate(at1, len(goldish))}",
+        f"gold in sources @8   {_rate(at8, len(goldish))}",
+        f"off-topic refused    {_rate(refused_off, len(off_topic))}",
+        f"false conflicts      {_rate(false_conflicts, len(not_conflicts))}",
+        f"true conflicts       {_rate(true_conflicts, len(conflicts))}",
+        "refusals by reason   "
+        + (", ".join(f"{r} {n}" for r, n in sorted(reasons.items())) or "none"),
+        f"latency ms           p50 {p50:.1f}  p95 {p95:.1f}",
+    ]
+    if verbose:
+        misses = [o for o in outcomes if not o.ok]
+        lines.append(f"\nmissed {len(misses)}:")
+        for o in misses:
+            got = f"refused: {o.refusal}" if o.refusal else f"cited {list(o.cited)}"
+            lines.append(
+                f"- [{o.item.expect}] {o.item.question!r} gold {list(o.item.gold or [])}: {got}; "
+                f"sources {list(o.sources[:3])}"
+            )
+            if o.answer:
+                lines.append(f"    answer: {o.answer[:300]}")
+    return "\n".join(lines)
+
+
+def main(settings: Settings, args: argparse.Namespace) -> int:
+    if not args.kb.is_dir():
+        raise InputError(f"--kb {args.kb} is not a folder")
+    questions = load_questions(args.questions)
+    if not questions:
+        raise InputError(f"no questions in {args.questions}")
+    print(f"# {args.kb}: {len(questions)} questions from {args.questions}")
+    print(report(evaluate_answers(args.kb, questions, settings), verbose=args.verbose))
+    return 0

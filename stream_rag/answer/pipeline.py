@@ -1,0 +1,451 @@
+"""Answers: retrieve, check the evidence, prompt, generate, gate every sentence.
+
+Nothing reaches the client unverified: a sentence is emitted only after the gate passed it
+against the ORIGINAL text of the blocks it cites; a failing sentence is dropped whole. Weak or
+contradictory evidence is refused before the model is called. The streaming and the
+non-streaming paths share retrieval, the pre-generation checks, the prompt and the verdicts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field, replace
+
+import anyio
+
+from ..config import Settings
+from ..errors import StreamRagError
+from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, block_ref
+from ..gate.citations import extract, strip_markers
+from ..gate.judge import Stages
+from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
+from ..gate.segment import Segment, SentenceBuffer, split_segments
+from ..http.lifecycle import Drain
+from ..http.limits import MAX_QUESTION_CHARS
+from ..http.telemetry import Telemetry
+from ..model.llm import ChatModel, ModelError
+from ..model.usage import Usage
+from ..model.usage import start as start_usage
+from ..retrieve.hybrid import Block, Retriever, SearchResult
+from .conflicts import ConflictDetector, LexicalConflictDetector
+from .conversation import CONDENSE_PROMPT, Turn, condense_request, resolve
+from .evidence import evidence_score
+from .prompt import Message, build_messages
+from .refusals import conflict_message
+
+log = logging.getLogger("stream_rag")
+
+NO_SOURCES = "Nothing in the knowledge base matches this question."
+LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
+NOTHING_SUPPORTED = (
+    "I could not give an answer that the sources support, so I am not answering. "
+    "Try rephrasing the question, or read the sources listed."
+)
+UNSUPPORTED_ANSWER = (
+    "Two drafts of the answer failed verification against the sources, so I am not answering."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Per-request knobs; None falls back to the settings."""
+
+    collection: str | None = None
+    top_k: int | None = None
+    min_evidence: float | None = None
+    check_conflicts: bool | None = None
+    gate_threshold: float | None = None
+    history: tuple[Turn, ...] = ()  # earlier questions and verified answers
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What an answer needs before the model is called: blocks, a refusal or a gate context."""
+
+    blocks: tuple[Block, ...]
+    refusal: Refusal | None
+    context: GateContext | None
+    retrieve_ms: float
+    checks_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A unit of the model's output with its verdict."""
+
+    index: int
+    segment: Segment
+    verdict: Verdict
+
+    def event(self, blocks: Sequence[Block]) -> SentenceOut | Dropped:
+        if not self.verdict.ok:
+            return Dropped(self.index, self.verdict.reason, self.verdict.stage)
+        cited = [blocks[n - 1] for n in self.verdict.cited]
+        return SentenceOut(self.index, strip_markers(self.segment.text), cited, self.segment.kind)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "text": self.segment.text,
+            "ok": self.verdict.ok,
+            "reason": self.verdict.reason,
+            "detail": self.verdict.detail,
+            "cited": list(self.verdict.cited),
+            "score": round(self.verdict.score, 4),
+            "stage": self.verdict.stage,
+            "scores": self.verdict.scores_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    draft: str
+    judged: tuple[Judged, ...]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.judged) and all(j.verdict.ok for j in self.judged)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "draft": self.draft,
+            "passed": self.passed,
+            "verdicts": [j.to_json() for j in self.judged],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerResult:
+    """The non-streaming answer: verified sentences or a refusal, and every attempt."""
+
+    question: str
+    generator: str
+    blocks: tuple[Block, ...]
+    query: str = ""  # what retrieval searched: the question, or a follow-up resolved
+    sentences: tuple[SentenceOut, ...] = ()
+    refusal: Refusal | None = None
+    attempts: tuple[Attempt, ...] = ()
+    usage: Usage = field(default_factory=Usage)  # the upstream model's counts, all calls
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "question": self.question,
+            "query": self.query or self.question,
+            "generator": self.generator,
+            "answer": self.text if self.refusal is None else None,
+            "sentences": [s.data() for s in self.sentences],
+            "refusal": None if self.refusal is None else self.refusal.data(),
+            "sources": [block_ref(b) for b in self.blocks],
+            "attempts": [a.to_json() for a in self.attempts],
+            "usage": self.usage.to_json() if self.usage.reported else None,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+class Answerer:
+    def __init__(
+        self,
+        retriever: Retriever,
+        model: ChatModel,
+        settings: Settings,
+        *,
+        detector: ConflictDetector | None = None,
+        telemetry: Telemetry | None = None,
+        stages: Stages | None = None,
+    ) -> None:
+        self.retriever = retriever
+        self.model = model
+        self.settings = settings
+        self.detector = detector or LexicalConflictDetector()
+        self.telemetry = telemetry
+        self.stages = stages or Stages()
+        # The app replaces this with its own, which SIGTERM sets off.
+        self.drain = Drain(settings.drain_s)
+
+    # -- shared steps -----------------------------------------------------------------------
+
+    async def retrieve(self, question: str, options: Options) -> SearchResult:
+        return await self.retriever.search(
+            question, collection=options.collection, top_k=options.top_k
+        )
+
+    async def resolve(self, question: str, options: Options) -> str:
+        """What to search for: a follow-up resolved with the earlier turns."""
+        history, how = options.history, self.settings.condense
+        if not history or how == "off":
+            return question
+        if how == "llm" and self.model.name != "local-extractive":
+            messages = [
+                Message("system", CONDENSE_PROMPT),
+                Message("user", condense_request(question, history)),
+            ]
+            with contextlib.suppress(ModelError):
+                rewritten = " ".join((await self._complete(messages)).split())[:MAX_QUESTION_CHARS]
+                if rewritten:
+                    return rewritten
+        return resolve(question, history)
+
+    async def prepare(self, question: str, options: Options) -> Prepared:
+        """Retrieval, the pre-generation checks and the gate context, in one worker call;
+        `question` is what to search for (a follow-up already resolved)."""
+
+        def checks(result: SearchResult) -> tuple[Refusal | None, GateContext | None, float]:
+            if self.settings.ungated_baseline:
+                return (None if result.blocks else Refusal("no_sources", NO_SOURCES)), None, 0.0
+            t0 = time.perf_counter()
+            refusal = self.precheck(question, result.blocks, options)
+            context = (
+                None if refusal is not None else self.gate_context_sync(result.blocks, options)
+            )
+            return refusal, context, _ms(t0)
+
+        result, (refusal, context, checks_ms) = await self.retriever.search_then(
+            question, checks, collection=options.collection, top_k=options.top_k
+        )
+        return Prepared(
+            result.blocks, refusal, context, result.timings_ms.get("total", 0.0), checks_ms
+        )
+
+    def precheck(self, question: str, blocks: Sequence[Block], options: Options) -> Refusal | None:
+        """Refuse before any model call when the evidence is weak or contradicts itself."""
+        if not blocks:
+            return Refusal("no_sources", NO_SOURCES)
+        floor = self.settings.min_evidence if options.min_evidence is None else options.min_evidence
+        evidence = evidence_score(question, blocks)
+        if evidence < floor:
+            return Refusal(
+                "low_evidence",
+                LOW_EVIDENCE,
+                [{"evidence": round(evidence, 4), "threshold": floor}],
+            )
+        check = (
+            self.settings.check_conflicts
+            if options.check_conflicts is None
+            else (options.check_conflicts)
+        )
+        if check:
+            conflicts = self.detector.find(question, blocks)
+            if conflicts:
+                return Refusal(
+                    "conflicting_sources",
+                    conflict_message(conflicts),
+                    [c.to_json() for c in conflicts],
+                )
+        return None
+
+    def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
+        threshold = options.gate_threshold or self.settings.gate_threshold or DEFAULT_THRESHOLD
+        return GateContext(
+            [b.text for b in blocks],
+            [b.doc_id for b in blocks],
+            threshold=threshold,
+            features=[b.features for b in blocks],
+        )
+
+    def _judge(
+        self, context: GateContext | None, blocks: Sequence[Block]
+    ) -> Callable[[str], Awaitable[Verdict]]:
+        """Every gate stage for this request; without a context (the ungated load-test
+        baseline) `_verdict`'s pass-through."""
+        if context is None:
+
+            async def unchecked(sentence: str) -> Verdict:
+                return _verdict(sentence, None, blocks)
+
+            return unchecked
+        return self.stages.judge(context, [b.chunk_id for b in blocks])
+
+    # -- streaming --------------------------------------------------------------------------
+
+    def stream(self, question: str, options: Options | None = None) -> AsyncIterator[Event]:
+        """The gated answer as events (counted in the telemetry, when there is one)."""
+        events = self._guarded(question, options or Options())
+        return events if self.telemetry is None else self.telemetry.watch(events)
+
+    async def _guarded(self, question: str, options: Options) -> AsyncGenerator[Event, None]:
+        """The answer's events; the last is always `done` or `error`, whatever happens inside
+        (a deadline, the server shutting down, a bug)."""
+        deadline = anyio.current_time() + self.settings.answer_timeout_s
+        last: Event | None = None
+        try:
+            async with aclosing(self._stream(question, options)) as events:
+                while True:
+                    # The guard spans one wait for the next event, never a yield.
+                    with self.drain.guard(deadline) as scope:
+                        try:
+                            last = await events.__anext__()
+                        except StopAsyncIteration:
+                            break
+                    if scope.cancelled_caught:
+                        error = self.drain.reason()
+                        yield Error(error.code, error.message)
+                        return
+                    yield last
+        except StreamRagError as exc:
+            yield Error(exc.code, exc.message)
+            return
+        except Exception:
+            log.exception("the answer to %r failed", question[:200])
+            yield Error("internal_error", "the answer failed on the server")
+            return
+        if not isinstance(last, Done | Error):
+            yield Error("internal_error", "the answer ended without a result")
+
+    async def _stream(self, question: str, options: Options) -> AsyncGenerator[Event, None]:
+        started = time.perf_counter()
+        usage = start_usage()
+        prepared = await self.prepare(await self.resolve(question, options), options)
+        blocks = prepared.blocks
+        yield Sources(blocks, self.model.name)
+        if prepared.refusal is not None:
+            yield prepared.refusal
+            yield Done(0, 0, None, _ms(started), 0, _reported(usage))
+            return
+        context = prepared.context
+        judge = self._judge(context, blocks)
+        buffer = SentenceBuffer()
+        tally = _Tally()
+
+        async def judged(segment: Segment) -> SentenceOut | Dropped:
+            # Sentences go out in order: a grey one holds back those behind it only for as
+            # long as its second stage takes.
+            verdict = await judge(segment.text)
+            return tally.count(Judged(tally.units, segment, verdict).event(blocks))
+
+        try:
+            messages = build_messages(question, blocks, history=options.history)
+            async with aclosing(self.model.stream(messages)) as pieces:
+                async for piece in pieces:
+                    tally.tokens += 1
+                    for segment in buffer.feed(piece):
+                        yield await judged(segment)
+            for segment in buffer.close():
+                yield await judged(segment)
+        except ModelError as exc:
+            yield Error(exc.code, exc.message)
+            return
+        emitted = tally.units - tally.dropped
+        if not emitted:
+            yield Refusal("no_supported_sentences", NOTHING_SUPPORTED)
+        ttfs = None if tally.first is None else (tally.first - started) * 1000
+        yield Done(emitted, tally.dropped, ttfs, _ms(started), tally.tokens, _reported(usage))
+
+    # -- non-streaming ----------------------------------------------------------------------
+
+    async def answer(self, question: str, options: Options | None = None) -> AnswerResult:
+        """One verified answer. A draft passes when every sentence passes; a failing draft is
+        regenerated once with the concrete reasons, and a second failure is a refusal."""
+        deadline = anyio.current_time() + self.settings.answer_timeout_s
+        with self.drain.guard(deadline):
+            return await self._answer(question, options or Options())
+        raise self.drain.reason()  # reached only when the guard cut the answer short
+
+    async def _answer(self, question: str, options: Options) -> AnswerResult:
+        started = time.perf_counter()
+        usage = start_usage()
+        query = await self.resolve(question, options)
+        prepared = await self.prepare(query, options)
+        blocks = prepared.blocks
+        timings = {"retrieve": prepared.retrieve_ms, "checks": prepared.checks_ms}
+        base = AnswerResult(
+            question, self.model.name, tuple(blocks), query, usage=usage, timings_ms=timings
+        )
+        if prepared.refusal is not None:
+            return replace(base, refusal=prepared.refusal)
+        context = prepared.context
+        judge = self._judge(context, blocks)
+        attempts: list[Attempt] = []
+        feedback: str | None = None
+        for _ in range(2):
+            draft = await self._complete(
+                build_messages(question, blocks, feedback, history=options.history)
+            )
+            judged = tuple(
+                [Judged(i, s, await judge(s.text)) for i, s in enumerate(split_segments(draft))]
+            )
+            attempt = Attempt(draft, judged)
+            attempts.append(attempt)
+            if attempt.passed:
+                sentences = tuple(j.event(blocks) for j in judged)
+                timings["total"] = _ms(started)
+                return replace(
+                    base,
+                    sentences=tuple(s for s in sentences if isinstance(s, SentenceOut)),
+                    attempts=tuple(attempts),
+                )
+            feedback = revision_request(attempt, len(blocks))
+        timings["total"] = _ms(started)
+        return replace(
+            base,
+            refusal=Refusal("unsupported_answer", UNSUPPORTED_ANSWER),
+            attempts=tuple(attempts),
+        )
+
+    async def _complete(self, messages: list[Message]) -> str:
+        parts: list[str] = []
+        async with aclosing(self.model.stream(messages)) as pieces:
+            async for piece in pieces:
+                parts.append(piece)
+        return "".join(parts)
+
+
+def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]) -> Verdict:
+    """The gate's verdict; without a context (`STREAM_RAG_UNGATED_BASELINE`, a load-test
+    baseline only) every unit passes, citing whichever issued blocks it names."""
+    if context is not None:
+        return check_sentence(sentence, context)
+    _, citations = extract(sentence)
+    cited = tuple(dict.fromkeys(c.n for c in citations if 1 <= c.n <= len(blocks)))
+    return Verdict(True, "ok", cited, 0.0, "not checked (ungated baseline)")
+
+
+def revision_request(attempt: Attempt, issued: int) -> str:
+    """The concrete reasons a draft failed, as the user turn that asks for a new one."""
+    lines = ["Your previous answer failed verification against the sources:"]
+    if not attempt.judged:
+        lines.append("- it contained no sentence.")
+    for judged in attempt.judged:
+        if not judged.verdict.ok:
+            lines.append(
+                f'- sentence {judged.index + 1} "{strip_markers(judged.segment.text)}": '
+                f"{judged.verdict.reason} ({judged.verdict.detail})"
+            )
+    lines.append(
+        f"Write the answer again. Cite only [1] to [{issued}], after every sentence; state only "
+        "what the cited source says, with its numbers exactly as written; leave out anything "
+        "the sources do not support."
+    )
+    return "\n".join(lines)
+
+
+@dataclass(slots=True)
+class _Tally:
+    units: int = 0
+    dropped: int = 0
+    tokens: int = 0
+    first: float | None = None
+
+    def count(self, event: SentenceOut | Dropped) -> SentenceOut | Dropped:
+        self.units += 1
+        if isinstance(event, Dropped):
+            self.dropped += 1
+        elif self.first is None:
+            self.first = time.perf_counter()
+        return event
+
+
+def _reported(usage: Usage) -> dict[str, int] | None:
+    return usage.to_json() if usage.reported else None
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

@@ -1,0 +1,5 @@
+"""The `stream-rag` command line."""
+
+from .commands import main
+
+__all__ = ["main"]

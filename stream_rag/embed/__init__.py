@@ -1,0 +1,1 @@
+"""Embeddings: the local MiniLM, remote embedders, batched queries, sentence vectors."""

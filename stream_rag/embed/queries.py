@@ -1,0 +1,116 @@
+"""Query embeddings for concurrent requests: batched, cached, one embedding call at a time.
+
+MiniLM on one short question is all tiny matrix multiplies: ten questions in one call cost
+about what two cost alone. Requests that arrive while a call runs (or within `wait_s` of the
+first) are embedded together in the next call; only one call runs at a time, so embedding
+never takes more than one worker thread. Recent questions are answered from an LRU cache.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from .backends import Embedder, Vectors
+
+Observer = Callable[[int], None]
+
+
+@dataclass(slots=True)
+class _Batch:
+    texts: list[str] = field(default_factory=list)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    vectors: Vectors | None = None
+    error: BaseException | None = None
+
+
+class QueryEmbedder:
+    """Embeds one query per call; calls that overlap share one `embedder.embed` batch."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        cache_size: int = 1024,
+        wait_s: float = 0.0015,
+        max_batch: int = 64,
+        on_batch: Observer | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.cache_size = cache_size
+        self.wait_s = wait_s
+        self.max_batch = max_batch
+        self.on_batch = on_batch
+        self.hits = 0
+        self.misses = 0
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._open: _Batch | None = None
+        # One embedding call at a time: the next batch fills while this one runs. Made on
+        # first use, inside the event loop.
+        self._running: anyio.Lock | None = None
+
+    def cached(self, text: str) -> Vectors | None:
+        """The vector of `text` if a recent query embedded it (from any thread; no LRU touch)."""
+        return self._cache.get(text)
+
+    async def embed(self, text: str) -> Vectors:
+        """The L2-normalised vector of `text` (1-D)."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            self._cache.move_to_end(text)
+            self.hits += 1
+            return cached
+        self.misses += 1
+        batch = self._open
+        if batch is not None and len(batch.texts) < self.max_batch:
+            batch.texts.append(text)
+            position = len(batch.texts) - 1
+            await batch.done.wait()
+        else:
+            batch = _Batch([text])
+            position = 0
+            self._open = batch
+            # The leader runs the batch to the end even if its own client leaves: the others
+            # in the batch wait for it.
+            with anyio.CancelScope(shield=True):
+                await self._run(batch)
+        if batch.error is not None:
+            raise batch.error
+        assert batch.vectors is not None
+        vector: Vectors = batch.vectors[position]
+        self._remember(text, vector)
+        return vector
+
+    async def _run(self, batch: _Batch) -> None:
+        try:
+            await anyio.sleep(self.wait_s)
+            if self._running is None:
+                self._running = anyio.Lock()
+            async with self._running:
+                if self._open is batch:
+                    self._open = None  # closed: later arrivals start the next batch
+                texts = list(dict.fromkeys(batch.texts))
+                if self.on_batch is not None:
+                    self.on_batch(len(texts))
+                unique = await anyio.to_thread.run_sync(self.embedder.embed, texts)
+            rows = {t: i for i, t in enumerate(texts)}
+            batch.vectors = np.asarray(unique[[rows[t] for t in batch.texts]], dtype=np.float32)
+        except Exception as exc:
+            batch.error = exc
+        finally:
+            if self._open is batch:
+                self._open = None
+            batch.done.set()
+
+    def _remember(self, text: str, vector: Vectors) -> None:
+        if self.cache_size <= 0:
+            return
+        self._cache[text] = vector
+        self._cache.move_to_end(text)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)

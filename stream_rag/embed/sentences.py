@@ -1,0 +1,151 @@
+"""Block-side vectors for the gate's semantic stage: each chunk's sentences, embedded once at
+ingest and stored with the chunk (`chunk_sentence_vectors`), so a request embeds at most the
+generated sentence. Chunks stored before this existed get theirs on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ..ingest.chunking import sentence_spans
+from ..store.documents import DocumentStore
+from ..types import Chunk
+
+F32 = npt.NDArray[np.float32]
+
+__all__ = [
+    "SentenceEncoder",
+    "SentenceVectors",
+    "StoredVectors",
+    "chunk_sentences",
+    "embed_sentences",
+    "memory_vectors",
+    "store_chunk_vectors",
+]
+
+
+class SentenceEncoder(Protocol):
+    """What the semantic stage needs of a model: sentence vectors and context-free word
+    vectors from the same model (the local MiniLM has both)."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> F32: ...
+
+    def static_vectors(self, words: Sequence[str]) -> F32: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVectors:
+    """One chunk's sentences (character spans in the chunk text) and their unit vectors."""
+
+    model: str
+    spans: tuple[tuple[int, int], ...]
+    vectors: F32  # (len(spans), dim) float32
+
+    def to_blob(self) -> bytes:
+        return self.vectors.astype(np.float16).tobytes()
+
+    @classmethod
+    def from_blob(
+        cls, model: str, spans: Sequence[tuple[int, int]], blob: bytes, dim: int
+    ) -> SentenceVectors:
+        vectors = np.frombuffer(blob, dtype=np.float16).reshape(len(spans), dim)
+        return cls(model, tuple((int(s), int(e)) for s, e in spans), vectors.astype(np.float32))
+
+
+def chunk_sentences(text: str) -> list[tuple[int, int]]:
+    """The sentence spans a chunk is judged by; ingest and request side must agree."""
+    return sentence_spans(text) or ([(0, len(text))] if text.strip() else [])
+
+
+def embed_sentences(texts: Sequence[str], encoder: SentenceEncoder) -> list[SentenceVectors]:
+    """Every text's sentence vectors, in one model call; a sentence repeated across texts
+    (chunk overlap) is embedded once."""
+    spans = [chunk_sentences(t) for t in texts]
+    unique: dict[str, int] = {}
+    for text, text_spans in zip(texts, spans, strict=True):
+        for s, e in text_spans:
+            unique.setdefault(text[s:e], len(unique))
+    vectors = encoder.embed(list(unique)) if unique else np.zeros((0, encoder.dim), np.float32)
+    out = []
+    for text, text_spans in zip(texts, spans, strict=True):
+        rows = [unique[text[s:e]] for s, e in text_spans]
+        matrix = vectors[rows] if rows else np.zeros((0, encoder.dim), np.float32)
+        out.append(SentenceVectors(encoder.name, tuple(text_spans), matrix))
+    return out
+
+
+def store_chunk_vectors(
+    store: DocumentStore, encoder: SentenceEncoder, chunks: Sequence[Chunk]
+) -> list[SentenceVectors]:
+    """Embed and store the sentences of `chunks` (the ingest hook; blocking)."""
+    computed = embed_sentences([c.text for c in chunks], encoder)
+    _save(store, [c.id for c in chunks], computed, encoder.dim)
+    return computed
+
+
+def _save(
+    store: DocumentStore, ids: Sequence[str], computed: Sequence[SentenceVectors], dim: int
+) -> None:
+    store.save_sentence_vectors(
+        [
+            (chunk_id, v.model, json.dumps(v.spans), dim, v.to_blob())
+            for chunk_id, v in zip(ids, computed, strict=True)
+        ]
+    )
+
+
+class StoredVectors:
+    """One request's block vectors (block n is `blocks[n - 1]`, a `(chunk_id, text)` pair),
+    read from the store on first use; a chunk without them is embedded then and stored."""
+
+    def __init__(
+        self, store: DocumentStore, encoder: SentenceEncoder, blocks: Sequence[tuple[str, str]]
+    ) -> None:
+        self.store = store
+        self.encoder = encoder
+        self.blocks = tuple(blocks)
+        self._loaded: dict[str, SentenceVectors] | None = None
+
+    def __call__(self, n: int) -> SentenceVectors:
+        if self._loaded is None:
+            self._loaded = self._load()
+        return self._loaded[self.blocks[n - 1][0]]
+
+    def _load(self) -> dict[str, SentenceVectors]:
+        name = self.encoder.name
+        loaded = {
+            chunk_id: SentenceVectors.from_blob(name, json.loads(spans), blob, dim)
+            for chunk_id, (spans, dim, blob) in self.store.sentence_vectors(
+                [chunk_id for chunk_id, _ in self.blocks], name
+            ).items()
+            if dim == self.encoder.dim
+        }
+        missing = list({c: t for c, t in self.blocks if c not in loaded}.items())
+        if missing:
+            computed = embed_sentences([text for _, text in missing], self.encoder)
+            _save(self.store, [c for c, _ in missing], computed, self.encoder.dim)
+            loaded.update(zip((c for c, _ in missing), computed, strict=True))
+        return loaded
+
+
+def memory_vectors(
+    blocks: Sequence[str], encoder: SentenceEncoder
+) -> Callable[[int], SentenceVectors]:
+    """Block vectors computed on first use and kept in memory (evaluation, tests)."""
+    cache: dict[int, SentenceVectors] = {}
+
+    def get(n: int) -> SentenceVectors:
+        if n not in cache:
+            cache[n] = embed_sentences([blocks[n - 1]], encoder)[0]
+        return cache[n]
+
+    return get

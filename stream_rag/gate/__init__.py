@@ -1,0 +1,1 @@
+"""The citation gate: segmentation, citations, the lexical and semantic stages."""

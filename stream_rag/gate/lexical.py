@@ -1,0 +1,339 @@
+"""The citation gate: a streamed sentence reaches the user only if the blocks it cites support it.
+
+Pure and per request: `GateContext` digests the issued blocks once; `check` then costs one
+tokenisation of the sentence. A failed check is data (a `Verdict` with a reason), not an error.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+from ..index.features import ChunkFeatures
+from ..text import tokenize
+from .citations import Citation, extract
+from .quantities import NUMBER_WORDS, UNIT_WORDS, Stated, canonical, scan
+
+__all__ = [
+    "DEFAULT_MAX_UNSUPPORTED",
+    "DEFAULT_THRESHOLD",
+    "IDF_MIN_BLOCKS",
+    "GateContext",
+    "Reason",
+    "Stage",
+    "Verdict",
+    "check_sentence",
+    "term_keys",
+]
+
+# Tuned on BEGIN (WoW dev, the only split); see NOTES.md for the curve.
+DEFAULT_THRESHOLD = 0.70
+# A sentence with this much unsupported weight (in units of one term absent from every block)
+# fails whatever its share: long sentences must not smuggle in several new claim terms.
+DEFAULT_MAX_UNSUPPORTED = 3.0
+# IDF is computed as if at least this many blocks were issued (the missing ones lacking every
+# term), so a threshold means the same with 1 block as with a typical 8.
+IDF_MIN_BLOCKS = 8
+
+Reason = Literal[
+    "ok", "uncited", "unknown_citation", "id_mismatch", "low_overlap", "number_mismatch", "empty"
+]
+Stage = Literal["lexical", "semantic", "remote"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Whether a sentence may be sent; `score` is the substance score (0 when not computed).
+
+    `grey`: the lexical stage failed it for overlap alone (citations, numbers and polarity
+    check out), so a later stage may judge it; `stage` says which stage decided."""
+
+    ok: bool
+    reason: Reason
+    cited: tuple[int, ...]
+    score: float
+    detail: str
+    grey: bool = False
+    stage: Stage = "lexical"
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def scores_json(self) -> dict[str, float]:
+        return {"lexical": round(self.score, 4), **self.scores}
+
+
+# --- terms ------------------------------------------------------------------------------------
+
+# Interjections that open conversational answers ("Yes, ...") and state nothing checkable.
+DISCOURSE_WORDS = frozenset(
+    ("yes", "yeah", "yea", "yep", "yup", "oh", "ok", "okay", "wow", "hey", "hi", "hello")
+) | {"absolutely"}
+# Blingfire splits "can't" into "ca n't"; the stray halves are not words.
+_FRAGMENTS = frozenset({"ca", "wo", "sha"})
+NEGATION = "not"  # one pseudo-term for every negation cue: a claim's polarity must be in the block
+_NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|cannot|none|neither)\b|n't\b")
+_NEGATION_HINTS = ("no", "n't", "never", "neither")  # substrings of every cue; cheaper than re
+_NUMERIC_TOKEN = re.compile(r"[\d.,:/]*\d[\d.,:/]*(?:st|nd|rd|th|s|am|pm)?")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Strip one inflection (-s, -es, -ies, -ied, -ed, -ing) and a final e, so that "uses",
+    "used" and "using" meet; applied alike to sentence and blocks, so odd stems do no harm."""
+    if not (word.isascii() and word.isalpha()) or len(word) <= 2:
+        return word
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 2 and _VOWEL.search(base) and word[-3:] != "eed":
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouylsz":
+                base = base[:-1]  # stopped -> stop, running -> run
+            return base[:-1] if base.endswith("e") and len(base) > 2 else base
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and len(word) > 3 and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:-1] if word.endswith("e") and len(word) > 2 else word
+
+
+_VOWEL = re.compile("[aeiouy]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Evidence:
+    """What one block can vouch for: its terms and the quantities it states."""
+
+    terms: frozenset[str]
+    stated: Stated
+
+
+_NOT_TERMS = DISCOURSE_WORDS | _FRAGMENTS | UNIT_WORDS | NUMBER_WORDS
+
+
+@lru_cache(maxsize=65536)
+def _term(token: str) -> str | None:
+    if token in _NOT_TERMS or _NUMERIC_TOKEN.fullmatch(token):
+        return None
+    return stem(token)
+
+
+def _terms(text: str) -> list[str]:
+    """The gate's content terms of `canonical` text: BM25 tokens less numbers, stemmed."""
+    out = [term for token in tokenize(text) if (term := _term(token)) is not None]
+    if any(cue in text for cue in _NEGATION_HINTS) and _NEGATION_RE.search(text):
+        out.append(NEGATION)
+    return list(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=65536)
+def _lemma_keys(token: str, term: str) -> frozenset[str]:
+    """`term` and the stems of the token's dictionary lemmas ("went" -> go, "mice" -> mouse)."""
+    if not token.isascii():
+        return frozenset((term,))
+    import lemminflect  # 0.35 s to load its tables: only once a sentence reaches the grey zone
+
+    lemmas = lemminflect.getAllLemmas(token)
+    return frozenset({term, *(stem(lemma) for forms in lemmas.values() for lemma in forms)})
+
+
+def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
+    """The content terms of `canonical` text, each with the keys it matches by (stem and
+    lemmas) and its first surface form; in order, without repeats."""
+    out: dict[str, tuple[frozenset[str], str]] = {}
+    for token in tokenize(text):
+        term = _term(token)
+        if term is not None:
+            keys, surface = out.get(term, (frozenset(), token))
+            out[term] = (keys | _lemma_keys(token, term), surface)
+    return [(term, keys, surface) for term, (keys, surface) in out.items()]
+
+
+def _evidence(text: str) -> _Evidence:
+    found, words = scan(canonical(text))
+    return _Evidence(frozenset(_terms(words)), Stated.of(found, words))
+
+
+# --- the gate ---------------------------------------------------------------------------------
+
+
+def _idf(n_blocks: int, df: int) -> float:
+    n = max(n_blocks, IDF_MIN_BLOCKS)
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def _quote(items: Iterable[str], limit: int = 6) -> str:
+    items = list(items)
+    shown = ", ".join(f"'{item}'" for item in items[:limit])
+    return shown + (f" (+{len(items) - limit})" if len(items) > limit else "")
+
+
+def _refs(numbers: Iterable[int]) -> str:
+    return "".join(f"[{n}]" for n in numbers)
+
+
+class GateContext:
+    """The issued blocks of one request (block n is `blocks[n - 1]`), digested once: terms,
+    document frequencies, IDF, the terms dropped for being in most blocks, and quantities."""
+
+    def __init__(
+        self,
+        blocks: Sequence[str],
+        doc_ids: Sequence[str] | None = None,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        max_unsupported: float | None = DEFAULT_MAX_UNSUPPORTED,
+        features: Sequence[ChunkFeatures | None] | None = None,
+    ) -> None:
+        if doc_ids is not None and len(doc_ids) != len(blocks):
+            raise ValueError(f"{len(blocks)} blocks but {len(doc_ids)} document ids")
+        self.doc_ids = tuple(doc_ids) if doc_ids is not None else None
+        self.threshold = threshold
+        self.max_unsupported = max_unsupported
+        self.blocks = tuple(blocks)
+        # Stored features, where given, spare tokenising and scanning the block again.
+        given = features if features is not None else [None] * len(blocks)
+        self._evidence = tuple(
+            _evidence(block) if f is None else _Evidence(f.terms, f.stated)
+            for block, f in zip(blocks, given, strict=True)
+        )
+        df = Counter(term for block in self._evidence for term in block.terms)
+        n = len(self._evidence)
+        self.weights = {term: _idf(n, count) for term, count in df.items()}
+        self.unseen_weight = _idf(n, 0)
+        # In a topical request the query's words are in most blocks: citing a block for them
+        # proves nothing. With 1 or 2 blocks "most" would be every block, so nothing is dropped.
+        self.dropped = frozenset(t for t, c in df.items() if n >= 3 and c > n / 2)
+        self._unions: dict[tuple[int, ...], frozenset[str]] = {}
+        self._key_unions: dict[tuple[int, ...], frozenset[str]] = {}
+        self._tokens: dict[int, tuple[str, ...]] = {}
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self._evidence)
+
+    def check(self, sentence: str, citations: Sequence[Citation]) -> Verdict:
+        """Judge `sentence` (markers already stripped) against the blocks it cites."""
+        cited = tuple(dict.fromkeys(c.n for c in citations))
+        stated, words = scan(canonical(sentence))
+        terms = _terms(words)
+        if not terms and not stated:
+            return Verdict(False, "empty", cited, 0.0, "no content terms to verify")
+        if not cited:
+            return Verdict(False, "uncited", cited, 0.0, "cites no block")
+        n = self.n_blocks
+        unknown = [c for c in cited if not 1 <= c <= n]
+        if unknown:
+            issued = f"only [1]..[{n}] were" if n else "no block was"
+            return Verdict(
+                False,
+                "unknown_citation",
+                cited,
+                0.0,
+                f"cites {_refs(unknown)} but {issued} issued",
+            )
+        if self.doc_ids is not None:
+            for citation in citations:
+                expected = self.doc_ids[citation.n - 1]
+                if citation.claimed_id is not None and citation.claimed_id.strip() != expected:
+                    return Verdict(
+                        False,
+                        "id_mismatch",
+                        cited,
+                        0.0,
+                        f"[{citation.n}] is {expected!r}, not {citation.claimed_id!r}",
+                    )
+        blocks = [self._evidence[c - 1] for c in cited]
+        score, missing = self._substance(terms, self._cited_terms(cited))
+        unsupported = sum(self.weights.get(t, self.unseen_weight) for t in missing)
+        unsupported /= self.unseen_weight
+        if score < self.threshold:
+            why = f"overlap {score:.2f} < {self.threshold:.2f}"
+        elif NEGATION in missing:  # "X is not Y" shares every word with "X is Y"
+            why = f"it negates, {_refs(cited)} has no negation"
+        elif self.max_unsupported is not None and unsupported > self.max_unsupported - 1e-9:
+            why = f"unsupported weight {unsupported:.1f} >= {self.max_unsupported:.1f}"
+        else:
+            why = ""
+        unvouched = next(
+            (q for q in stated if not any(b.stated.vouches_for(q) for b in blocks)), None
+        )
+        if why:
+            # Only a sentence that fails on overlap alone may get a second opinion: a
+            # changed number or a dropped negation stays a hard failure.
+            return Verdict(
+                False,
+                "low_overlap",
+                cited,
+                score,
+                f"{why}; not in {_refs(cited)}: {_quote(missing)}",
+                grey=unvouched is None and NEGATION not in missing,
+            )
+        if unvouched is not None:
+            return Verdict(
+                False,
+                "number_mismatch",
+                cited,
+                score,
+                f"{unvouched.text!r} is not in {_refs(cited)}",
+            )
+        return Verdict(True, "ok", cited, score, f"overlap {score:.2f}")
+
+    def block_text(self, n: int) -> str:
+        return self.blocks[n - 1]
+
+    def block_keys(self, cited: tuple[int, ...]) -> frozenset[str]:
+        """Every stem and lemma key of the cited blocks (built on first use: grey zone only)."""
+        key = tuple(sorted(cited))
+        union = self._key_unions.get(key)
+        if union is None:
+            union = frozenset().union(*(self.text_keys(self.blocks[n - 1]) for n in key))
+            self._key_unions[key] = union
+        return union
+
+    def block_tokens(self, n: int) -> tuple[str, ...]:
+        """Block n's distinct content tokens (surface forms), built on first use."""
+        tokens = self._tokens.get(n)
+        if tokens is None:
+            _, words = scan(canonical(self.blocks[n - 1]))
+            tokens = tuple(surface for _, _, surface in term_keys(words))
+            self._tokens[n] = tokens
+        return tokens
+
+    @staticmethod
+    def text_keys(text: str) -> frozenset[str]:
+        _, words = scan(canonical(text))
+        return frozenset().union(*(keys for _, keys, _ in term_keys(words)))
+
+    def _cited_terms(self, cited: tuple[int, ...]) -> frozenset[str]:
+        key = tuple(sorted(cited))
+        union = self._unions.get(key)
+        if union is None:
+            union = frozenset().union(*(self._evidence[n - 1].terms for n in key))
+            self._unions[key] = union
+        return union
+
+    def _substance(self, terms: list[str], evidence: frozenset[str]) -> tuple[float, list[str]]:
+        """IDF-weighted share of `terms` found in the cited blocks, and the terms not found."""
+        if not terms:
+            return 1.0, []  # only numbers: step 3 checks them
+        found = [t for t in terms if t in evidence]
+        missing = [t for t in terms if t not in evidence]
+        weights = self.weights
+        # A dropped term is no evidence when present, but still counts against when absent.
+        kept = [t for t in found if t not in self.dropped]
+        support = sum(weights[t] for t in kept)
+        total = support + sum(weights.get(t, self.unseen_weight) for t in missing)
+        if total == 0.0:  # every term is one that most blocks share: fall back to a plain share
+            return len(found) / len(terms), missing
+        return support / total, missing
+
+
+def check_sentence(raw_sentence: str, ctx: GateContext) -> Verdict:
+    """Strip the citation markers from `raw_sentence` and check it."""
+    text, citations = extract(raw_sentence)
+    return ctx.check(text, citations)

@@ -1,0 +1,1 @@
+"""The HTTP API: the Starlette app, its routes, limits, telemetry and serving."""

@@ -1,0 +1,73 @@
+"""Request size limits: JSON bodies are capped while they are read (before parsing), and
+questions and conversations are capped in characters on every endpoint that takes them."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from ..errors import InputError, InvalidFieldError
+from . import jsonbody
+
+MAX_QUESTION_CHARS = 4000
+# All earlier turns together (`history`, or `messages` before the last user message).
+MAX_HISTORY_CHARS = 16000
+
+
+class BodyTooLargeError(InputError):
+    code = "body_too_large"
+    status = 413
+
+
+class UnsupportedMediaTypeError(InputError):
+    code = "unsupported_media_type"
+    status = 415
+
+
+def check_json_type(request: Request) -> None:
+    """JSON routes take `application/json` only: a page on another site can send a form or
+    `text/plain` without a CORS preflight, but not this."""
+    declared = request.headers.get("content-type")
+    if declared is None:
+        raise InputError("the request body must be JSON, sent as Content-Type: application/json")
+    media = declared.partition(";")[0].strip().lower()
+    if media != "application/json" and not (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        raise UnsupportedMediaTypeError(
+            f"Content-Type must be application/json, not {declared[:100]!r}"
+        )
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it passes `limit` bytes (never buffered whole)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BodyTooLargeError(f"the request body is over {limit // 1024} KB")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLargeError(f"the request body is over {limit // 1024} KB")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def read_json(request: Request, limit: int) -> object:
+    """A JSON body of at most `limit` bytes; parsing that little stays well under a
+    millisecond, so it runs on the event loop."""
+    check_json_type(request)
+    return jsonbody.parse(await read_body(request, limit))
+
+
+def check_question(question: str, field: str = "question") -> str:
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidFieldError(f"'{field}' is longer than {MAX_QUESTION_CHARS} characters")
+    return question
+
+
+def check_history_chars(total: int, field: str) -> None:
+    if total > MAX_HISTORY_CHARS:
+        raise InvalidFieldError(
+            f"'{field}' holds more than {MAX_HISTORY_CHARS} characters in total"
+        )

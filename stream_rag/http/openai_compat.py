@@ -1,0 +1,206 @@
+"""`POST /v1/chat/completions` and `GET /v1/models`: stream_rag as an OpenAI-compatible model
+whose output is gated. Any OpenAI client, chat front-end or load-testing harness can use it.
+
+The last user message is the question; the messages before it are the conversation (each
+user message with the assistant reply after it), used to resolve follow-ups. `stream: true`
+sends only verified sentences as content deltas (standard chunk objects, then
+`data: [DONE]`); `stream: false` returns one message from the non-streaming path (one
+regeneration on failure). Citations travel in the extension field `stream_rag` of each chunk
+or of the completion:
+`{"citations": [{n, doc_id, version, sha256, name, chunk_id, url}], "index": i}` on a
+sentence's chunk, `{"sources": [...]}` on the first chunk, `{"refusal": {reason, message}}`
+on a refusal (whose message is also sent as ordinary content), `{"done": {...}}` at the end.
+With `STREAM_RAG_OPENAI_REFERENCE_LINKS`, sentences also carry markdown reference links.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from ..answer.conversation import Turn, turns_from_messages
+from ..answer.pipeline import Answerer, Options
+from ..errors import InvalidFieldError
+from ..events import Done, Error, Refusal, SentenceOut, Sources, block_ref
+from ..model.usage import Usage
+from ..retrieve.hybrid import Block
+from .limits import check_history_chars, check_question
+
+MODEL_ID = "stream-rag"
+
+
+def question_of(body: dict[str, Any]) -> str:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidFieldError("'messages' must be a non-empty list")
+    texts = [_message_text(i, m) for i, m in enumerate(messages)]
+    check_history_chars(sum(len(t) for t in texts), "messages")
+    for message, text in zip(reversed(messages), reversed(texts), strict=True):
+        if message["role"] == "user" and text.strip():
+            return check_question(text, "messages")
+    raise InvalidFieldError("no user message with text content in 'messages'")
+
+
+def history(body: dict[str, Any]) -> tuple[Turn, ...]:
+    """The earlier turns of `messages` (checked by `question_of`): user questions with the
+    assistant replies that followed them."""
+    pairs = [(str(m["role"]), _message_text(i, m)) for i, m in enumerate(body["messages"])]
+    return turns_from_messages(pairs)
+
+
+def _message_text(i: int, message: object) -> str:
+    """A message's text; content parts of other types (images) are left out."""
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        raise InvalidFieldError(f"messages[{i}] must be an object with a string 'role'")
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise InvalidFieldError(f"messages[{i}].content must be a string or a list of parts")
+    texts: list[str] = []
+    for j, part in enumerate(content):
+        if not isinstance(part, dict) or not isinstance(part.get("type", "text"), str):
+            raise InvalidFieldError(f"messages[{i}].content[{j}] must be an object with a 'type'")
+        if part.get("type", "text") == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise InvalidFieldError(f"messages[{i}].content[{j}].text must be a string")
+            texts.append(text)
+    return " ".join(texts)
+
+
+def with_links(sentence: SentenceOut) -> str:
+    marks = "".join(f"[[{c.n}]]({c.url})" for c in sentence.citations)
+    return f"{sentence.text} {marks}"
+
+
+class CompletionsEndpoint:
+    def __init__(
+        self,
+        answerer: Answerer,
+        *,
+        reference_links: bool = False,
+        on_cited: Callable[[Sequence[Block]], None] | None = None,
+    ) -> None:
+        self.answerer = answerer
+        self.reference_links = reference_links
+        self.on_cited = on_cited or (lambda blocks: None)
+
+    async def handle(self, body: dict[str, Any]) -> Response:
+        question = question_of(body)
+        for name, kind, label in (
+            ("collection", str, "a string"),
+            ("model", str, "a string"),
+            ("stream", bool, "true or false"),
+        ):
+            if body.get(name) is not None and not isinstance(body[name], kind):
+                raise InvalidFieldError(f"'{name}' must be {label}")
+        options = Options(collection=_str(body.get("collection")), history=history(body))
+        model = _str(body.get("model")) or MODEL_ID
+        if body.get("stream"):
+            return StreamingResponse(
+                self._chunks(question, options, model, include_usage=_include_usage(body)),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+            )
+        result = await self.answerer.answer(question, options)
+        for sentence in result.sentences:
+            self.on_cited(sentence.citations)
+        if result.refusal is not None:
+            content = result.refusal.message
+        elif self.reference_links:
+            content = " ".join(with_links(s) for s in result.sentences)
+        else:
+            content = result.text
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{secrets.token_hex(12)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": result.usage.to_json(),  # zeros unless the upstream model reported
+                "stream_rag": result.to_json(),
+            }
+        )
+
+    async def _chunks(
+        self, question: str, options: Options, model: str, *, include_usage: bool = False
+    ) -> AsyncIterator[str]:
+        header = {
+            "id": f"chatcmpl-{secrets.token_hex(12)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+        spoken = False
+        usage = Usage()
+        async for event in self.answerer.stream(question, options):
+            delta: dict[str, str] = {}
+            finish: str | None = None
+            extension: dict[str, Any]
+            if isinstance(event, Sources):
+                delta = {"role": "assistant", "content": ""}
+                extension = {"sources": [block_ref(b) for b in event.blocks]}
+            elif isinstance(event, SentenceOut):
+                self.on_cited(event.citations)
+                text = with_links(event) if self.reference_links else event.text
+                delta = {"content": (" " if spoken else "") + text}
+                spoken = True
+                extension = {
+                    "index": event.index,
+                    "citations": [block_ref(c) for c in event.citations],
+                }
+            elif isinstance(event, Refusal):
+                delta = {"content": (" " if spoken else "") + event.message}
+                extension = {"refusal": event.data()}
+            elif isinstance(event, Done):
+                finish, extension = "stop", {"done": event.data()}
+                usage.add(event.usage or {})
+            elif isinstance(event, Error):
+                finish, extension = "error", {"error": event.data()}
+            else:
+                continue  # a dropped sentence sends nothing
+            payload = {
+                **header,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                "stream_rag": extension,
+            }
+            yield f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+        if include_usage:  # as OpenAI does: one last chunk with no choices and the counts
+            last = {**header, "choices": [], "usage": usage.to_json()}
+            yield f"data: {json.dumps(last)}\n\n"
+        yield "data: [DONE]\n\n"
+
+
+def _include_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    if options is None:
+        return False
+    if not isinstance(options, dict) or not isinstance(options.get("include_usage", False), bool):
+        raise InvalidFieldError("'stream_options' must be an object like {\"include_usage\": true}")
+    return bool(options.get("include_usage"))
+
+
+def models() -> JSONResponse:
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "stream_rag"}],
+        }
+    )
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,401 @@
+"""The OpenAPI 3.1 document served at `/openapi.json`, written by hand.
+
+Handlers parse their own input, so nothing is generated from code; `tests/test_openapi.py`
+checks that every route of the app is described here and nothing else is. A new route or
+request field goes into `PATHS` below (and the README's HTTP API section).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import __version__
+
+JSON = "application/json"
+SSE = "text/event-stream"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    return {str(s): _json(_ref("Error"), "error") for s in statuses}
+
+
+def _body(name: str) -> dict[str, Any]:
+    return {"required": True, "content": {JSON: {"schema": _ref(name)}}}
+
+
+_COLLECTION = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_DOC_ID = {"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"}}
+_VERSION_N = {
+    "name": "n",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 1},
+}
+_UPLOAD = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "contentMediaType": "application/octet-stream"},
+                    "name": {"type": "string", "maxLength": 255},
+                    "collection": {
+                        "type": "string",
+                        "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                    },
+                },
+            }
+        }
+    },
+}
+_BYTES = {
+    "description": "the version's original bytes",
+    "content": {"application/octet-stream": {"schema": {"type": "string"}}},
+}
+_ANSWER_FIELDS: dict[str, Any] = {
+    "question": {"type": "string", "minLength": 1, "maxLength": 4000},
+    "collection": {"type": "string"},
+    "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
+    "min_evidence": {"type": "number", "minimum": 0, "maximum": 1},
+    "gate_threshold": {"type": "number", "minimum": 0, "maximum": 1},
+    "check_conflicts": {"type": "boolean"},
+    "history": {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["question"],
+            "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+        },
+    },
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message"],
+                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            }
+        },
+    },
+    "Version": {
+        "type": "object",
+        "properties": {
+            "doc_id": {"type": "string"},
+            "version": {"type": "integer"},
+            "sha256": {"type": "string"},
+            "size": {"type": "integer"},
+            "media_type": {"type": "string"},
+            "filename": {"type": "string"},
+            "created_at": {"type": "string"},
+            "chunk_count": {"type": "integer"},
+            "status": {"enum": ["indexing", "ready", "failed"]},
+            "status_reason": {"type": ["string", "null"]},
+        },
+    },
+    "Document": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "collection": {"type": "string"},
+            "name": {"type": "string"},
+            "latest_version": {"type": "integer"},
+            "live_version": {"type": ["integer", "null"]},
+            "versions": {"type": "array", "items": _ref("Version")},
+        },
+    },
+    "UploadResult": {
+        "type": "object",
+        "properties": {
+            "document": _ref("Document"),
+            "version": _ref("Version"),
+            "duplicate": {"type": "boolean"},
+        },
+    },
+    "SearchRequest": {
+        "type": "object",
+        "required": ["query"],
+        "properties": {
+            "query": {"type": "string", "minLength": 1},
+            "collection": {"type": "string"},
+            "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
+            "weights": {
+                "type": "object",
+                "properties": {
+                    "dense": {"type": "number", "minimum": 0, "maximum": 1000},
+                    "bm25": {"type": "number", "minimum": 0, "maximum": 1000},
+                },
+                "additionalProperties": False,
+            },
+            "fusion": {"enum": ["weighted", "rrf"]},
+        },
+    },
+    "AnswerRequest": {
+        "type": "object",
+        "required": ["question"],
+        "properties": _ANSWER_FIELDS,
+    },
+    "ChatCompletionRequest": {
+        "type": "object",
+        "required": ["messages"],
+        "properties": {
+            "messages": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["role"],
+                    "properties": {
+                        "role": {"type": "string"},
+                        "content": {
+                            "oneOf": [
+                                {"type": "string"},
+                                {"type": "null"},
+                                {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "type": {"type": "string"},
+                                            "text": {"type": "string"},
+                                        },
+                                    },
+                                },
+                            ]
+                        },
+                    },
+                },
+            },
+            "model": {"type": "string"},
+            "stream": {"type": "boolean"},
+            "stream_options": {
+                "type": "object",
+                "properties": {"include_usage": {"type": "boolean"}},
+            },
+            "collection": {"type": "string"},
+        },
+    },
+    "KeyRequest": {
+        "type": "object",
+        "required": ["scopes"],
+        "properties": {
+            "scopes": {"type": "array", "items": {"type": "string"}},
+            "collections": {
+                "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+            },
+            "name": {"type": "string", "maxLength": 200},
+            "rpm": {"type": "integer", "minimum": 1},
+            "max_streams": {"type": "integer", "minimum": 1},
+        },
+    },
+    "Health": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {
+            "status": {"type": "string"},
+            "failed": {"type": "array", "items": {"type": "string"}},
+            "checks": {"type": "object"},
+            "indexing_queue": {"type": "integer"},
+        },
+    },
+}
+
+_SSE_ANSWER = {
+    "description": "Server-Sent Events: sources, sentence/dropped..., refusal?, then done or error",
+    "content": {SSE: {"schema": {"type": "string"}}},
+}
+
+PATHS: dict[str, dict[str, Any]] = {
+    "/": {"get": {"summary": "the web page (a redirect) or a service note", "responses": {}}},
+    "/healthz": {"get": {"summary": "liveness", "responses": {"200": _json(_ref("Health"))}}},
+    "/readyz": {
+        "get": {
+            "summary": "readiness: store, index, embedder and model endpoint answer",
+            "responses": {
+                "200": _json(_ref("Health"), "ready"),
+                "503": _json(_ref("Health"), "not ready; `failed` names the checks"),
+            },
+        }
+    },
+    "/metrics": {
+        "get": {
+            "summary": "Prometheus text exposition",
+            "responses": {
+                "200": {"description": "metrics", "content": {"text/plain": {"schema": {}}}}
+            },
+        }
+    },
+    "/openapi.json": {
+        "get": {"summary": "this document", "responses": {"200": _json({"type": "object"})}}
+    },
+    "/v1/documents": {
+        "post": {
+            "summary": "upload a document",
+            "requestBody": _UPLOAD,
+            "responses": {
+                "201": _json(_ref("UploadResult"), "stored"),
+                "200": _json(_ref("UploadResult"), "duplicate"),
+                **_errors(400, 413, 415, 422),
+            },
+        },
+        "get": {
+            "summary": "list documents",
+            "parameters": [{"name": "collection", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": _json({"type": "object"})},
+        },
+    },
+    "/v1/documents/{doc_id}": {
+        "get": {
+            "summary": "one document with its versions",
+            "parameters": [_DOC_ID],
+            "responses": {"200": _json(_ref("Document")), **_errors(404)},
+        },
+        "delete": {
+            "summary": "delete a document and all its versions",
+            "parameters": [_DOC_ID],
+            "responses": {"200": _json({"type": "object"}), **_errors(404)},
+        },
+    },
+    "/v1/documents/{doc_id}/content": {
+        "get": {
+            "summary": "the newest version's original bytes",
+            "parameters": [_DOC_ID],
+            "responses": {"200": _BYTES, **_errors(404)},
+        }
+    },
+    "/v1/documents/{doc_id}/versions": {
+        "post": {
+            "summary": "add a version",
+            "parameters": [_DOC_ID],
+            "requestBody": _UPLOAD,
+            "responses": {
+                "201": _json(_ref("UploadResult"), "stored"),
+                "200": _json(_ref("UploadResult"), "identical to the newest version"),
+                **_errors(400, 404, 413, 415, 422),
+            },
+        }
+    },
+    "/v1/documents/{doc_id}/versions/{n}": {
+        "get": {
+            "summary": "one version's record",
+            "parameters": [_DOC_ID, _VERSION_N],
+            "responses": {"200": _json(_ref("Version")), **_errors(404)},
+        }
+    },
+    "/v1/documents/{doc_id}/versions/{n}/chunks": {
+        "get": {
+            "summary": "a version's chunks with spans and text",
+            "parameters": [_DOC_ID, _VERSION_N],
+            "responses": {"200": _json({"type": "object"}), **_errors(404)},
+        }
+    },
+    "/v1/documents/{doc_id}/versions/{n}/content": {
+        "get": {
+            "summary": "a version's original bytes",
+            "parameters": [_DOC_ID, _VERSION_N],
+            "responses": {"200": _BYTES, **_errors(404)},
+        }
+    },
+    "/v1/search": {
+        "post": {
+            "summary": "hybrid retrieval",
+            "requestBody": _body("SearchRequest"),
+            "responses": {"200": _json({"type": "object"}), **_errors(400)},
+        }
+    },
+    "/v1/chat": {
+        "post": {
+            "summary": "the gated answer as Server-Sent Events",
+            "requestBody": _body("AnswerRequest"),
+            "responses": {"200": _SSE_ANSWER, **_errors(400)},
+        },
+        "get": {
+            "summary": "the gated answer as Server-Sent Events (for EventSource)",
+            "parameters": [
+                {"name": "q", "in": "query", "required": True, "schema": {"type": "string"}},
+                {"name": "collection", "in": "query", "schema": {"type": "string"}},
+                {
+                    "name": "top_k",
+                    "in": "query",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+                },
+            ],
+            "responses": {"200": _SSE_ANSWER, "204": {"description": "a reconnect"}},
+        },
+    },
+    "/v1/answer": {
+        "post": {
+            "summary": "the non-streaming verified answer with its attempts",
+            "requestBody": _body("AnswerRequest"),
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 502, 503, 504)},
+        }
+    },
+    "/v1/chat/completions": {
+        "post": {
+            "summary": "OpenAI-compatible gated model",
+            "requestBody": _body("ChatCompletionRequest"),
+            "responses": {
+                "200": {
+                    "description": "a chat.completion, or chat.completion.chunk events",
+                    "content": {JSON: {"schema": {"type": "object"}}, SSE: {}},
+                },
+                **_errors(400, 502, 503, 504),
+            },
+        }
+    },
+    "/v1/keys": {
+        "post": {
+            "summary": "create an API key (admin); its secret is in this response only",
+            "requestBody": _body("KeyRequest"),
+            "responses": {"201": _json({"type": "object"}, "created"), **_errors(400, 401, 403)},
+        },
+        "get": {
+            "summary": "list API keys, never their secrets (admin)",
+            "responses": {"200": _json({"type": "object"}), **_errors(401, 403)},
+        },
+    },
+    "/v1/keys/{key_id}": {
+        "delete": {
+            "summary": "revoke an API key at once (admin)",
+            "parameters": [
+                {"name": "key_id", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "responses": {"200": _json({"type": "object"}), **_errors(401, 403, 404)},
+        }
+    },
+    "/v1/index/optimize": {
+        "post": {
+            "summary": "build HNSW graphs for the embedded index on a copy, then swap (admin)",
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 403)},
+        }
+    },
+    "/v1/models": {
+        "get": {"summary": "the models", "responses": {"200": _json({"type": "object"})}}
+    },
+}
+
+
+def document() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "stream_rag",
+            "version": __version__,
+            "description": "Streaming RAG answers whose citations are checked (see README.md).",
+        },
+        "paths": PATHS,
+        "components": {"schemas": SCHEMAS},
+    }

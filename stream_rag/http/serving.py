@@ -1,0 +1,101 @@
+"""How `stream-rag serve` runs uvicorn: connection limits, timeouts, and the SIGTERM drain.
+
+uvicorn alone never times out a connection that is still sending its request headers, so a
+few hundred slow clients could hold every connection slot; `GuardedH11Protocol` closes them
+after `STREAM_RAG_HEADER_TIMEOUT_S`. On SIGTERM uvicorn stops accepting connections and waits
+for the open ones; `DrainingServer` also starts the app's `Drain`, which ends answers still
+running after `STREAM_RAG_DRAIN_S` with `error: shutting_down`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from types import FrameType
+
+import h11
+import uvicorn
+from starlette.applications import Starlette
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..config import Settings
+from .lifecycle import Drain
+
+# The largest request head (request line plus headers) a client may send.
+MAX_HEAD_BYTES = 64 * 1024
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, except that a request head must arrive within
+    `header_timeout_s` of the connection opening (or of the previous response)."""
+
+    header_timeout_s = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_head_timer()
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def _arm_head_timer(self) -> None:
+        self._disarm_head_timer()
+        self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(
+            self.header_timeout_s, self._head_timed_out
+        )
+
+    def _disarm_head_timer(self) -> None:
+        timer = getattr(self, "_head_timer", None)
+        if timer is not None:
+            timer.cancel()
+            self._head_timer = None
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        # Only a connection still waiting for (the rest of) a request head is closed.
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
+class DrainingServer(uvicorn.Server):
+    """A uvicorn server whose exit signal also starts the app's drain."""
+
+    def __init__(self, config: uvicorn.Config, drain: Drain) -> None:
+        super().__init__(config)
+        self.drain = drain
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        self.drain.request()
+        super().handle_exit(sig, frame)
+
+
+def build_server(app: Starlette, settings: Settings) -> DrainingServer:
+    protocol = type(
+        "GuardedH11Protocol", (GuardedH11Protocol,), {"header_timeout_s": settings.header_timeout_s}
+    )
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        # With STREAM_RAG_ACCESS_LOG the app writes JSON request lines instead.
+        access_log=not settings.access_log,
+        http=protocol,
+        # Past this many connections (or requests in progress) new requests get a 503.
+        limit_concurrency=settings.max_connections,
+        timeout_keep_alive=max(1, round(settings.keep_alive_s)),
+        # A backstop after the drain: whatever still runs then is cancelled.
+        timeout_graceful_shutdown=int(settings.drain_s) + 5,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+    )
+    drain: Drain = app.state.drain
+    return DrainingServer(config, drain)

@@ -1,0 +1,100 @@
+"""What browsers need from the API: CORS for listed origins, EventSource event ids, download
+caching that revalidates, and absolute URLs behind a public address."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any, TypeVar
+
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..config import Settings
+
+T = TypeVar("T")
+
+# Headers a cross-origin widget sends: the JSON body, its API key, EventSource's reconnect id.
+CORS_HEADERS = ("Authorization", "Content-Type", "Last-Event-ID")
+CORS_METHODS = ("GET", "HEAD", "POST", "DELETE")
+
+
+class StrictCORSMiddleware(CORSMiddleware):
+    """Starlette's CORS, except that a refused preflight carries no CORS headers at all (the
+    stock one still lists the allowed methods and headers) and a JSON error body."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        if not self.is_allowed_origin(origin=request_headers["origin"]):
+            return JSONResponse(
+                {"error": {"code": "cors_forbidden", "message": "origin not allowed"}},
+                status_code=403,
+                headers={"Vary": "Origin"},
+            )
+        return super().preflight_response(request_headers)
+
+
+def cors_middleware(settings: Settings) -> list[Middleware]:
+    """CORS only when origins are listed; with none, browsers allow same-origin use only."""
+    if not settings.cors_origins:
+        return []
+    return [
+        Middleware(
+            StrictCORSMiddleware,
+            allow_origins=[o.rstrip("/") for o in settings.cors_origins],
+            allow_methods=CORS_METHODS,
+            allow_headers=CORS_HEADERS,
+            max_age=600,
+        )
+    ]
+
+
+class EventIds:
+    """`id:` values for one answer stream: `<answer>.<seq>`. A browser's EventSource sends the
+    last one back as `Last-Event-ID` when it reconnects."""
+
+    def __init__(self) -> None:
+        self.answer = secrets.token_hex(8)
+        self.seq = 0
+
+    def next(self) -> str:
+        self.seq += 1
+        return f"{self.answer}.{self.seq}"
+
+
+def is_reconnect(request: Request) -> bool:
+    """An EventSource reconnecting after the stream ended. Answers are not resumable (the
+    model stream closed with the connection), and asking again would pay for a second answer
+    the client already has, so the caller answers 204, which stops EventSource for good."""
+    return bool(request.headers.get("last-event-id", "").strip())
+
+
+def not_modified(request: Request, etag: str) -> bool:
+    """True when the client's `If-None-Match` already names this ETag."""
+    header = request.headers.get("if-none-match")
+    if header is None:
+        return False
+    tags = {t.strip().removeprefix("W/") for t in header.split(",")}
+    return "*" in tags or etag in tags
+
+
+def absolute_urls(data: T, base: str | None) -> T:
+    """Prefix every relative `url` value (at any depth) with the public base URL."""
+    if not base:
+        return data
+    root = base.rstrip("/")
+    return _rebase(data, root)  # type: ignore[no-any-return]
+
+
+def _rebase(data: Any, root: str) -> Any:
+    if isinstance(data, dict):
+        return {
+            k: root + v
+            if k == "url" and isinstance(v, str) and v.startswith("/")
+            else _rebase(v, root)
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [_rebase(v, root) for v in data]
+    return data

@@ -1,0 +1,1 @@
+"""The index: vector backends, BM25 weights, per-chunk features, the indexing queue."""

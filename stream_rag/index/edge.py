@@ -1,0 +1,291 @@
+"""Qdrant Edge: the embedded, in-process index (`qdrant-edge-py`).
+
+Engine facts this adapter relies on (checked with qdrant-edge-py 0.9.0): new points are
+searchable at once (an appendable segment, searched exactly); one `update()` is
+all-or-nothing, also across a SIGKILL (WAL replay); the WAL directory is locked, so a second
+process on the same directory fails to open it; calls hold the GIL, so upserts go in small
+batches to keep the event loop responsive.
+
+HNSW graphs are built only by `build_hnsw`: on a copy, in a child process (the build holds the
+GIL for minutes), then swapped in by renaming; searches go on meanwhile and writes wait. A
+shard opened with the serving config keeps the graphs it has and never builds new ones.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import qdrant_edge as qe
+
+from .base import (
+    DENSE,
+    SPARSE,
+    UPSERT_BATCH,
+    IndexHit,
+    IndexPoint,
+    IndexUnavailableError,
+    PointRef,
+    hit_from_payload,
+    ref_from_payload,
+)
+from .bm25 import SparseVector
+
+# Serving: segments never grow an HNSW graph by themselves; optimize() only vacuums.
+_NO_HNSW_THRESHOLD_KB = 1_000_000_000
+# `build_hnsw`: segments with at least this much vector data (~10k float16 384-d vectors) get
+# a graph; smaller ones stay exact, which is as fast at that size.
+HNSW_THRESHOLD_KB = 8_000
+HNSW_CONFIG = qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=8_000)
+DEFAULT_HNSW_EF = 1024
+_BUILD = "import sys; from stream_rag.index.edge import build_main; sys.exit(build_main())"
+_PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
+
+
+def _match(key: str, value: str | int) -> qe.FieldCondition:
+    return qe.FieldCondition(key=key, match=qe.MatchValue(value=value))
+
+
+def edge_config(dim: int, *, float16: bool = True, build_kb: int | None = None) -> qe.EdgeConfig:
+    """The shard's config; with `build_kb`, `optimize()` gives segments of at least that many
+    KB of vectors an HNSW graph."""
+    datatype = qe.VectorStorageDatatype.Float16 if float16 else None
+    return qe.EdgeConfig(
+        vectors={
+            DENSE: qe.EdgeVectorParams(
+                size=dim, distance=qe.Distance.Cosine, datatype=datatype, hnsw_config=HNSW_CONFIG
+            )
+        },
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        # Any deleted point makes a segment worth vacuuming when `vacuum()` runs: deleted
+        # points count in IDF until then (there is no background optimiser).
+        optimizers=qe.EdgeOptimizersConfig(
+            indexing_threshold=_NO_HNSW_THRESHOLD_KB if build_kb is None else build_kb,
+            deleted_threshold=1e-9,
+            vacuum_min_vector_number=1,
+        ),
+    )
+
+
+def _replaced(path: Path) -> Path:
+    return path.with_name(path.name + ".replaced")
+
+
+def _building(path: Path) -> Path:
+    return path.with_name(path.name + ".hnsw-build")
+
+
+class EdgeIndex:
+    def __init__(
+        self, shard: qe.EdgeShard, path: Path, dim: int, *, float16: bool = True, hnsw_ef: int
+    ) -> None:
+        self._shard = shard
+        self.path = path
+        self.dim = dim
+        self.float16 = float16
+        self.hnsw_ef = hnsw_ef
+        self.name = f"qdrant-edge:{path}"
+        # Every shard call holds `_shard_lock` (they hold the GIL anyway, so nothing is lost);
+        # writes also hold `_write_lock`, which `build_hnsw` keeps from copy to swap.
+        self._shard_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls, path: Path, dim: int, *, float16: bool = True, hnsw_ef: int = DEFAULT_HNSW_EF
+    ) -> EdgeIndex:
+        """Open or create the shard at `path`. Dense vectors are stored as float16 by default:
+        exact search reads half the memory (see docs/decisions.md)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() and _replaced(path).exists():
+            os.rename(_replaced(path), path)  # a crash between the two renames of a swap
+        try:
+            shard = _load(path, edge_config(dim, float16=float16))
+        except Exception as exc:
+            if "WouldBlock" in str(exc):
+                raise IndexUnavailableError(
+                    f"the index at {path} is in use by another process (is `stream-rag serve` "
+                    "running on this data directory? upload through its API, or use "
+                    "`stream-rag ingest --url`)"
+                ) from None
+            raise IndexUnavailableError(f"cannot open the index at {path}: {exc}") from None
+        existing = set(shard.info().payload_schema)
+        fields: list[tuple[str, Any]] = [
+            ("collection", qe.KeywordIndexParams(enable_hnsw=False)),
+            ("doc_id", qe.PayloadSchemaType.Keyword),
+            ("chunk_id", qe.PayloadSchemaType.Keyword),
+            ("version", qe.PayloadSchemaType.Integer),
+        ]
+        for name, schema in fields:
+            if name not in existing:
+                shard.update(qe.UpdateOperation.create_field_index(name, schema))
+        return cls(shard, path, dim, float16=float16, hnsw_ef=hnsw_ef)
+
+    def upsert(self, points: Sequence[IndexPoint]) -> None:
+        for start in range(0, len(points), UPSERT_BATCH):
+            batch = [self._point(p) for p in points[start : start + UPSERT_BATCH]]
+            with self._write_lock, self._shard_lock:
+                self._shard.update(qe.UpdateOperation.upsert_points(batch))
+
+    def _point(self, point: IndexPoint) -> qe.Point:
+        vectors: dict[str, Any] = {}
+        if point.dense is not None:
+            if point.dense.shape != (self.dim,):
+                raise IndexUnavailableError(
+                    f"vector of {point.dense.shape} for an index of {self.dim}"
+                )
+            vectors[DENSE] = np.asarray(point.dense, dtype=np.float32)
+        if point.sparse:
+            vectors[SPARSE] = qe.SparseVector(
+                indices=list(point.sparse.indices), values=list(point.sparse.values)
+            )
+        return qe.Point(id=point.point_id, vector=vectors, payload=point.payload())
+
+    def delete_versions(
+        self, doc_id: str, keep: int | None = None, *, below: int | None = None
+    ) -> None:
+        must_not: list[Any] | None = [_match("version", keep)] if keep is not None else None
+        must: list[Any] = [_match("doc_id", doc_id)]
+        if below is not None:
+            must.append(qe.FieldCondition(key="version", range=qe.RangeFloat(lt=below)))
+        selector = qe.Filter(must=must, must_not=must_not)
+        with self._write_lock, self._shard_lock:
+            self._shard.update(qe.UpdateOperation.delete_points_by_filter(selector))
+
+    def search_dense(
+        self, vector: npt.NDArray[np.float32], collection: str, limit: int, *, exact: bool = False
+    ) -> list[IndexHit]:
+        """Nearest by cosine; segments with an HNSW graph are searched approximately (with
+        `hnsw_ef`) unless `exact`."""
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(vector.tolist(), using=DENSE),
+            filter=qe.Filter(must=[_match("collection", collection)]),
+            with_payload=_PAYLOAD,
+            params=qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=exact),
+        )
+        with self._shard_lock:
+            found = self._shard.query(request)
+        return [hit_from_payload(p.payload, p.score) for p in found]
+
+    def search_sparse(self, vector: SparseVector, collection: str, limit: int) -> list[IndexHit]:
+        if not vector:
+            return []
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(
+                qe.SparseVector(indices=list(vector.indices), values=list(vector.values)),
+                using=SPARSE,
+            ),
+            filter=qe.Filter(must=[_match("collection", collection)]),
+            with_payload=_PAYLOAD,
+        )
+        with self._shard_lock:
+            found = self._shard.query(request)
+        return [hit_from_payload(p.payload, p.score) for p in found]
+
+    def count(self) -> int:
+        with self._shard_lock:
+            return int(self._shard.count(qe.CountRequest(exact=True)))
+
+    def hnsw_segments(self) -> int:
+        """Segments whose dense vectors have an HNSW graph (the engine's info does not say)."""
+        return sum(1 for _ in self.path.glob(f"segments/*/vector_index-{DENSE}/graph.bin"))
+
+    def points(self) -> Iterator[PointRef]:
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(offset=offset, limit=1000, with_payload=True)
+            with self._shard_lock:
+                records, offset = self._shard.scroll(request)
+            for record in records:
+                yield ref_from_payload(record.id, record.payload)
+            if offset is None or not records:
+                return
+
+    def delete_points(self, point_ids: Sequence[str]) -> None:
+        ids = list(point_ids)
+        for start in range(0, len(ids), UPSERT_BATCH):
+            batch: list[Any] = ids[start : start + UPSERT_BATCH]
+            with self._write_lock, self._shard_lock:
+                self._shard.update(qe.UpdateOperation.delete_points(batch))
+
+    def stale_points(self) -> int:
+        # Stored vectors still include deleted points until a vacuum rewrites the segment.
+        with self._shard_lock:
+            info = self._shard.info()
+        return max(0, int(info.indexed_vectors_count) - int(info.points_count))
+
+    def vacuum(self) -> None:
+        # A vacuumed segment is rewritten without its HNSW graph: run `build_hnsw` again.
+        with self._write_lock, self._shard_lock:
+            self._shard.optimize()
+
+    def optimize(self) -> bool:
+        """Vacuum deleted points (refreshing IDF statistics) and merge segments."""
+        with self._write_lock, self._shard_lock:
+            return bool(self._shard.optimize())
+
+    def build_hnsw(self, threshold_kb: int = HNSW_THRESHOLD_KB) -> dict[str, float]:
+        """Give large segments an HNSW graph without stopping search: copy the shard, build on
+        the copy in a child process, swap it in by renaming. Writes wait meanwhile. Blocking."""
+        timings: dict[str, float] = {}
+        work, old = _building(self.path), _replaced(self.path)
+        with self._write_lock:
+            t0 = time.perf_counter()
+            with self._shard_lock:
+                self._shard.flush()
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(self.path, work)
+            timings["copy_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            args = [str(work), str(self.dim), "f16" if self.float16 else "f32", str(threshold_kb)]
+            done = subprocess.run(
+                [sys.executable, "-c", _BUILD, *args], capture_output=True, text=True
+            )
+            if done.returncode != 0:
+                shutil.rmtree(work, ignore_errors=True)
+                raise IndexUnavailableError(f"HNSW build failed: {done.stderr.strip()[-500:]}")
+            timings["build_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            shutil.rmtree(old, ignore_errors=True)
+            with self._shard_lock:
+                self._shard.close()
+                os.rename(self.path, old)
+                os.rename(work, self.path)
+                self._shard = _load(self.path, edge_config(self.dim, float16=self.float16))
+            timings["swap_s"] = time.perf_counter() - t0
+        shutil.rmtree(old, ignore_errors=True)
+        timings["hnsw_segments"] = self.hnsw_segments()
+        return timings
+
+    def close(self) -> None:
+        with self._shard_lock:
+            self._shard.flush()
+            self._shard.close()
+
+
+def _load(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
+    if (path / "edge_config.json").exists():
+        return qe.EdgeShard.load(os.fspath(path), config)
+    return qe.EdgeShard.create(os.fspath(path), config)
+
+
+def build_main() -> int:
+    """The child process of `build_hnsw`: argv is the shard copy, the dimension, f16|f32 and
+    the threshold in KB."""
+    path, dim, kind, kb = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    shard = _load(path, edge_config(dim, float16=kind == "f16", build_kb=kb))
+    shard.optimize()
+    shard.flush()
+    shard.close()
+    return 0

@@ -1,0 +1,222 @@
+"""Turning stored versions into index points, batch by batch (the queue is in jobs.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..embed.backends import Embedder
+from ..embed.sentences import SentenceEncoder, store_chunk_vectors
+from ..errors import NotFoundError, StreamRagError
+from ..ingest.chunking import heading_context
+from ..store.documents import DocumentStore, chunk_id
+from ..text import tokenize
+from ..types import Chunk, Document
+from .base import Index, IndexPoint, point_id
+from .bm25 import document_vector
+from .features import store_features
+
+log = logging.getLogger("stream_rag")
+# Vacuum the index once deleted points are this share of the stored ones (Qdrant's default).
+STALE_SHARE = 0.2
+# Chunks embedded and upserted at a time; the queue rotates between versions per batch.
+DEFAULT_BATCH = 64
+
+
+def index_text(name: str, chunk_text: str, headings: Sequence[str] = ()) -> str:
+    """What the branches see of a chunk: its document's name, the headings it sits under,
+    then its text. Name and headings are context for retrieval only (a short FAQ answer
+    rarely repeats its question); citations are checked against the chunk text alone."""
+    stem = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
+    return "\n".join([re.sub(r"[-_]+", " ", stem), *headings, chunk_text])
+
+
+@dataclass(slots=True)
+class VersionJob:
+    """One version being indexed, batch by batch; `done` chunks are in the index."""
+
+    doc_id: str
+    version: int
+    name: str
+    collection: str
+    headings: list[tuple[str, ...]]
+    avgdl: float
+    tokens: int
+    chunks: int
+    done: int = 0
+
+
+def failure_reason(exc: BaseException, doc_id: str, version: int) -> str:
+    if isinstance(exc, StreamRagError):
+        return exc.message
+    # A backend's own error: keep the service up, record it.
+    log.error("indexing %s v%d failed", doc_id, version, exc_info=exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Indexer:
+    """Indexes one version at a time; blocking, so run it in a worker thread."""
+
+    def __init__(
+        self,
+        store: DocumentStore,
+        index: Index,
+        embedder: Embedder | None,
+        sentence_encoder: SentenceEncoder | None = None,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.sentence_encoder = sentence_encoder  # the gate's semantic stage, if on
+        # Told each indexed batch (document name, chunk texts): the local generator embeds
+        # their sentences ahead of the first question about them.
+        self.on_indexed: Callable[[str, Sequence[str]], None] | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """Changes whenever stored points would no longer match what queries compare them to."""
+        embedder = self.embedder.name if self.embedder else "none"
+        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1"
+
+    def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
+        """Index `version` of `doc_id`, make it live, then drop the points of older versions.
+
+        A failure marks the version `failed` with the reason; the previous live version stays.
+        """
+        try:
+            job = self.begin(doc_id, version)
+            while not self.step(job, batch):
+                pass
+        except Exception as exc:
+            self._fail(doc_id, version, failure_reason(exc, doc_id, version))
+            return
+        self.finish(job)
+
+    def begin(self, doc_id: str, version: int) -> VersionJob:
+        """What a version's batches share: its name, headings, token count and BM25 average
+        length (the live versions' tokens plus this one's, as if it were indexed)."""
+        document = self.store.get(doc_id)
+        chunks = self.store.chunks(doc_id, version)
+        context = heading_context(self.store.text(doc_id, version), [c.start for c in chunks])
+        headings = [tuple(h) for h in context]
+        tokens = sum(
+            len(tokenize(index_text(document.name, c.text, h)))
+            for c, h in zip(chunks, headings, strict=True)
+        )
+        avgdl = self.store.bm25_average_length(tokens, len(chunks))
+        return VersionJob(
+            doc_id,
+            version,
+            document.name,
+            document.collection,
+            headings,
+            avgdl,
+            tokens,
+            len(chunks),
+        )
+
+    def step(self, job: VersionJob, batch: int = DEFAULT_BATCH) -> bool:
+        """Embed and upsert the next `batch` chunks of `job`; True once all are in the index."""
+        chunks = self.store.chunk_batch(job.doc_id, job.version, job.done, batch)
+        if chunks:
+            store_features(self.store, chunks)  # what the gate needs, computed once
+            texts = [index_text(job.name, c.text, job.headings[c.ordinal]) for c in chunks]
+            dense = self.embedder.embed(texts) if self.embedder else None
+            self.index.upsert(
+                [
+                    IndexPoint(
+                        chunk_id=chunk.id,
+                        doc_id=job.doc_id,
+                        version=job.version,
+                        collection=job.collection,
+                        sparse=document_vector(tokenize(text), job.avgdl),
+                        dense=None if dense is None else dense[i],
+                    )
+                    for i, (chunk, text) in enumerate(zip(chunks, texts, strict=True))
+                ]
+            )
+            self._sentence_vectors(chunks)
+            if self.on_indexed is not None:
+                try:
+                    self.on_indexed(job.name, [c.text for c in chunks])
+                except Exception:  # a warm-up only: answers embed what is missing
+                    log.exception("warming answer vectors of %s failed", job.doc_id)
+            job.done += len(chunks)
+        return len(chunks) < batch or job.done >= job.chunks
+
+    def finish(self, job: VersionJob) -> None:
+        """Make the indexed version live (one transaction), then drop older versions' points."""
+        live = self.store.set_ready(job.doc_id, job.version, job.tokens, job.chunks)
+        if live is None:  # deleted while we indexed it
+            self.index.delete_versions(job.doc_id)
+        else:
+            # Only older versions: a newer one may be half indexed by another worker.
+            self.index.delete_versions(job.doc_id, below=live)
+
+    def _sentence_vectors(self, chunks: Sequence[Chunk]) -> None:
+        """Block-side vectors for the gate's semantic stage. Optional: if this fails, a
+        request computes them on first use, so indexing goes on."""
+        if self.sentence_encoder is None or not chunks:
+            return
+        try:
+            store_chunk_vectors(self.store, self.sentence_encoder, chunks)
+        except Exception:
+            log.exception(
+                "sentence vectors of %s v%d not stored", chunks[0].doc_id, chunks[0].version
+            )
+
+    def _fail(self, doc_id: str, version: int, reason: str) -> None:
+        with contextlib.suppress(StreamRagError):
+            self.store.set_failed(doc_id, version, reason)
+        self.drop_failed(doc_id, version)
+
+    def drop_failed(self, doc_id: str, version: int) -> None:
+        """Remove what a failed version put in the index, unless it is the live one (a
+        failed re-index of the live version leaves its complete points)."""
+        try:
+            if self.store.live_versions([doc_id]).get(doc_id) == version:
+                return
+            record = self.store.version(doc_id, version)
+            self.index.delete_points(
+                [point_id(chunk_id(doc_id, version, i)) for i in range(record.chunk_count)]
+            )
+        except NotFoundError:
+            return  # deleted: the delete removed its points
+        except Exception:  # the check at the next start removes them then
+            log.exception("points of failed %s v%d not removed", doc_id, version)
+
+    def delete(self, doc_id: str) -> Document:
+        """Delete a document from the store, then its points (every delete path comes here).
+        A crash in between leaves points of no live version: the start-up check drops them."""
+        document = self.store.delete(doc_id)
+        self.index.delete_versions(doc_id)
+        self.vacuum_if_stale()
+        return document
+
+    def vacuum_if_stale(self, share: float = STALE_SHARE) -> bool:
+        """Vacuum when deleted points make up `share` of the stored ones: they still count in
+        IDF, but a vacuum holds the GIL while it rewrites segments, so not on every delete."""
+        stale = self.index.stale_points()
+        if stale and stale >= share * (stale + self.index.count()):
+            self.index.vacuum()
+            return True
+        return False
+
+    def version_tokens(self, doc_id: str, version: int) -> int:
+        """The BM25 token count of a stored version, as indexing counts it."""
+        return self.begin(doc_id, version).tokens
+
+    def reconcile(self) -> list[tuple[str, int]]:
+        """Versions to (re)index at start-up: those a crash left `indexing`, or all of them
+        when the index or embedder changed since they were indexed."""
+        if self.store.meta("index_fingerprint") != self.fingerprint:
+            work = self.store.newest_versions()
+            self.store.set_indexing(work)
+            self.store.set_meta("index_fingerprint", self.fingerprint)
+            return work
+        work = self.store.pending()
+        self.store.set_indexing(work)  # job rows for versions that have none (attempts kept)
+        return work

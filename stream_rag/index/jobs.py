@@ -1,0 +1,182 @@
+"""The indexing queue: durable jobs in the store, several workers, fair batches.
+
+A version's job row is written in the transaction that stores the version, so it survives
+any crash; it goes when the version is `ready` or `failed`. Workers take turns over every
+queued version one batch at a time (round robin), so a one-chunk document waits for at most
+one batch of each larger one, never for a whole large document. An attempt is counted in the
+row *before* the work starts: a version that kills the process, or fails, `max_attempts`
+times ends `failed` with the reason instead of being tried again at every start.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Sequence
+
+import anyio
+import anyio.to_thread
+
+from ..errors import NotFoundError
+from ..store.documents import DocumentStore
+from .indexing import DEFAULT_BATCH, Indexer, VersionJob, failure_reason
+
+log = logging.getLogger("stream_rag")
+Key = tuple[str, int]
+
+
+def start_attempt(store: DocumentStore, key: Key, max_attempts: int) -> str | None:
+    """Count an attempt at `key` before making it. Returns the reason it must not be made
+    (it already used its attempts; the version is then marked `failed`), else None."""
+    doc_id, version = key
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT attempts, last_error FROM jobs WHERE doc_id = ? AND version = ?", key
+        ).fetchone()
+        if row is None:
+            return "the version is no longer queued"
+        attempts, last_error = int(row[0]), row[1]
+        if attempts < max_attempts:
+            db.execute(
+                "UPDATE jobs SET attempts = attempts + 1 WHERE doc_id = ? AND version = ?", key
+            )
+            return None
+    reason = (
+        f"indexing gave up after {attempts} attempts: "
+        f"{last_error or 'the process stopped while indexing this version'}"
+    )
+    store.set_failed(doc_id, version, reason)
+    return reason
+
+
+def record_error(store: DocumentStore, key: Key, reason: str) -> None:
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE jobs SET last_error = ? WHERE doc_id = ? AND version = ?", (reason, *key)
+        )
+
+
+def refund_attempt(store: DocumentStore, key: Key) -> None:
+    """An attempt interrupted by a clean shutdown does not count against the version."""
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE jobs SET attempts = max(attempts - 1, 0) WHERE doc_id = ? AND version = ?",
+            key,
+        )
+
+
+def queued(store: DocumentStore) -> int:
+    return int(store.connection().execute("SELECT count(*) FROM jobs").fetchone()[0])
+
+
+class IndexQueue:
+    """`workers` tasks index the queued versions off the event loop, batch by batch."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        *,
+        workers: int = 2,
+        batch: int = DEFAULT_BATCH,
+        max_attempts: int = 2,
+    ) -> None:
+        self.indexer = indexer
+        self.workers = workers
+        self.batch = batch
+        self.max_attempts = max_attempts
+        # Versions not started yet (keys) and started ones between batches, in turn order.
+        self._turns: deque[Key | VersionJob] = deque()
+        self._known: set[Key] = set()
+        self._busy = 0
+        self._wake = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._closed = False
+
+    @property
+    def depth(self) -> int:
+        """Versions queued or being indexed."""
+        return len(self._known)
+
+    def submit(self, doc_id: str, version: int) -> None:
+        """Take a version whose job row exists into the rotation (its job is durable already)."""
+        key = (doc_id, version)
+        if key in self._known or self._closed:
+            return
+        self._known.add(key)
+        self._turns.append(key)
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._wake.set()
+
+    def submit_all(self, jobs: Sequence[Key]) -> None:
+        for doc_id, version in jobs:
+            self.submit(doc_id, version)
+
+    async def run(self) -> None:
+        """Run the workers until `close()`; each stops at a batch boundary."""
+        async with anyio.create_task_group() as group:
+            for _ in range(self.workers):
+                group.start_soon(self._worker)
+
+    async def join(self) -> None:
+        """Wait until every submitted version is `ready` or `failed`."""
+        await self._idle.wait()
+
+    def close(self) -> None:
+        """Stop at the next batch boundary: a version in hand keeps its job row (and gets
+        its attempt back) and resumes on the next start."""
+        self._closed = True
+        self._wake.set()
+
+    def stop(self) -> None:
+        """The SIGTERM hook (lifecycle.Drain): the same as `close`."""
+        self.close()
+
+    async def _worker(self) -> None:
+        while not self._closed:
+            if not self._turns:
+                self._wake = anyio.Event() if self._wake.is_set() else self._wake
+                await self._wake.wait()
+                continue
+            turn = self._turns.popleft()
+            self._busy += 1
+            try:
+                job = await anyio.to_thread.run_sync(self._turn, turn)
+            finally:
+                self._busy -= 1
+            key = (turn.doc_id, turn.version) if isinstance(turn, VersionJob) else turn
+            if job is None:
+                self._known.discard(key)
+            elif self._closed:
+                await anyio.to_thread.run_sync(refund_attempt, self.indexer.store, key)
+            else:
+                self._turns.append(job)
+            if not self._known and not self._busy:
+                self._idle.set()
+            self._wake.set()  # another worker may wait for work this turn put back
+
+    def _turn(self, turn: Key | VersionJob) -> Key | VersionJob | None:
+        """One batch of one version (blocking). Returns what comes next for it: the job to
+        continue, the key to start again after a failure, or None when it is finished."""
+        store, indexer = self.indexer.store, self.indexer
+        key = (turn.doc_id, turn.version) if isinstance(turn, VersionJob) else turn
+        try:
+            if isinstance(turn, VersionJob):
+                job = turn
+            else:
+                if start_attempt(store, key, self.max_attempts) is not None:
+                    indexer.drop_failed(*key)
+                    return None
+                job = indexer.begin(*key)
+            if not indexer.step(job, self.batch):
+                return job
+            indexer.finish(job)
+            return None
+        except NotFoundError:
+            return None  # deleted meanwhile; its points go with the delete
+        except Exception as exc:
+            reason = failure_reason(exc, *key)
+            record_error(store, key, reason)
+            log.warning("indexing %s v%d failed: %s", key[0], key[1], reason)
+            return key  # its next turn counts a new attempt, or gives up

@@ -1,0 +1,1 @@
+"""Upload to text to chunks: streaming multipart, extraction in worker processes, chunking."""

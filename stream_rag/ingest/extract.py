@@ -1,0 +1,280 @@
+"""Turn stored bytes into plain text: the text that chunk spans and citations point into."""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+import warnings
+import zipfile
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path, PurePosixPath
+
+from ..errors import (
+    CorruptDocumentError,
+    EncryptedPdfError,
+    InvalidPdfError,
+    InvalidTextError,
+    LimitExceededError,
+    NoTextError,
+    UnsupportedTypeError,
+)
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+MEDIA_TYPES: dict[str, str] = {
+    ".txt": "text/plain",
+    ".text": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+    ".docx": DOCX,
+}
+
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractLimits:
+    """Per-document limits checked while extracting (the process limits are in extract_pool)."""
+
+    max_chars: int = 5_000_000
+    max_pages: int = 2000
+    max_unzipped_bytes: int = 256 * MIB
+    max_zip_ratio: float = 200.0
+    max_zip_entries: int = 5000
+
+
+# Members smaller than this may compress as well as they like (tiny repetitive XML does).
+_RATIO_FLOOR = 1 * MIB
+
+
+def media_type_for(filename: str) -> str:
+    """The media type we store for `filename`, judged by its extension."""
+    suffix = PurePosixPath(filename).suffix.lower()
+    try:
+        return MEDIA_TYPES[suffix]
+    except KeyError:
+        supported = ", ".join(sorted(MEDIA_TYPES))
+        shown = suffix or "no extension"
+        raise UnsupportedTypeError(
+            f"unsupported file type ({shown}); supported extensions: {supported}"
+        ) from None
+
+
+def extract_text(
+    path: Path, media_type: str, limits: ExtractLimits | None = None
+) -> tuple[str, str]:
+    """Return `(text, served_media_type)`; the latter adds the charset for text types."""
+    limits = limits or ExtractLimits()
+    if media_type == "application/pdf":
+        text, served = _pdf_text(path, limits), media_type
+    elif media_type == DOCX:
+        text, served = _docx_text(path, limits), media_type
+    else:
+        raw, charset = decode_text(path.read_bytes())
+        _check_chars(len(raw), limits)
+        served = f"{media_type}; charset={charset}"
+        text = _html_text(raw) if media_type == "text/html" else raw
+    text = _normalise(text)
+    _check_chars(len(text), limits)
+    if not text.strip():
+        raise NoTextError("the file contains no extractable text")
+    return text, served
+
+
+def _check_chars(count: int, limits: ExtractLimits) -> None:
+    if count > limits.max_chars:
+        raise LimitExceededError(
+            f"the document has more than {limits.max_chars:,} characters of text "
+            f"(STREAM_RAG_MAX_EXTRACTED_CHARS); split it into smaller files",
+            "STREAM_RAG_MAX_EXTRACTED_CHARS",
+        )
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """Strict decoding: UTF-8 (BOM optional) or UTF-16 with a BOM; anything else is rejected
+    so that no citation ever quotes replacement characters."""
+    if data.startswith(codecs.BOM_UTF8):
+        data, charset = data[len(codecs.BOM_UTF8) :], "utf-8"
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), "utf-16"
+        except UnicodeDecodeError as exc:
+            raise InvalidTextError(f"invalid UTF-16 at byte {exc.start}; file rejected") from None
+    else:
+        charset = "utf-8"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidTextError(
+            f"not valid UTF-8 (first bad byte at offset {exc.start}); the file was rejected, "
+            "not decoded with replacement characters: re-save it as UTF-8"
+        ) from None
+    if "\x00" in text:
+        raise InvalidTextError("contains NUL bytes: this looks like a binary file, not text")
+    return text, charset
+
+
+def _normalise(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.strip("\n")
+
+
+_ENCRYPTED = "the PDF is encrypted with a password; upload it unlocked"
+
+
+def _pdf_text(path: Path, limits: ExtractLimits) -> str:
+    with path.open("rb") as fh:
+        head = fh.read(1024)
+    if b"%PDF-" not in head:
+        raise InvalidPdfError("the file has a .pdf name but is not a PDF (no %PDF- header)")
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PdfReadError, PdfStreamError
+
+    # pypdf reports recoverable damage through logging and warnings; a damaged file
+    # is judged by whether text comes out, not by those messages.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reader = PdfReader(path, strict=False)
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise EncryptedPdfError(_ENCRYPTED)
+            if len(reader.pages) > limits.max_pages:
+                raise LimitExceededError(
+                    f"the PDF has {len(reader.pages):,} pages, more than {limits.max_pages:,} "
+                    "(STREAM_RAG_MAX_PDF_PAGES)",
+                    "STREAM_RAG_MAX_PDF_PAGES",
+                )
+            pages: list[str] = []
+            chars = 0
+            for page in reader.pages:
+                pages.append(page.extract_text() or "")
+                chars += len(pages[-1])
+                _check_chars(chars, limits)  # stop early, not after every page
+    except (EncryptedPdfError, LimitExceededError):
+        raise
+    except FileNotDecryptedError:
+        raise EncryptedPdfError(_ENCRYPTED) from None
+    except (PdfReadError, PdfStreamError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CorruptDocumentError(f"the PDF is damaged and cannot be read ({exc})") from None
+    except Exception as exc:  # pypdf raises assorted errors on malformed input
+        raise CorruptDocumentError(f"the PDF is damaged and cannot be read ({exc!r})") from None
+    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    if not text:
+        raise NoTextError("the PDF has no extractable text (a scan? OCR it first)")
+    return text
+
+
+def _docx_text(path: Path, limits: ExtractLimits) -> str:
+    if not zipfile.is_zipfile(path):
+        raise CorruptDocumentError("the file has a .docx name but is not a DOCX (not a zip)")
+    check_zip(path, limits)
+    import docx
+
+    try:
+        document = docx.Document(str(path))
+    except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
+        raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
+    blocks: list[str] = [p.text for p in document.paragraphs if p.text.strip()]
+    for table in document.tables:
+        for row in table.rows:
+            cells = [cell.text.strip() for cell in row.cells]
+            if any(cells):
+                blocks.append(" | ".join(cells))
+    return "\n\n".join(blocks)
+
+
+def check_zip(path: Path, limits: ExtractLimits) -> None:
+    """Refuse zip bombs before any parser inflates them: the declared sizes (total, ratio per
+    member, entry count), then the actual sizes, inflated in pieces and counted."""
+    unzipped = f"{limits.max_unzipped_bytes // MIB} MB (STREAM_RAG_MAX_UNZIPPED_MB)"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            if len(infos) > limits.max_zip_entries:
+                raise LimitExceededError(
+                    f"the archive has {len(infos):,} entries, more than {limits.max_zip_entries:,}",
+                    "STREAM_RAG_MAX_UNZIPPED_MB",
+                )
+            declared = sum(info.file_size for info in infos)
+            if declared > limits.max_unzipped_bytes:
+                raise LimitExceededError(
+                    f"the archive would unpack to {declared:,} bytes, more than {unzipped}",
+                    "STREAM_RAG_MAX_UNZIPPED_MB",
+                )
+            for info in infos:
+                ratio = info.file_size / max(info.compress_size, 1)
+                if info.file_size > _RATIO_FLOOR and ratio > limits.max_zip_ratio:
+                    raise LimitExceededError(
+                        f"{info.filename!r} in the archive inflates {ratio:,.0f} times, more "
+                        f"than {limits.max_zip_ratio:g} (STREAM_RAG_MAX_ZIP_RATIO): a zip bomb?",
+                        "STREAM_RAG_MAX_ZIP_RATIO",
+                    )
+            total = 0
+            for info in infos:
+                with archive.open(info) as member:
+                    while piece := member.read(MIB):
+                        total += len(piece)
+                        if total > limits.max_unzipped_bytes:
+                            raise LimitExceededError(
+                                f"the archive unpacks to more than {unzipped}",
+                                "STREAM_RAG_MAX_UNZIPPED_MB",
+                            )
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
+        raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
+
+
+_BLOCK_TAGS = frozenset(
+    {
+        *("address", "article", "aside", "blockquote", "dd", "div", "dl", "dt", "fieldset"),
+        *("figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6"),
+        *("header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "tr"),
+        *("ul", "title"),
+    }
+)
+_SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
+
+
+class _HTMLText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.skip_depth = 0
+        self.in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self.in_title = True
+        elif tag in _SKIP_TAGS:
+            self.skip_depth += 1
+        if tag in _BLOCK_TAGS:
+            self.parts.append("\n\n")
+        elif tag == "br":
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self.in_title = False
+        elif tag in _SKIP_TAGS and self.skip_depth:
+            self.skip_depth -= 1
+        if tag in _BLOCK_TAGS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title or not self.skip_depth:
+            self.parts.append(data)
+
+
+def _html_text(html: str) -> str:
+    parser = _HTMLText()
+    parser.feed(html)
+    parser.close()
+    text = "".join(parser.parts)
+    paragraphs = (re.sub(r"\s+", " ", p).strip() for p in re.split(r"\n\s*\n", text))
+    return "\n\n".join(p for p in paragraphs if p)

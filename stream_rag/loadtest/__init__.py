@@ -1,0 +1,1 @@
+"""`stream-rag loadtest`: users, baselines and the report."""

@@ -1,0 +1,263 @@
+"""`stream-rag loadtest`: headless load against the gated service and its two baselines.
+
+Starts the fake model at a given token rate, then three servers on loopback, each a separate
+process whose CPU time is read from /proc: the raw pass-through proxy (no retrieval, no gate),
+ungated RAG (`STREAM_RAG_UNGATED_BASELINE`: same retrieval and model, no checks) and the gated
+service. For each concurrency level the three run back to back (order alternating between
+rounds, so a busy neighbour hurts all alike) and the report shows what retrieval and gating
+cost as ratios from the same run. `--url` loads an existing deployment instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+
+from .report import Phase, write_report
+from .users import Answer, Endpoint, run_load
+
+TARGETS = ("raw", "ungated", "gated")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+_MAIN = "import sys; from stream_rag.cli import main; sys.exit(main())"
+_RAW = "import sys; from stream_rag.loadtest.raw_proxy import main; sys.exit(main())"
+
+
+class LoadTestError(Exception):
+    """A process of the load test did not start, or the arguments cannot work."""
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    load = commands.add_parser(
+        "loadtest",
+        help="load-test the gated service against raw and ungated baselines (needs [load])",
+        description="Headless load test on loopback: starts the fake model and the servers, "
+        "runs each concurrency level until --requests answers or --duration seconds, and "
+        "writes report.md, answers.csv and latency.png to --out. Needs the `load` extra: "
+        "pip install 'stream-rag[load]'.",
+    )
+    load.add_argument("--users", type=int, nargs="+", default=[10, 50], help="concurrency levels")
+    load.add_argument("--requests", type=int, default=200, help="answers per level and target")
+    load.add_argument("--duration", type=float, default=120.0, help="seconds per level at most")
+    load.add_argument("--rounds", type=int, default=1, help="repeat every level this many times")
+    load.add_argument(
+        "--tokens-per-second", type=float, default=0.0, help="fake model pace (0: no pacing)"
+    )
+    load.add_argument("--endpoint", choices=["chat", "openai"], default="chat")
+    load.add_argument(
+        "--distinct",
+        action="store_true",
+        help="number every question, so no embedding comes from the query cache",
+    )
+    load.add_argument(
+        "--targets", nargs="+", choices=TARGETS, default=list(TARGETS), help="what to load"
+    )
+    load.add_argument("--url", help="load this running deployment instead (no baselines)")
+    load.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --url")
+    load.add_argument("--out", type=Path, default=Path("loadtest-report"))
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import matplotlib  # noqa: F401  (checked first: a long run must not fail at the end)
+    except ImportError:
+        print(
+            "stream-rag: error: loadtest needs the `load` extra (locust, matplotlib): "
+            "pip install 'stream-rag[load]'  (from a checkout: pip install -e '.[load]')",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        phases = _run(args)
+    except LoadTestError as exc:
+        print(f"stream-rag: error: {exc}", file=sys.stderr)
+        return 1
+    report = write_report(phases, args.out, command=" ".join(["stream-rag", *sys.argv[1:]]))
+    print(report.read_text(encoding="utf-8"))
+    print(f"report: {report}", file=sys.stderr)
+    return 0 if all(p.ended("none") == 0 for p in phases) else 1
+
+
+def _run(args: argparse.Namespace) -> list[Phase]:
+    if min(args.users) < 1 or args.requests < 1 or args.duration <= 0 or args.rounds < 1:
+        raise LoadTestError("--users, --requests, --duration and --rounds must be positive")
+    endpoint: Endpoint = args.endpoint
+    if args.url:
+        host = urlsplit(args.url).hostname or ""
+        if host not in _LOOPBACK and not args.allow_remote:
+            raise LoadTestError(f"{host} is not loopback; pass --allow-remote to load it")
+        return _phases({"given": _Server(args.url.rstrip("/"), None)}, args, endpoint)
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stream-rag-load-")))
+        # Runs after the processes stopped, before the directory goes: keep their logs.
+        stack.callback(_keep_logs, work, args.out)
+        fake_port = free_port()
+        fake = [
+            "fake-llm",
+            "--port",
+            str(fake_port),
+            "--tokens-per-second",
+            str(args.tokens_per_second),
+        ]
+        stack.enter_context(
+            server_process("fake-llm", [_MAIN, *fake], {}, fake_port, "/v1/models", work)
+        )
+        model_url = f"http://127.0.0.1:{fake_port}/v1"
+        servers: dict[str, _Server] = {}
+        for target in args.targets:
+            port = free_port()
+            if target == "raw":
+                argv = [_RAW, "--port", str(port), "--model-url", model_url]
+                env: dict[str, str] = {}
+            else:
+                argv = [_MAIN, "serve", "--sample", "--port", str(port)]
+                env = {
+                    "STREAM_RAG_DATA_DIR": str(work / target),
+                    "STREAM_RAG_LLM_BASE_URL": model_url,
+                    "STREAM_RAG_LLM_MODEL": "fake",
+                    "STREAM_RAG_UNGATED_BASELINE": "true" if target == "ungated" else "false",
+                }
+            pid = stack.enter_context(server_process(target, argv, env, port, "/healthz", work))
+            servers[target] = _Server(f"http://127.0.0.1:{port}", pid)
+        if endpoint == "openai" and "raw" in servers:
+            raise LoadTestError("the raw baseline speaks /v1/chat only: use --endpoint chat")
+        return _phases(servers, args, endpoint)
+
+
+def _keep_logs(work: Path, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for log in work.glob("*.log"):
+        shutil.copyfile(log, out / log.name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Server:
+    url: str
+    pid: int | None
+
+
+def _phases(
+    servers: dict[str, _Server], args: argparse.Namespace, endpoint: Endpoint
+) -> list[Phase]:
+    phases: list[Phase] = []
+    order = list(servers)
+    for round_ in range(args.rounds):
+        for users in args.users:
+            # Warm up each server once per level (connections, caches), unrecorded.
+            for name in order:
+                _load(name, servers[name], endpoint, users, users, args.duration, args.distinct)
+            for name in order if round_ % 2 == 0 else reversed(order):
+                server = servers[name]
+                cpu0, t0 = cpu_seconds(server.pid), time.time()
+                answers, wall = _load(
+                    name, server, endpoint, users, args.requests, args.duration, args.distinct
+                )
+                cpu = None if cpu0 is None else (cpu_seconds(server.pid) or 0.0) - cpu0
+                phase = Phase(name, users, round_, answers, wall, cpu, rss_mb(server.pid), t0)
+                phases.append(phase)
+                print(phase.summary(), file=sys.stderr, flush=True)
+    return phases
+
+
+def _load(
+    name: str,
+    server: _Server,
+    endpoint: Endpoint,
+    users: int,
+    requests: int,
+    duration: float,
+    distinct: bool,
+) -> tuple[list[Answer], float]:
+    kind: Endpoint = "raw" if name == "raw" else endpoint
+    return anyio.run(
+        lambda: run_load(
+            server.url,
+            endpoint=kind,
+            users=users,
+            requests=requests,
+            duration_s=duration,
+            distinct=distinct,
+        )
+    )
+
+
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time of `pid` and its children that were waited for (Linux)."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    ticks = os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / ticks
+
+
+def rss_mb(pid: int | None) -> float | None:
+    if pid is None:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def server_process(
+    name: str, argv: list[str], env: dict[str, str], port: int, ready: str, work: Path
+) -> Iterator[int]:
+    """Run `python -c argv[0] argv[1:]` until the context ends; yields its pid once `ready`
+    answers 200."""
+    log_path = work / f"{name}.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", *argv],
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=work,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                tail = log_path.read_text(errors="replace")[-2000:]
+                raise LoadTestError(f"{name} exited with {proc.returncode}:\n{tail}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}{ready}", timeout=5).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise LoadTestError(f"{name} did not start within 300 s (log: {log_path})")
+            time.sleep(0.2)
+        yield proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

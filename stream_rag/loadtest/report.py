@@ -1,0 +1,235 @@
+"""The load test's report: percentile tables (markdown), one CSV row per answer, and a
+latency-over-time plot (PNG, matplotlib from the `load` extra)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import platform
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from ..retrieve.metrics import percentile
+from .users import Answer
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """One target at one concurrency level: its answers and what the server spent."""
+
+    target: str
+    users: int
+    round: int
+    answers: list[Answer]
+    wall_s: float
+    cpu_s: float | None  # the server process's user+system CPU during the phase
+    rss_mb: float | None
+    t0: float  # wall-clock start (epoch seconds)
+
+    def ended(self, how: str) -> int:
+        return sum(1 for a in self.answers if a.ended == how)
+
+    @property
+    def rate(self) -> float:
+        return len(self.answers) / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def cpu_ms_per_answer(self) -> float | None:
+        if self.cpu_s is None or not self.answers:
+            return None
+        return self.cpu_s * 1000 / len(self.answers)
+
+    def summary(self) -> str:
+        cpu = self.cpu_ms_per_answer
+        return (
+            f"{self.target:8} users={self.users:<4} answers={len(self.answers):<5} "
+            f"{self.rate:7.1f}/s  cpu/answer={'n/a' if cpu is None else f'{cpu:.1f} ms'}  "
+            f"ttfs p50={_ms(self.ttfs(), 50)} ms  not ended={self.ended('none')}"
+        )
+
+    def ttfs(self) -> list[float]:
+        return [a.ttfs for a in self.answers if a.ttfs is not None]
+
+    def gaps(self) -> list[float]:
+        return [g for a in self.answers for g in a.gaps]
+
+    def totals(self) -> list[float]:
+        return [a.total for a in self.answers]
+
+
+def _ms(values: list[float], q: float) -> str:
+    return "-" if not values else f"{percentile(values, q / 100) * 1000:.0f}"
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def write_report(phases: list[Phase], out: Path, *, command: str, plot: bool = True) -> Path:
+    """Write report.md, answers.csv and (with `plot`) latency.png under `out`; returns
+    report.md's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_answers_csv(phases, out / "answers.csv")
+    if plot:
+        plot_latency(phases, out / "latency.png")
+    lines = [
+        "# stream-rag loadtest",
+        "",
+        f"- command: `{command}`",
+        f"- finished: {datetime.now(UTC).isoformat(timespec='seconds')}",
+        f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, load average "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end",
+        "- targets: `raw` pass-through proxy (no retrieval, no gate), `ungated` RAG (same "
+        "retrieval and model, no checks), `gated` (the service as shipped)",
+        "",
+        "## Throughput and server cost",
+        "",
+        "| target | users | round | answers | answers/s | server CPU ms/answer | RSS MB "
+        "| done | error | neither |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in phases:
+        lines.append(
+            f"| {p.target} | {p.users} | {p.round} | {len(p.answers)} | {p.rate:.2f} "
+            f"| {_fmt(p.cpu_ms_per_answer)} | {_fmt(p.rss_mb, 0)} | {p.ended('done')} "
+            f"| {p.ended('error')} | {p.ended('none')} |"
+        )
+    lines += _ratios(phases)
+    lines += [
+        "",
+        "## Latency (ms)",
+        "",
+        "Time to first verified sentence (raw: first token), gap between sentences, total.",
+        "",
+        "| target | users | TTFS p50 | p90 | p99 | gap p50 | gap p99 | total p50 | total p99 "
+        "| sentences/answer |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in phases:
+        t, g, tot = p.ttfs(), p.gaps(), p.totals()
+        per = sum(a.sentences for a in p.answers) / len(p.answers) if p.answers else 0.0
+        lines.append(
+            f"| {p.target} | {p.users} | {_ms(t, 50)} | {_ms(t, 90)} | {_ms(t, 99)} "
+            f"| {_ms(g, 50)} | {_ms(g, 99)} | {_ms(tot, 50)} | {_ms(tot, 99)} | {per:.2f} |"
+        )
+    lines += ["", "## Drops, refusals, errors", ""]
+    for p in phases:
+        dropped: Counter[str] = Counter()
+        for a in p.answers:
+            dropped.update(a.dropped)
+        refusals = Counter(a.refusal for a in p.answers if a.refusal)
+        errors = Counter(a.error for a in p.answers if a.error)
+        lines.append(
+            f"- {p.target} @ {p.users} users: dropped {dict(dropped) or '{}'}, "
+            f"refusals {dict(refusals) or '{}'}, errors {dict(errors) or '{}'}"
+        )
+    lines += ["", "![latency over time](latency.png)", ""]
+    report = out / "report.md"
+    report.write_text("\n".join(lines), encoding="utf-8")
+    return report
+
+
+def _ratios(phases: list[Phase]) -> list[str]:
+    """gated/ungated and gated/raw per concurrency level, over the phases of every round."""
+    by: dict[tuple[str, int], list[Phase]] = {}
+    for p in phases:
+        by.setdefault((p.target, p.users), []).append(p)
+
+    def rate(target: str, users: int) -> float | None:
+        found = by.get((target, users))
+        if not found:
+            return None
+        answers = sum(len(p.answers) for p in found)
+        return answers / sum(p.wall_s for p in found)
+
+    def cpu(target: str, users: int) -> float | None:
+        found = by.get((target, users))
+        if not found or any(p.cpu_s is None for p in found):
+            return None
+        return sum(p.cpu_s or 0.0 for p in found) * 1000 / sum(len(p.answers) for p in found)
+
+    def ratio(a: float | None, b: float | None) -> str:
+        return "n/a" if a is None or not b else f"{a / b:.2f}x"
+
+    users_levels = sorted({p.users for p in phases})
+    lines = [
+        "",
+        "## Ratios (same run)",
+        "",
+        "| users | gated/ungated answers/s | gated/raw answers/s | CPU ms/answer raw, ungated, "
+        "gated |",
+        "|---|---|---|---|",
+    ]
+    for users in users_levels:
+        gated = rate("gated", users)
+        cpus = ", ".join(_fmt(cpu(t, users)) for t in ("raw", "ungated", "gated"))
+        lines.append(
+            f"| {users} | {ratio(gated, rate('ungated', users))} "
+            f"| {ratio(gated, rate('raw', users))} | {cpus} |"
+        )
+    return lines
+
+
+def write_answers_csv(phases: list[Phase], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [
+                "target",
+                "users",
+                "round",
+                "started_epoch_s",
+                "ttfs_ms",
+                "total_ms",
+                "sentences",
+                "dropped",
+                "refusal",
+                "error",
+                "ended",
+                "request_id",
+            ]
+        )
+        for p in phases:
+            for a in p.answers:
+                writer.writerow(
+                    [
+                        p.target,
+                        p.users,
+                        p.round,
+                        f"{p.t0 + a.started:.3f}",
+                        "" if a.ttfs is None else f"{a.ttfs * 1000:.1f}",
+                        f"{a.total * 1000:.1f}",
+                        a.sentences,
+                        sum(a.dropped.values()),
+                        a.refusal or "",
+                        a.error or "",
+                        a.ended,
+                        a.request_id or "",
+                    ]
+                )
+
+
+def plot_latency(phases: list[Phase], path: Path) -> None:
+    """Time to first verified sentence of each answer against when it was asked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 5))
+    start = min((p.t0 for p in phases), default=0.0)
+    for p in phases:
+        points = [(p.t0 + a.started - start, a.ttfs * 1000) for a in p.answers if a.ttfs]
+        if points:
+            xs, ys = zip(*points, strict=True)
+            ax.scatter(xs, ys, s=6, label=f"{p.target} @ {p.users} users (round {p.round})")
+    ax.set_xlabel("seconds since the load test began")
+    ax.set_ylabel("time to first verified sentence (ms)")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small", markerscale=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

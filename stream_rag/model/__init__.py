@@ -1,0 +1,1 @@
+"""Chat models: the streaming backends, the local extractive generator, the fake."""

@@ -1,0 +1,278 @@
+"""The local extractive generator: answers by quoting sentences of the issued blocks, each
+followed by its block's `[n]`. Deterministic; no generative model. Also the source of faithful
+sentences for the fake OpenAI server.
+
+It answers from the best-supported block first: every quotable sentence is scored by what the
+question asks (dense similarity to the question when an embedder is given, IDF-weighted term
+overlap, and the block's retrieval rank), the block with the best sentences wins, and the answer
+is that block's best sentences in their own order, so it reads as one passage rather than a
+mix of entries.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import numpy as np
+
+from ..answer.conversation import resolve
+from ..answer.prompt import HEADER_RE, Message, parse_blocks, parse_history, parse_question
+from ..embed.backends import Embedder, Vectors
+from ..gate.lexical import stem
+from ..ingest.chunking import pieces, sentence_spans
+from ..text import tokenize
+
+NO_ANSWER = "The sources do not answer this question."
+_TOKEN = re.compile(r"\S+\s*")
+_LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+)")
+# A sentence opening with one of these goes on from the one before it: keep them together.
+_CONTINUES = re.compile(
+    r"^(?:it|its|this|that|these|those|they|them|then|there|otherwise|also|however|to do so|"
+    r"if so|in that case|after that|for example)\b",
+    re.IGNORECASE,
+)
+RANK_DECAY = 0.12  # the block at rank n is worth (1 - RANK_DECAY * (n - 1)) of the first
+DENSE_WEIGHT = 0.6
+DENSE_BLOCKS = 5  # with dense scoring, only the top blocks are candidates (cost bound)
+TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answer
+RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
+
+Scorer = Callable[[str, Sequence[str]], Sequence[float]]
+Known = Callable[[str], Vectors | None]  # a vector embedded elsewhere (the retrieval query)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    n: int
+    position: int
+    text: str
+    score: float
+
+
+def _terms(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text)}
+
+
+def titles(text: str) -> list[str]:
+    """The block's headings and question lines: what the entry says it is about."""
+    return [" ".join(text[s:e].strip().lstrip("#").split()) for s, e, h in pieces(text) if h]
+
+
+def block_sentences(text: str) -> list[str]:
+    """Sentences of a block fit to quote: no headings, questions, list markers or fragments."""
+    return [sentence for sentence, _ in sections(text)]
+
+
+def sections(text: str, title: str = "") -> list[tuple[str, str]]:
+    """Each quotable sentence with the heading it sits under (`title` before any heading)."""
+    out: list[tuple[str, str]] = []
+    for p_start, p_end, heading in pieces(text):
+        if heading:
+            title = " ".join(text[p_start:p_end].strip().lstrip("#").split())
+            continue
+        for s_start, s_end in sentence_spans(text, p_start, p_end):
+            sentence = _LIST_MARK.sub("", " ".join(text[s_start:s_end].split()))
+            if len(tokenize(sentence)) >= 3 and sentence[-1:] in ".!。！":
+                out.append((sentence, title))
+    return out
+
+
+def restates(question_terms: set[str], sentence_terms: set[str]) -> bool:
+    """The sentence mostly repeats the question (an FAQ entry's title written as a sentence)."""
+    if not question_terms or not sentence_terms:
+        return False
+    shared = len(question_terms & sentence_terms)
+    return shared >= RESTATES * len(question_terms) and shared >= RESTATES * len(sentence_terms)
+
+
+def rank_sentences(
+    question: str,
+    blocks: Mapping[int, str],
+    dense: Scorer | None = None,
+    names: Mapping[int, str] | None = None,
+) -> list[Candidate]:
+    """Every quotable sentence, scored by how well it and the heading it sits under (else its
+    document's name) match the question, dense and lexical, and by its block's rank."""
+    query = _terms(question)
+    sentences: list[tuple[int, int, str, set[str], str]] = []
+    if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
+        blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
+    for n, text in blocks.items():
+        name = _name_words((names or {}).get(n, ""))
+        for i, (sentence, title) in enumerate(sections(text, name)):
+            terms = _terms(sentence)
+            if not restates(query, terms):
+                sentences.append((n, i, sentence, terms, title))
+    if not sentences:
+        return []
+    heads = sorted({title for *_, title in sentences if title})
+    df: dict[str, int] = {}
+    for *_, terms, _ in sentences:
+        for term in terms & query:
+            df[term] = df.get(term, 0) + 1
+    total = len(sentences)
+    idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
+    norm = sum(idf.values()) or 1.0
+
+    def lexical(terms: set[str]) -> float:
+        return sum(idf[t] for t in query & terms) / norm
+
+    texts = [s for _, _, s, _, _ in sentences] + heads
+    own = [lexical(terms) for *_, terms, _ in sentences] + [lexical(_terms(h)) for h in heads]
+    if dense is not None:
+        similarity = dense(question, texts)
+        own = [
+            DENSE_WEIGHT * max(0.0, d) + (1 - DENSE_WEIGHT) * w
+            for d, w in zip(similarity, own, strict=True)
+        ]
+    title_score = dict(zip(heads, own[len(sentences) :], strict=True))
+    ranked = []
+    for (n, i, sentence, _, title), score in zip(sentences, own, strict=False):
+        if title:
+            score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[title]
+        ranked.append(Candidate(n, i, sentence, score * (1 - RANK_DECAY * min(n - 1, 10))))
+    return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
+
+
+def _name_words(name: str) -> str:
+    stem_ = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
+    return " ".join(re.sub(r"[-_]+", " ", stem_).split())
+
+
+def select(
+    question: str,
+    blocks: Mapping[int, str],
+    limit: int = 3,
+    min_score: float = 0.15,
+    dense: Scorer | None = None,
+    names: Mapping[int, str] | None = None,
+) -> list[Candidate]:
+    """The answer's sentences, from the best-supported block, in that block's order: its best
+    sentence, the ones at least half as good, and those that go on from a chosen one."""
+    ranked = rank_sentences(question, blocks, dense, names)
+    if not ranked or ranked[0].score < min_score:
+        return []
+    by_block: dict[int, list[Candidate]] = {}
+    for candidate in ranked:
+        by_block.setdefault(candidate.n, []).append(candidate)
+
+    def support(n: int) -> float:
+        scores = [c.score for c in by_block[n]]
+        return scores[0] + 0.25 * (scores[1] if len(scores) > 1 else 0.0)
+
+    best = max(by_block, key=lambda n: (support(n), -n))
+    own = sorted(by_block[best], key=lambda c: c.position)
+    top = by_block[best][0]
+    floor = max(min_score, top.score / 2)
+    chosen = {top.position}
+    for candidate in by_block[best][1:]:
+        if candidate.score >= floor and len(chosen) < limit:
+            chosen.add(candidate.position)
+    for before, after in pairwise(own):
+        follows = after.position == before.position + 1 and _CONTINUES.match(after.text)
+        if before.position in chosen and follows and len(chosen) < limit:
+            chosen.add(after.position)
+    return [c for c in own if c.position in chosen]
+
+
+def tokens_of(text: str) -> list[str]:
+    """Split text into word-sized pieces, as a model would stream it."""
+    return _TOKEN.findall(text)
+
+
+class SentenceVectors:
+    """Dense similarity of sentences to a question, with vectors cached by text: a knowledge
+    base's sentences recur across questions, and embedding them costs ~10 ms each on a CPU."""
+
+    def __init__(
+        self, embedder: Embedder, capacity: int = 20000, *, known: Known | None = None
+    ) -> None:
+        self.embedder = embedder
+        self.capacity = capacity
+        self.known = known
+        self._cache: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def prefill(self, texts: Sequence[str]) -> None:
+        """Embed `texts` not yet cached, while the cache has room (never evicting for it)."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+            missing = missing[: max(0, self.capacity - len(self._cache))]
+        if missing:
+            vectors = self.embedder.embed(missing)
+            with self._lock:
+                for text, vector in zip(missing, vectors, strict=True):
+                    self._cache.setdefault(text, vector)
+
+    def __call__(self, question: str, sentences: Sequence[str]) -> list[float]:
+        asked = self.known(question) if self.known is not None else None
+        texts = list(sentences) if asked is not None else [question, *sentences]
+        with self._lock:
+            known = {t: v for t in texts if (v := self._cache.get(t)) is not None}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:  # embedded outside the lock: answers in other threads need not wait
+            known.update(zip(missing, self.embedder.embed(missing), strict=True))
+        with self._lock:
+            for text in texts:
+                self._cache[text] = known[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > self.capacity:
+                self._cache.popitem(last=False)
+        query = asked if asked is not None else known[question]
+        if not sentences:
+            return []
+        return [float(x) for x in np.stack([known[t] for t in sentences]) @ query]
+
+
+class ExtractiveModel:
+    """The default generator when no model endpoint is configured."""
+
+    name = "local-extractive"
+
+    def __init__(
+        self, sentences: int = 3, *, embedder: Embedder | None = None, known: Known | None = None
+    ) -> None:
+        self.sentences = sentences
+        self.dense = SentenceVectors(embedder, known=known) if embedder is not None else None
+
+    def warm(self, name: str, texts: Sequence[str]) -> None:
+        """Embed the sentences and headings of newly indexed chunks (blocking; the indexer
+        calls it), so a first question about them does not wait for that."""
+        if self.dense is None:
+            return
+        title = _name_words(name)
+        wanted: list[str] = [title] if title else []
+        for text in texts:
+            for sentence, heading in sections(text, title):
+                wanted.extend((sentence, heading) if heading else (sentence,))
+        self.dense.prefill(wanted)
+
+    def answer(self, prompt: str) -> str:
+        """The whole answer for a prompt made by `build_messages` (blocking: it may embed)."""
+        names = {int(m.group(1)): m.group(2) for m in HEADER_RE.finditer(prompt)}
+        question = resolve(parse_question(prompt), parse_history(prompt))
+        chosen = select(
+            question,
+            parse_blocks(prompt),
+            self.sentences,
+            dense=self.dense,
+            names=names,
+        )
+        return " ".join(f"{c.text} [{c.n}]" for c in chosen) if chosen else NO_ANSWER
+
+    async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
+        prompt = next((m.content for m in messages if m.role == "user"), "")
+        answer = await anyio.to_thread.run_sync(partial(self.answer, prompt))
+        for token in tokens_of(answer):
+            yield token
+            await anyio.lowlevel.checkpoint()  # a cooperative stream: let other answers progress

@@ -1,0 +1,126 @@
+"""Chat model backends: one streaming protocol; closing the stream cancels the request."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncGenerator, Sequence
+from typing import Protocol, cast
+
+import anyio
+import httpx
+
+from ..answer.prompt import Message
+from ..errors import StreamRagError
+from .stream import StreamReplyError, content_pieces
+
+
+def _timeout_types() -> tuple[type[BaseException], ...]:
+    """Read timeouts of the HTTP library the openai client uses (httpx, or httpx2 in openai
+    3.x): a read timeout mid-stream is a stall."""
+    types: list[type[BaseException]] = [httpx.TimeoutException]
+    try:
+        httpx2 = importlib.import_module("httpx2")
+    except ImportError:
+        pass
+    else:
+        types.append(httpx2.TimeoutException)
+    return tuple(types)
+
+
+_TIMEOUTS = _timeout_types()
+
+
+class ModelError(StreamRagError):
+    """The chat model failed: unreachable, an error reply, or a stall past the timeout."""
+
+    code = "upstream_error"
+    status = 502
+
+
+class ModelTimeoutError(ModelError):
+    code = "upstream_timeout"
+    status = 504
+
+
+class ChatModel(Protocol):
+    name: str
+
+    def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
+        """Text pieces as the model writes them. Use with `contextlib.aclosing` so that an
+        abandoned answer closes the upstream request at once."""
+        ...
+
+
+class OpenAIChatModel:
+    """Any OpenAI-compatible `/v1/chat/completions` (OpenAI, vLLM, Ollama, llama.cpp...)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        stall_s: float = 20.0,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+    ) -> None:
+        from openai import AsyncOpenAI, Timeout
+
+        self.name = f"openai:{model}"
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self._client = AsyncOpenAI(
+            base_url=base_url,
+            api_key=api_key or "not-needed",
+            # The read timeout bounds the gap between two chunks: a stalled stream fails.
+            timeout=Timeout(timeout_s, read=stall_s),
+            max_retries=0,
+        )
+
+    async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
+        import openai
+        from openai.types.chat import ChatCompletionMessageParam
+
+        payload = cast(list[ChatCompletionMessageParam], [m.to_json() for m in messages])
+        # The raw response: the client still sends, retries and maps HTTP errors, but the
+        # body is parsed by `content_pieces`, not turned into one typed object per token.
+        request = self._client.chat.completions.with_streaming_response.create(
+            model=self.model,
+            messages=payload,
+            stream=True,
+            stream_options={"include_usage": True},
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
+        try:
+            response = await request.__aenter__()
+        except openai.APITimeoutError:
+            raise ModelTimeoutError("the model did not answer in time") from None
+        except openai.APIError as exc:
+            raise ModelError(f"the model request failed: {_describe(exc)}") from None
+        try:
+            async for piece in content_pieces(response.http_response.aiter_lines()):
+                yield piece
+        except StreamReplyError as exc:
+            raise ModelError(exc.message) from None
+        except _TIMEOUTS:
+            raise ModelTimeoutError("the model stalled mid-answer") from None
+        except Exception as exc:  # the HTTP layer's own errors
+            raise ModelError(f"the model stream broke: {_describe(exc)}") from None
+        finally:
+            # Shielded: on cancellation (client gone) the upstream connection must still close.
+            with anyio.CancelScope(shield=True):
+                await response.close()
+
+    async def check(self) -> None:
+        """Raise unless the endpoint answers (`/readyz`): its model list, which costs no tokens."""
+        await self._client.models.list()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]

@@ -1,0 +1,311 @@
+"""Hybrid retrieval: dense and BM25 branches in parallel, fused, optionally reranked, and
+resolved to blocks that carry the chunk's ORIGINAL text and its document's identity."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from ..config import Settings
+from ..embed.backends import Embedder, Vectors
+from ..embed.queries import QueryEmbedder
+from ..errors import InvalidFieldError
+from ..index.base import Index, IndexHit
+from ..index.bm25 import query_vector
+from ..index.features import ChunkFeatures, load_features
+from ..store.documents import DocumentStore
+from ..text import tokenize
+from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
+from .rerank import Reranker, RerankError
+
+BRANCHES = ("dense", "bm25")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _nothing(result: object) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One retrieved chunk, numbered `n` (1-based) in the order it is offered to the model."""
+
+    n: int
+    chunk_id: str
+    doc_id: str
+    version: int
+    sha256: str
+    name: str
+    filename: str
+    start: int
+    end: int
+    text: str
+    scores: Mapping[str, float]
+    # Computed at ingest (None: not stored; the gate and evidence score compute them).
+    features: ChunkFeatures | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"/v1/documents/{self.doc_id}/versions/{self.version}/content"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "n": self.n,
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "version": self.version,
+            "sha256": self.sha256,
+            "name": self.name,
+            "filename": self.filename,
+            "start": self.start,
+            "end": self.end,
+            "text": self.text,
+            "scores": dict(self.scores),
+            "url": self.url,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    collection: str
+    blocks: tuple[Block, ...]
+    fusion: FusionMethod
+    weights: Mapping[str, float]
+    dense: str
+    rerank: str
+    timings_ms: Mapping[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "query": self.query,
+            "collection": self.collection,
+            "fusion": self.fusion,
+            "weights": dict(self.weights),
+            "dense": self.dense,
+            "rerank": self.rerank,
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+            "blocks": [b.to_json() for b in self.blocks],
+        }
+
+
+@dataclass(slots=True)
+class _Plan:
+    """One search's checked parameters and the timings it collects on its way."""
+
+    query: str
+    collection: str
+    top_k: int
+    method: FusionMethod
+    weights: Mapping[str, float]
+    limit: int
+    rerank: str = "off"
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Retriever:
+    def __init__(
+        self,
+        store: DocumentStore,
+        index: Index,
+        embedder: Embedder | None,
+        settings: Settings,
+        *,
+        reranker: Reranker | None = None,
+        dense_status: str = "",
+        queries: QueryEmbedder | None = None,
+    ) -> None:
+        self.store = store
+        self.index = index
+        self.embedder = embedder
+        self.reranker = reranker
+        self.settings = settings
+        self.dense_status = dense_status or ("on" if embedder else "off")
+        self.queries = queries or (QueryEmbedder(embedder) if embedder is not None else None)
+        self._limiter: anyio.CapacityLimiter | None = None
+        # Called with each search's timings (ms by branch), e.g. for the Prometheus metrics.
+        self.on_search: Callable[[Mapping[str, float]], None] | None = None
+
+    async def search(
+        self,
+        query: str,
+        *,
+        collection: str | None = None,
+        top_k: int | None = None,
+        weights: Mapping[str, float] | None = None,
+        fusion: str | None = None,
+    ) -> SearchResult:
+        result, _ = await self.search_then(
+            query, _nothing, collection=collection, top_k=top_k, weights=weights, fusion=fusion
+        )
+        return result
+
+    async def search_then(
+        self,
+        query: str,
+        then: Callable[[SearchResult], T],
+        *,
+        collection: str | None = None,
+        top_k: int | None = None,
+        weights: Mapping[str, float] | None = None,
+        fusion: str | None = None,
+    ) -> tuple[SearchResult, T]:
+        """Search, then run `then` on the result in the same worker-thread call: one hand-off
+        for the index, the store and whatever the caller needs computed from the blocks."""
+        settings = self.settings
+        if not query.strip():
+            raise InvalidFieldError("query must not be empty")
+        collection = collection or settings.default_collection
+        top_k = settings.top_k if top_k is None else top_k
+        if not 1 <= top_k <= 100:
+            raise InvalidFieldError("top_k must be between 1 and 100")
+        method = fusion or settings.fusion
+        if method not in FUSION_METHODS:
+            raise InvalidFieldError(f"fusion must be one of {list(FUSION_METHODS)}")
+        chosen = check_weights(
+            weights or {"dense": settings.dense_weight, "bm25": settings.bm25_weight}, BRANCHES
+        )
+        plan = _Plan(query, collection, top_k, method, chosen, max(settings.candidates, top_k))
+        found = await self._search(plan, then)
+        if self.on_search is not None:
+            self.on_search(found[0].timings_ms)
+        return found
+
+    async def _search(
+        self, plan: _Plan, then: Callable[[SearchResult], T]
+    ) -> tuple[SearchResult, T]:
+        query, chosen = plan.query, plan.weights
+        started = time.perf_counter()
+        vector: Vectors | None = None
+        if self.queries is not None and chosen["dense"] != 0:
+            vector = await self.queries.embed(query)
+            plan.timings["embed"] = (time.perf_counter() - started) * 1000
+        if self.reranker is None:
+            return await self._worker(self._search_sync, plan, vector, started, then)
+        fused = await self._worker(self._fused, plan, vector)
+        rerank_status = "off"
+        if fused:
+            t0 = time.perf_counter()
+            fused, rerank_status = await self._rerank(query, fused)
+            plan.timings["rerank"] = (time.perf_counter() - t0) * 1000
+        plan.rerank = rerank_status
+        return await self._worker(self._finish, plan, fused, started, then)
+
+    async def _worker(self, func: Callable[..., R], *args: Any) -> R:
+        """Run blocking work in a worker thread, at most `limiter` at once, so that bursts of
+        requests queue here instead of crowding the event loop out of the GIL."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.settings.cpu_workers)
+        return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
+
+    def _search_sync(
+        self,
+        plan: _Plan,
+        vector: Vectors | None,
+        started: float,
+        then: Callable[[SearchResult], T],
+    ) -> tuple[SearchResult, T]:
+        return self._finish(plan, self._fused(plan, vector), started, then)
+
+    def _fused(self, plan: _Plan, vector: Vectors | None) -> list[Fused]:
+        """Both branches, live-version filter and fusion (blocking)."""
+        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
+        timings = plan.timings
+        if vector is not None:
+            t0 = time.perf_counter()
+            branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
+            timings["dense"] = (time.perf_counter() - t0) * 1000
+        if plan.weights["bm25"] != 0:
+            t0 = time.perf_counter()
+            sparse = query_vector(tokenize(plan.query))
+            branches["bm25"] = self.index.search_sparse(sparse, plan.collection, plan.limit)
+            timings["bm25"] = (time.perf_counter() - t0) * 1000
+        t0 = time.perf_counter()
+        live = self.store.live_versions({h.doc_id for hits in branches.values() for h in hits})
+        # Only each document's live version may answer: points of an older version can
+        # linger for a moment after a new version goes live.
+        current = {
+            name: [(h.chunk_id, h.score) for h in hits if live.get(h.doc_id) == h.version]
+            for name, hits in branches.items()
+        }
+        fused = fuse(current, plan.weights, plan.method)
+        timings["fuse"] = (time.perf_counter() - t0) * 1000
+        return fused
+
+    def _finish(
+        self,
+        plan: _Plan,
+        fused: list[Fused],
+        started: float,
+        then: Callable[[SearchResult], T],
+    ) -> tuple[SearchResult, T]:
+        blocks = self._blocks(fused[: plan.top_k])
+        plan.timings["total"] = (time.perf_counter() - started) * 1000
+        result = SearchResult(
+            query=plan.query,
+            collection=plan.collection,
+            blocks=tuple(blocks),
+            fusion=plan.method,
+            weights=plan.weights,
+            dense=self.dense_status,
+            rerank=plan.rerank,
+            timings_ms=plan.timings,
+        )
+        return result, then(result)
+
+    async def _rerank(self, query: str, fused: list[Fused]) -> tuple[list[Fused], str]:
+        assert self.reranker is not None
+        head = fused[: self.settings.candidates]
+        chunks = await self._worker(self.store.chunks_by_id, [f.id for f in head])
+        texts = [chunks[f.id].text if f.id in chunks else "" for f in head]
+        try:
+            scores = await self.reranker.rerank(query, texts)
+        except RerankError as exc:
+            return fused, f"fallback: {exc}"
+        ranked = sorted(
+            (
+                Fused(f.id, f.score, {**f.raw, "fused": f.score, "rerank": s})
+                for f, s in zip(head, scores, strict=True)
+            ),
+            key=lambda f: -f.raw["rerank"],
+        )
+        return ranked + fused[len(head) :], f"on: {self.reranker.name}"
+
+    def _blocks(self, fused: list[Fused]) -> list[Block]:
+        sources = self.store.chunk_sources([f.id for f in fused])
+        features = load_features(self.store, list(sources))
+        blocks: list[Block] = []
+        for item in fused:
+            source = sources.get(item.id)
+            if source is None:
+                continue  # deleted between search and now
+            chunk, name, filename, sha256 = (
+                source.chunk,
+                source.name,
+                source.filename,
+                source.sha256,
+            )
+            scores = {"fused": item.score, **item.raw}
+            blocks.append(
+                Block(
+                    n=len(blocks) + 1,
+                    chunk_id=chunk.id,
+                    doc_id=chunk.doc_id,
+                    version=chunk.version,
+                    sha256=sha256,
+                    name=name,
+                    filename=filename,
+                    start=chunk.start,
+                    end=chunk.end,
+                    text=chunk.text,
+                    scores=scores,
+                    features=features.get(chunk.id),
+                )
+            )
+        return blocks

@@ -1,0 +1,1 @@
+"""The document store: documents by id, numbered versions, chunks and original bytes."""
