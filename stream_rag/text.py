@@ -46,17 +46,18 @@ def normalise(text: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def _word_tokens(word: str) -> tuple[str, ...]:
+def word_tokens(word: str) -> tuple[str, ...]:
+    """The index terms of one whitespace-separated word (edge punctuation stripped)."""
     if _HAS_CJK.search(word):
         out: list[str] = []
         pos = 0
         for match in _CJK_RUN.finditer(word):
-            out.extend(_word_tokens(word[pos : match.start()]) if match.start() > pos else ())
+            out.extend(word_tokens(word[pos : match.start()]) if match.start() > pos else ())
             run = match.group()
             out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
             pos = match.end()
         if pos < len(word):
-            out.extend(_word_tokens(word[pos:]))
+            out.extend(word_tokens(word[pos:]))
         return tuple(out)
     stripped = _EDGE_PUNCT.sub("", word)
     if not stripped or stripped in STOP_WORDS:
@@ -69,7 +70,7 @@ def _word_tokens(word: str) -> tuple[str, ...]:
 def tokenize(text: str) -> list[str]:
     """Index terms of `text`, in order, duplicates kept."""
     words = blingfire.text_to_words(normalise(text)).split()
-    return [token for word in words for token in _word_tokens(word)]
+    return [token for word in words for token in word_tokens(word)]
 
 
 def term_counts(text: str) -> Counter[str]:

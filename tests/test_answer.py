@@ -159,11 +159,9 @@ def test_fabrications_never_reach_the_client(services: Services, mode: str) -> N
                 assert rejudge(services, sources, event).ok
     assert app.state.stats.requests == 50
     assert sum(dropped.values()) > 0
-    # A changed number that happens to occur elsewhere in the cited block passes the number
-    # check (it is present there): allowed by the acceptance rule, and rare.
-    if mode == "changed_number":
-        assert emitted <= 0.1 * (emitted + sum(dropped.values()))
-    elif mode != "mixed":
+    # Including a changed number that occurs elsewhere in the cited block ("$12 per month"
+    # for the Pro plan, the Team plan's price): it is checked against the statement copied.
+    if mode != "mixed":
         assert emitted == 0
     print(f"\n{mode}: emitted {emitted}, dropped {dict(dropped)}")
 

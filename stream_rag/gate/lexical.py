@@ -18,6 +18,15 @@ from ..index.features import ChunkFeatures
 from ..text import tokenize
 from .citations import Citation, extract
 from .quantities import NUMBER_WORDS, UNIT_WORDS, Stated, canonical, scan
+from .statements import (
+    NEGATION_CUE,
+    Statement,
+    read_statements,
+    unvouched_quantity,
+)
+from .statements import (
+    polarity as check_polarity,
+)
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",
@@ -75,7 +84,7 @@ DISCOURSE_WORDS = frozenset(
 # Blingfire splits "can't" into "ca n't"; the stray halves are not words.
 _FRAGMENTS = frozenset({"ca", "wo", "sha"})
 NEGATION = "not"  # one pseudo-term for every negation cue: a claim's polarity must be in the block
-_NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|cannot|none|neither)\b|n't\b")
+_NEGATION_RE = NEGATION_CUE
 _NEGATION_HINTS = ("no", "n't", "never", "neither")  # substrings of every cue; cheaper than re
 _NUMERIC_TOKEN = re.compile(r"[\d.,:/]*\d[\d.,:/]*(?:st|nd|rd|th|s|am|pm)?")
 
@@ -106,10 +115,11 @@ _VOWEL = re.compile("[aeiouy]")
 
 @dataclass(frozen=True, slots=True)
 class _Evidence:
-    """What one block can vouch for: its terms and the quantities it states."""
+    """What one block can vouch for: its terms, the quantities it states, its statements."""
 
     terms: frozenset[str]
     stated: Stated
+    statements: tuple[Statement, ...]
 
 
 _NOT_TERMS = DISCOURSE_WORDS | _FRAGMENTS | UNIT_WORDS | NUMBER_WORDS
@@ -154,8 +164,11 @@ def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
 
 
 def _evidence(text: str) -> _Evidence:
+    from ..answer.conflicts import _statement_spans as statement_spans
+
     found, words = scan(canonical(text))
-    return _Evidence(frozenset(_terms(words)), Stated.of(found, words))
+    statements = read_statements(text, statement_spans(text))
+    return _Evidence(frozenset(_terms(words)), Stated.of(found, words), statements)
 
 
 # --- the gate ---------------------------------------------------------------------------------
@@ -198,7 +211,7 @@ class GateContext:
         # Stored features, where given, spare tokenising and scanning the block again.
         given = features if features is not None else [None] * len(blocks)
         self._evidence = tuple(
-            _evidence(block) if f is None else _Evidence(f.terms, f.stated)
+            _evidence(block) if f is None else _Evidence(f.terms, f.stated, f.statements)
             for block, f in zip(blocks, given, strict=True)
         )
         df = Counter(term for block in self._evidence for term in block.terms)
@@ -251,6 +264,12 @@ class GateContext:
         score, missing = self._substance(terms, self._cited_terms(cited))
         unsupported = sum(self.weights.get(t, self.unseen_weight) for t in missing)
         unsupported /= self.unseen_weight
+        # Polarity is checked against the statements the sentence matches, not anywhere in
+        # the block; only when there is a negation to check.
+        polarity = ""
+        if NEGATION in terms or any(NEGATION in b.terms for b in blocks):
+            statements = [s for b in blocks for s in b.statements]
+            polarity = check_polarity(terms, words, statements, self.weights, self.unseen_weight)
         if score < self.threshold:
             why = f"overlap {score:.2f} < {self.threshold:.2f}"
         elif NEGATION in missing:  # "X is not Y" shares every word with "X is Y"
@@ -258,29 +277,27 @@ class GateContext:
         elif self.max_unsupported is not None and unsupported > self.max_unsupported - 1e-9:
             why = f"unsupported weight {unsupported:.1f} >= {self.max_unsupported:.1f}"
         else:
-            why = ""
-        unvouched = next(
-            (q for q in stated if not any(b.stated.vouches_for(q) for b in blocks)), None
-        )
+            why = polarity
+        unvouched = None
+        if stated:
+            unvouched = unvouched_quantity(stated, words, blocks, self.weights, self.unseen_weight)
         if why:
             # Only a sentence that fails on overlap alone may get a second opinion: a
-            # changed number or a dropped negation stays a hard failure.
+            # changed number or a flipped polarity stays a hard failure.
             return Verdict(
                 False,
                 "low_overlap",
                 cited,
                 score,
-                f"{why}; not in {_refs(cited)}: {_quote(missing)}",
-                grey=unvouched is None and NEGATION not in missing,
+                f"{why}; not in {_refs(cited)}: {_quote(missing)}" if why != polarity else why,
+                grey=unvouched is None and NEGATION not in missing and not polarity,
             )
         if unvouched is not None:
-            return Verdict(
-                False,
-                "number_mismatch",
-                cited,
-                score,
-                f"{unvouched.text!r} is not in {_refs(cited)}",
-            )
+            detail = f"{unvouched.text!r} is not in {_refs(cited)}"
+            if any(b.stated.vouches_for(unvouched) for b in blocks):
+                detail = f"{unvouched.text!r} replaces the number of the statement it copies"
+                detail += f" in {_refs(cited)}"
+            return Verdict(False, "number_mismatch", cited, score, detail)
         return Verdict(True, "ok", cited, score, f"overlap {score:.2f}")
 
     def block_text(self, n: int) -> str:

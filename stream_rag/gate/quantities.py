@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..text import normalise
 
@@ -86,6 +86,7 @@ class Quantity:
     values: tuple[Value, ...] = ()
     dates: tuple[Date, ...] = ()
     times: tuple[Time, ...] = ()
+    span: tuple[int, int] = field(default=(0, 0), compare=False)  # where, in the scanned text
 
 
 def _zh_number(run: str) -> int:
@@ -169,7 +170,8 @@ def _date(match: re.Match[str]) -> Quantity:
     else:
         month = int(g["m"]) if "m" in g else _MONTHS[g["mon"][:3]]
         dates = {(year, month, int(g["d"]) if g.get("d") else None)}
-    return Quantity(match.group().strip(), dates=tuple(sorted(dates, key=str)))
+    dated = tuple(sorted(dates, key=str))
+    return Quantity(match.group().strip(), dates=dated, span=match.span())
 
 
 def _time(match: re.Match[str]) -> Quantity:
@@ -179,7 +181,8 @@ def _time(match: re.Match[str]) -> Quantity:
         hours = [hour % 12 + (12 if meridiem == "p" else 0)]
     else:
         hours = [hour, hour + 12] if 1 <= hour < 12 else [hour]
-    return Quantity(match.group().strip(), times=tuple((h, minute) for h in hours))
+    timed = tuple((h, minute) for h in hours)
+    return Quantity(match.group().strip(), times=timed, span=match.span())
 
 
 def _value(match: re.Match[str], text: str) -> Quantity:
@@ -192,7 +195,7 @@ def _value(match: re.Match[str], text: str) -> Quantity:
     if not unit and (after := _NEXT_WORD.match(text, match.end())):
         word = after.group(1)  # "45 days" says more than "45"
         shown += word[0] if word[0] >= "\u3040" else f" {word}"  # CJK: 45天
-    return Quantity(shown, values=((round(value, 6), unit or None),))
+    return Quantity(shown, values=((round(value, 6), unit or None),), span=match.span())
 
 
 def quantities(text: str) -> list[Quantity]:

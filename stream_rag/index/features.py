@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..gate.quantities import Date, Stated, Time, Value, canonical, scan
+from ..gate.statements import Statement, read_statements
 from ..text import tokenize
 
 if TYPE_CHECKING:
@@ -21,32 +22,33 @@ if TYPE_CHECKING:
     from ..types import Chunk
 
 # Bump when what is computed changes: older rows are then ignored and recomputed.
-FEATURES_VERSION = 1
+FEATURES_VERSION = 2  # 2: each statement's terms, quantities and negated terms
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkFeatures:
     """A chunk's gate terms (stemmed content terms, numbers out), evidence stems (stemmed BM25
-    tokens), the quantities it states, and its statement spans in the chunk text."""
+    tokens), the quantities it states, its statement spans in the chunk text, and what the
+    gate reads in each statement."""
 
     terms: frozenset[str]
     stems: frozenset[str]
     stated: Stated
     spans: tuple[tuple[int, int], ...]
+    statements: tuple[Statement, ...] = ()
 
     def to_json(self) -> str:
-        stated = self.stated
+        statements = [
+            [sorted(s.terms), sorted(s.negated), _stated_json(s.stated)] for s in self.statements
+        ]
         return json.dumps(
             {
                 "v": FEATURES_VERSION,
                 "terms": sorted(self.terms),
                 "stems": sorted(self.stems),
-                "values": sorted(stated.values),
-                "bare": sorted(stated.bare),
-                "with_unit": sorted(stated.with_unit, key=repr),
-                "dates": sorted(stated.dates, key=repr),
-                "times": sorted(stated.times),
+                **_stated_json(self.stated),
                 "spans": self.spans,
+                "statements": statements,
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -59,17 +61,45 @@ class ChunkFeatures:
             data = json.loads(raw)
             if data.get("v") != FEATURES_VERSION:
                 return None
-            stated = Stated(
-                frozenset(data["values"]),
-                frozenset(data["bare"]),
-                frozenset(_value(v) for v in data["with_unit"]),
-                frozenset(_date(d) for d in data["dates"]),
-                frozenset(_time(t) for t in data["times"]),
-            )
             spans = tuple((int(s), int(e)) for s, e in data["spans"])
-            return cls(frozenset(data["terms"]), frozenset(data["stems"]), stated, spans)
+            statements = tuple(
+                Statement(frozenset(terms), _stated(stated), frozenset(negated))
+                for terms, negated, stated in data["statements"]
+            )
+            return cls(
+                frozenset(data["terms"]),
+                frozenset(data["stems"]),
+                _stated(data),
+                spans,
+                statements,
+            )
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
+
+
+_NOTHING = Stated(frozenset(), frozenset(), frozenset(), frozenset(), frozenset())
+
+
+def _stated_json(stated: Stated) -> dict[str, list[Any]]:
+    if stated == _NOTHING:
+        return {}  # most statements state no number: keep their rows short
+    return {
+        "values": sorted(stated.values),
+        "bare": sorted(stated.bare),
+        "with_unit": sorted(stated.with_unit, key=repr),
+        "dates": sorted(stated.dates, key=repr),
+        "times": sorted(stated.times),
+    }
+
+
+def _stated(data: dict[str, Any]) -> Stated:
+    return Stated(
+        frozenset(float(v) for v in data.get("values", ())),
+        frozenset(float(v) for v in data.get("bare", ())),
+        frozenset(_value(v) for v in data.get("with_unit", ())),
+        frozenset(_date(d) for d in data.get("dates", ())),
+        frozenset(_time(t) for t in data.get("times", ())),
+    )
 
 
 def _value(item: list[object]) -> Value:
@@ -98,11 +128,13 @@ def compute(text: str) -> ChunkFeatures:
     from ..gate.lexical import stem
 
     found, words = scan(canonical(text))
+    spans = tuple(statement_spans(text))
     return ChunkFeatures(
         terms=frozenset(gate_terms(words)),
         stems=frozenset(stem(t) for t in tokenize(text)),
         stated=Stated.of(found, words),
-        spans=tuple(statement_spans(text)),
+        spans=spans,
+        statements=read_statements(text, spans),
     )
 
 
