@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from stream_rag.gate_eval import load
-from stream_rag.minilm import MiniLMEmbedder
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.gate.evaluate import load
 
 RUNTIMES = ("numpy", "onnxruntime")
 

@@ -50,8 +50,8 @@ import numpy.typing as npt
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
-from .minilm_ort import NEG_BIAS, OrtEncoder
-from .minilm_ort import available as ort_available
+from .ort import NEG_BIAS, OrtEncoder
+from .ort import available as ort_available
 
 __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
 
@@ -77,7 +77,7 @@ _GELU_ROWS: Final = 128
 _ATTN_SCORE_ELEMS: Final = 1 << 20
 # Below this many tokens in one call, threads cost more than they save.
 _MIN_PARALLEL_TOKENS: Final = 1024
-# Calls up to this many tokens run on onnxruntime when it is there (see minilm_ort.py).
+# Calls up to this many tokens run on onnxruntime when it is there (see ort.py).
 SMALL_CALL_TOKENS: Final = 1024
 # Most padding (as a share of a group's real tokens) a padded onnxruntime group takes on.
 _MAX_PADDING: Final = 0.25
@@ -397,7 +397,7 @@ class MiniLMEmbedder:
             runtime: "auto" runs small calls (up to `SMALL_CALL_TOKENS` tokens, e.g.
                 one sentence or a few queries) on onnxruntime when it is installed,
                 "numpy" never does, "onnxruntime" requires it; big calls stay on the
-                packed numpy path, as fast there (see minilm_ort.py).
+                packed numpy path, as fast there (see ort.py).
         """
         if runtime not in ("auto", "numpy", "onnxruntime"):
             raise ValueError(f"runtime must be auto, numpy or onnxruntime, got {runtime!r}")
