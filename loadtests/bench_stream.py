@@ -2,15 +2,20 @@
 sentence", over real HTTP, for one stream and for many concurrent streams.
 
     python -m loadtests.bench_stream --concurrency 100 --tokens-per-second 50
+    python -m loadtests.bench_stream --concurrency 100 --tokens-per-second 50 --burn-core
 
-A fake OpenAI-compatible model runs in this process (uvicorn thread) and records when it sent
-each piece; `stream-rag serve` runs as a subprocess on the bundled sample knowledge base and
-uses it as its model; clients here read the SSE stream. A sentence's end is knowable when the
-model sends the first piece after it (its citation markers may still follow the full stop) or
-ends the stream: replaying the model's pieces through the same `SentenceBuffer` gives that
-moment per sentence. The figure is the client's arrival time minus that moment (both
-`time.monotonic()`, one clock per machine), so it measures the gate, SSE and network, not the
-model. `done.ttfs_ms` (request to first verified sentence) is reported too.
+Three processes: the fake OpenAI-compatible model (which records when it sent each piece),
+`stream-rag serve` on the bundled sample knowledge base using it as its model, and this one,
+whose clients read the SSE streams. Each its own process, so that the clients' work does not
+slow the fake's pace. A sentence's end is knowable when the model sends the first piece after
+it (its citation markers may still follow the full stop) or ends the stream: replaying the
+model's pieces through the same `SentenceBuffer` gives that moment per sentence. The lag is the
+client's arrival time minus that moment (`time.monotonic()`, one clock per machine), so it
+measures the gate, SSE and network, not the model. `done.ttfs_ms` (request to first verified
+sentence) is reported too, and the client's time to first sentence cut in three: request to
+the model's first piece, first piece to the first sentence's end (the model's pace), that end
+to the client. The server's CPU time (process, and its event-loop thread) is read from /proc.
+`--burn-core` runs `python3 -c 'while True: pass'` alongside, loading one core.
 """
 
 from __future__ import annotations
@@ -18,21 +23,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
 
 from stream_rag.gate.segment import SentenceBuffer
+from stream_rag.loadtest.command import cpu_seconds
 from stream_rag.loadtest.users import QUESTIONS
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.retrieve.metrics import percentile
-from tests.helpers import free_port, running_server
+from tests.helpers import free_port
+
+Timelines = dict[str, list[tuple[str, float]]]
 
 
 def knowable_times(timeline: list[tuple[str, float]]) -> list[float]:
@@ -46,10 +62,23 @@ def knowable_times(timeline: list[tuple[str, float]]) -> list[float]:
     return times
 
 
+def serve_fake(port: int, tokens_per_second: float) -> None:
+    """The fake model (child process), plus a route that hands its timelines to the bench."""
+    fake = create_fake_llm(FakeConfig(tokens_per_second=tokens_per_second))
+
+    async def timelines(request: Request) -> JSONResponse:
+        return JSONResponse(fake.state.stats.timelines)
+
+    app = Starlette(routes=[Route("/_bench/timelines", timelines), Mount("/", app=fake)])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
 async def one_stream(client: httpx.AsyncClient, question: str) -> dict[str, Any]:
     arrivals: dict[int, float] = {}
     done: dict[str, Any] = {}
+    ended = "neither"
     name = "message"
+    sent = time.monotonic()
     async with client.stream("POST", "/v1/chat", json={"question": question}) as response:
         async for line in response.aiter_lines():
             if line.startswith("event:"):
@@ -59,52 +88,131 @@ async def one_stream(client: httpx.AsyncClient, question: str) -> dict[str, Any]
                 if name == "sentence":
                     arrivals[data["index"]] = time.monotonic()
                 elif name == "done":
-                    done = data
-    return {"question": question, "arrivals": arrivals, "done": done}
+                    done, ended = data, "done"
+                elif name == "error":
+                    ended = f"error:{data.get('code')}"
+    return {"question": question, "sent": sent, "arrivals": arrivals, "done": done, "ended": ended}
 
 
-def lags(results: list[dict[str, Any]], stats: Any) -> tuple[list[float], list[float]]:
-    out: list[float] = []
-    ttfs: list[float] = []
+def figures(results: list[dict[str, Any]], timelines: Timelines) -> dict[str, list[float]]:
+    """Sentence lags, `done.ttfs_ms`, and the client's time to first sentence in three parts."""
+    out: dict[str, list[float]] = {k: [] for k in ("lag", "ttfs", "pre", "model", "deliver")}
     for result in results:
-        known = knowable_times(stats.timelines.get(result["question"], []))
+        timeline = [(piece, float(at)) for piece, at in timelines.get(result["question"], [])]
+        known = knowable_times(timeline)
         for index, arrived in result["arrivals"].items():
             if index < len(known):
-                out.append((arrived - known[index]) * 1000)
+                out["lag"].append((arrived - known[index]) * 1000)
         if result["done"].get("ttfs_ms") is not None:
-            ttfs.append(result["done"]["ttfs_ms"])
-    return out, ttfs
+            out["ttfs"].append(result["done"]["ttfs_ms"])
+        first = min(result["arrivals"], default=None)
+        if timeline and first is not None and first < len(known):
+            out["pre"].append((timeline[0][1] - result["sent"]) * 1000)
+            out["model"].append((known[first] - timeline[0][1]) * 1000)
+            out["deliver"].append((result["arrivals"][first] - known[first]) * 1000)
+    return out
+
+
+def report(label: str, results: list[dict[str, Any]], timelines: Timelines) -> None:
+    found = figures(results, timelines)
+    print(summary(f"{label} sentence lag", found["lag"]))
+    print(summary(f"{label} ttfs (done)", found["ttfs"]))
+    print(summary(f"{label}   request -> model's first piece", found["pre"]))
+    print(summary(f"{label}   first piece -> sentence end", found["model"]))
+    print(summary(f"{label}   sentence end -> client", found["deliver"]))
+    ended: dict[str, int] = {}
+    for result in results:
+        ended[result["ended"]] = ended.get(result["ended"], 0) + 1
+    print(f"{label} ended: " + ", ".join(f"{k} {v}" for k, v in sorted(ended.items())))
 
 
 def summary(label: str, values: list[float]) -> str:
     if not values:
         return f"{label}: no samples"
     return (
-        f"{label}: n={len(values)} p50 {statistics.median(values):7.2f} ms  "
-        f"p99 {percentile(values, 0.99):7.2f} ms  max {max(values):7.2f} ms"
+        f"{label}: n={len(values)} p50 {statistics.median(values):7.1f} ms  "
+        f"p99 {percentile(values, 0.99):7.1f} ms  max {max(values):7.1f} ms"
     )
 
 
-async def run(base_url: str, stats: Any, concurrency: int, rounds: int) -> None:
+def thread_cpu_s(pid: int, tid: int) -> float:
+    """User + system CPU seconds of one thread of `pid` (Linux)."""
+    fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class ServerCpu:
+    """The server's CPU time over a phase: the whole process, and its main thread, which runs
+    the event loop (every stream's I/O, parsing and gating goes through it)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.start = self.read()
+
+    def read(self) -> tuple[float, float]:
+        return cpu_seconds(self.pid) or 0.0, thread_cpu_s(self.pid, self.pid)
+
+    def report(self, label: str, streams: int) -> None:
+        process, loop = (b - a for a, b in zip(self.start, self.read(), strict=True))
+        print(
+            f"{label} server CPU {process:5.2f} s ({process / streams * 1000:5.1f} ms/stream), "
+            f"event-loop thread {loop:5.2f} s ({loop / streams * 1000:5.1f} ms/stream)"
+        )
+
+
+async def run(base_url: str, fake_url: str, concurrency: int, rounds: int, pid: int) -> None:
     limits = httpx.Limits(max_connections=concurrency + 10)
-    async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client,
+        httpx.AsyncClient(base_url=fake_url, timeout=60) as fake,
+    ):
         await one_stream(client, "warm up: " + QUESTIONS[0])
+        cpu = ServerCpu(pid)
         single = [
             await one_stream(client, f"{QUESTIONS[i % len(QUESTIONS)]} (single {i})")
             for i in range(rounds)
         ]
-        lag, ttfs = lags(single, stats)
-        print(summary("1 stream     sentence lag", lag))
-        print(summary("1 stream     ttfs (done)  ", ttfs))
+        cpu.report("1 stream   ", max(1, rounds))
+        cpu = ServerCpu(pid)
         many = await asyncio.gather(
             *(
                 one_stream(client, f"{QUESTIONS[i % len(QUESTIONS)]} (concurrent {i})")
                 for i in range(concurrency)
             )
         )
-        lag, ttfs = lags(list(many), stats)
-        print(summary(f"{concurrency} streams  sentence lag", lag))
-        print(summary(f"{concurrency} streams  ttfs (done)  ", ttfs))
+        cpu.report(f"{concurrency} streams", concurrency)
+        timelines = (await fake.get("/_bench/timelines")).json()
+        report("1 stream   ", single, timelines)
+        report(f"{concurrency} streams", list(many), timelines)
+
+
+@contextmanager
+def burning(enabled: bool) -> Any:
+    """Another process spinning on one core while the streams run, if asked."""
+    if not enabled:
+        yield
+        return
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        burner.kill()
+        burner.wait()
+
+
+def wait_ready(base_url: str, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 120
+    with httpx.Client(base_url=base_url) as client:
+        while True:
+            try:
+                documents = client.get("/v1/documents").json()["documents"]
+                if documents and all(d["live_version"] for d in documents):
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("server did not get ready")
+            time.sleep(0.2)
 
 
 def main() -> None:
@@ -112,15 +220,24 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=20, help="sequential single streams")
     parser.add_argument("--tokens-per-second", type=float, default=50)
+    parser.add_argument(
+        "--burn-core", action="store_true", help="load one core with another process meanwhile"
+    )
     args = parser.parse_args()
-    fake = create_fake_llm(FakeConfig(tokens_per_second=args.tokens_per_second))
-    with running_server(fake) as llm_url, tempfile.TemporaryDirectory() as data_dir:
+    fake_port = free_port()
+    fake = multiprocessing.get_context("spawn").Process(
+        target=serve_fake, args=(fake_port, args.tokens_per_second), daemon=True
+    )
+    fake.start()
+    fake_url = f"http://127.0.0.1:{fake_port}"
+    with tempfile.TemporaryDirectory() as data_dir:
         port = free_port()
         env = {
             **os.environ,
             "STREAM_RAG_DATA_DIR": data_dir,
-            "STREAM_RAG_LLM_BASE_URL": f"{llm_url}/v1",
+            "STREAM_RAG_LLM_BASE_URL": f"{fake_url}/v1",
             "STREAM_RAG_LOG_LEVEL": "warning",
+            "STREAM_RAG_ACCESS_LOG": "false",  # a line per request would flood the output
         }
         server = subprocess.Popen(
             [sys.executable, "-m", "stream_rag.cli", "serve", "--sample", "--port", str(port)],
@@ -128,22 +245,18 @@ def main() -> None:
         )
         base_url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    documents = httpx.get(f"{base_url}/v1/documents").json()["documents"]
-                    if documents and all(d["live_version"] for d in documents):
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not get ready")
-                time.sleep(0.2)
-            print(f"fake model at {args.tokens_per_second:g} tokens/s; sample knowledge base")
-            asyncio.run(run(base_url, fake.state.stats, args.concurrency, args.rounds))
+            wait_ready(base_url, server)
+            print(
+                f"fake model at {args.tokens_per_second:g} tokens/s; sample knowledge base"
+                + ("; one core loaded by another process" if args.burn_core else "")
+            )
+            with burning(args.burn_core):
+                asyncio.run(run(base_url, fake_url, args.concurrency, args.rounds, server.pid))
         finally:
             server.terminate()
             server.wait(timeout=30)
+            fake.terminate()
+            fake.join(timeout=10)
 
 
 if __name__ == "__main__":

@@ -205,6 +205,9 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
 
         async def events() -> AsyncIterator[str]:
             delay = 1 / config.tokens_per_second if config.tokens_per_second > 0 else 0.0
+            # Paced on a schedule, like a model server: a late wake-up (a busy event loop)
+            # does not push every later piece back.
+            due = anyio.current_time()
             try:
                 yield chunk({"role": "assistant", "content": ""})
                 for i, piece in enumerate(pieces):
@@ -217,8 +220,10 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
                         raise ConnectionAbortedError("fake-llm: scripted error mid-stream")
                     if config.stall_after is not None and i == config.stall_after:
                         await anyio.sleep(config.stall_s)
+                        due += config.stall_s
                     if delay:
-                        await anyio.sleep(delay)
+                        due += delay
+                        await anyio.sleep(max(0.0, due - anyio.current_time()))
                     timeline.append((piece, time.monotonic()))
                     yield chunk({"content": piece})
                 yield chunk({}, "stop")
