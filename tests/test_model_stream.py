@@ -32,8 +32,11 @@ def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starle
     raw = body.encode()
     received: list[dict[str, object]] = []
 
+    clients: list[object] = []
+
     async def completions(request: Request) -> Response:
         received.append(await request.json())
+        clients.append(request.client)
 
         async def chunks() -> AsyncIterator[bytes]:
             if stall:
@@ -46,6 +49,7 @@ def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starle
 
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
     app.state.received = received
+    app.state.clients = clients
     return app
 
 
@@ -70,6 +74,24 @@ async def test_recorded_server_shapes(name: str) -> None:
     [request] = app.state.received
     assert request["stream"] is True
     assert request["messages"] == [{"role": "user", "content": MESSAGES[0].content}]
+
+
+@pytest.mark.anyio
+async def test_answers_in_a_row_share_one_connection() -> None:
+    # The body's end after `[DONE]` is read, so the connection goes back to the pool.
+    body = (FIXTURES / "openai.sse").read_text(encoding="utf-8")
+    app = recorded_server(body)
+    with running_server(app) as base_url:
+        model = OpenAIChatModel(f"{base_url}/v1", "m")
+        try:
+            for _ in range(3):
+                async with aclosing(model.stream(MESSAGES)) as pieces:
+                    assert "".join([piece async for piece in pieces]) == EXPECTED
+        finally:
+            await model.aclose()
+    first, *others = app.state.clients
+    assert first is not None
+    assert others == [first, first]  # the same client address and port: one connection
 
 
 @pytest.mark.anyio

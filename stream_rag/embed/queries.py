@@ -2,8 +2,11 @@
 
 MiniLM on one short question is all tiny matrix multiplies: ten questions in one call cost
 about what two cost alone. Requests that arrive while a call runs (or within `wait_s` of the
-first) are embedded together in the next call; only one call runs at a time, so embedding
-never takes more than one worker thread. Recent questions are answered from an LRU cache.
+first) are embedded together in the next call, at most `max_batch` per call: past ~16 a batch
+costs as much per question as 16 do, and a smaller one releases its questions to retrieval
+sooner (a burst of 100 goes through in a pipeline of batches, not one long call). Only one
+call runs at a time, so embedding never takes more than one worker thread. Recent questions
+are answered from an LRU cache.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class QueryEmbedder:
         *,
         cache_size: int = 1024,
         wait_s: float = 0.0015,
-        max_batch: int = 64,
+        max_batch: int = 16,
         on_batch: Observer | None = None,
     ) -> None:
         self.embedder = embedder

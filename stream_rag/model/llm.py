@@ -28,6 +28,7 @@ def _timeout_types() -> tuple[type[BaseException], ...]:
 
 
 _TIMEOUTS = _timeout_types()
+_DRAIN_S = 1.0
 
 
 class ModelError(StreamRagError):
@@ -78,6 +79,9 @@ class OpenAIChatModel:
             timeout=Timeout(timeout_s, read=stall_s),
             max_retries=0,
         )
+        # The client imports its chat resources on first use: here, not on the event loop
+        # under the first request (that import takes ~150 ms).
+        self._completions = self._client.chat.completions.with_streaming_response
 
     async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
         import openai
@@ -86,7 +90,7 @@ class OpenAIChatModel:
         payload = cast(list[ChatCompletionMessageParam], [m.to_json() for m in messages])
         # The raw response: the client still sends, retries and maps HTTP errors, but the
         # body is parsed by `content_pieces`, not turned into one typed object per token.
-        request = self._client.chat.completions.with_streaming_response.create(
+        request = self._completions.create(
             model=self.model,
             messages=payload,
             stream=True,
@@ -101,8 +105,14 @@ class OpenAIChatModel:
         except openai.APIError as exc:
             raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
-            async for piece in content_pieces(response.http_response.aiter_lines()):
+            lines = response.http_response.aiter_lines()
+            async for piece in content_pieces(lines):
                 yield piece
+            # What follows `[DONE]` (the body's end) is read too: a response closed before
+            # its end takes its connection along, and the next answer would open a new one.
+            with anyio.move_on_after(_DRAIN_S):
+                async for _ in lines:
+                    pass
         except StreamReplyError as exc:
             raise ModelError(exc.message) from None
         except _TIMEOUTS:
