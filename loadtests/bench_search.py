@@ -61,6 +61,11 @@ def main() -> None:
     parser.add_argument("--chunk-chars", type=int, default=160)
     parser.add_argument("--cached", action="store_true")
     parser.add_argument("--docs", type=int, default=0, help="only the first N documents")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="keep the ingested data directory here, and reuse it when it is already there",
+    )
     args = parser.parse_args()
     corpus = [json.loads(line) for line in (args.beir / "corpus.jsonl").open(encoding="utf-8")]
     corpus = corpus[: args.docs] if args.docs else corpus
@@ -75,19 +80,21 @@ def main() -> None:
             (docs / f"cranfield-{doc['_id']}.txt").write_text(
                 f"{doc['title']}\n\n{doc['text']}", encoding="utf-8"
             )
+        data = args.data or work / "data"
         env = {
-            "STREAM_RAG_DATA_DIR": str(work / "data"),
+            "STREAM_RAG_DATA_DIR": str(data),
             "STREAM_RAG_CHUNK_CHARS": str(args.chunk_chars),
             "STREAM_RAG_CHUNK_OVERLAP_CHARS": "0",
             "STREAM_RAG_ACCESS_LOG": "false",
         }
         t0 = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", _MAIN, "ingest", str(docs)],
-            env={**os.environ, **env},
-            check=False,  # a file that fails to ingest (an empty abstract) is just left out
-            stdout=subprocess.DEVNULL,
-        )
+        if not (data / "stream_rag.sqlite3").exists():
+            subprocess.run(
+                [sys.executable, "-c", _MAIN, "ingest", str(docs)],
+                env={**os.environ, **env},
+                check=False,  # a file that fails to ingest (an empty abstract) is left out
+                stdout=subprocess.DEVNULL,
+            )
         port = free_port()
         stack.enter_context(
             server_process(
@@ -101,7 +108,7 @@ def main() -> None:
             for v in d["versions"][-1:]
         )
         took = time.perf_counter() - t0
-        print(f"{len(corpus)} documents, {chunks} chunks, ingested in {took:.0f} s")
+        print(f"{len(corpus)} documents, {chunks} chunks, ingested (or reused) in {took:.0f} s")
         for clients in (1, 8):
             if args.cached:
                 anyio.run(run, base, questions, clients)  # fills the cache

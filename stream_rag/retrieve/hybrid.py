@@ -4,9 +4,10 @@ resolved to blocks that carry the chunk's ORIGINAL text and its document's ident
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -109,6 +110,27 @@ class _Plan:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+async def _both(
+    first: Callable[[], Awaitable[T]], second: Callable[[], Awaitable[R]]
+) -> tuple[T, R]:
+    """Await both at once; an error is raised as itself (not in an exception group)."""
+    results: list[object] = [None, None]
+    errors: list[Exception] = []
+
+    async def run(i: int, call: Callable[[], Awaitable[object]]) -> None:
+        try:
+            results[i] = await call()
+        except Exception as exc:
+            errors.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run, 0, first)
+        group.start_soon(run, 1, second)
+    if errors:
+        raise errors[0]
+    return cast(T, results[0]), cast(R, results[1])
+
+
 class Retriever:
     def __init__(
         self,
@@ -183,12 +205,20 @@ class Retriever:
         query, chosen = plan.query, plan.weights
         started = time.perf_counter()
         vector: Vectors | None = None
+        sparse: list[IndexHit] | None = None
         if self.queries is not None and chosen["dense"] != 0:
-            vector = await self.queries.embed(query)
+            queries = self.queries
+            if chosen["bm25"] != 0 and queries.cached(query) is None:
+                # BM25 needs no vector: it runs in a worker while the question is embedded.
+                vector, sparse = await _both(
+                    partial(queries.embed, query), partial(self._worker, self._bm25, plan)
+                )
+            else:
+                vector = await queries.embed(query)
             plan.timings["embed"] = (time.perf_counter() - started) * 1000
         if self.reranker is None:
-            return await self._worker(self._search_sync, plan, vector, started, then)
-        fused = await self._worker(self._fused, plan, vector)
+            return await self._worker(self._search_sync, plan, vector, sparse, started, then)
+        fused = await self._worker(self._fused, plan, vector, sparse)
         rerank_status = "off"
         if fused:
             t0 = time.perf_counter()
@@ -208,24 +238,32 @@ class Retriever:
         self,
         plan: _Plan,
         vector: Vectors | None,
+        sparse: list[IndexHit] | None,
         started: float,
         then: Callable[[SearchResult], T],
     ) -> tuple[SearchResult, T]:
-        return self._finish(plan, self._fused(plan, vector), started, then)
+        return self._finish(plan, self._fused(plan, vector, sparse), started, then)
 
-    def _fused(self, plan: _Plan, vector: Vectors | None) -> list[Fused]:
-        """Both branches, live-version filter and fusion (blocking)."""
-        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
+    def _bm25(self, plan: _Plan) -> list[IndexHit]:
+        t0 = time.perf_counter()
+        sparse = query_vector(tokenize(plan.query))
+        hits = self.index.search_sparse(sparse, plan.collection, plan.limit)
+        plan.timings["bm25"] = (time.perf_counter() - t0) * 1000
+        return hits
+
+    def _fused(
+        self, plan: _Plan, vector: Vectors | None, sparse: list[IndexHit] | None = None
+    ) -> list[Fused]:
+        """Both branches (BM25's hits unless already found), live-version filter and fusion
+        (blocking)."""
+        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": sparse or []}
         timings = plan.timings
         if vector is not None:
             t0 = time.perf_counter()
             branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
             timings["dense"] = (time.perf_counter() - t0) * 1000
-        if plan.weights["bm25"] != 0:
-            t0 = time.perf_counter()
-            sparse = query_vector(tokenize(plan.query))
-            branches["bm25"] = self.index.search_sparse(sparse, plan.collection, plan.limit)
-            timings["bm25"] = (time.perf_counter() - t0) * 1000
+        if sparse is None and plan.weights["bm25"] != 0:
+            branches["bm25"] = self._bm25(plan)
         t0 = time.perf_counter()
         live = self.store.live_versions({h.doc_id for hits in branches.values() for h in hits})
         # Only each document's live version may answer: points of an older version can
