@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+import qdrant_edge as qe
 
 from stream_rag.index.base import IndexPoint
 from stream_rag.index.bm25 import SparseVector
@@ -102,5 +103,31 @@ def test_open_recovers_from_a_crash_between_the_two_renames(tmp_path: Path) -> N
     index = EdgeIndex.open(tmp_path / "edge", DIM)
     try:
         assert index.count() == 20
+    finally:
+        index.close()
+
+
+def test_the_built_shard_keeps_deleting_by_document_and_version(tmp_path: Path) -> None:
+    # The build moves the deletion-only payload indexes to mmap and drops the unused chunk_id
+    # index of older shards: deleting by document and version must work as before.
+    rng = np.random.default_rng(6)
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        index._shard.update(  # an index as shards made before the build change carry
+            qe.UpdateOperation.create_field_index("chunk_id", qe.PayloadSchemaType.Keyword)
+        )
+        index.upsert(points(0, 2000, rng))
+        index.build_hnsw(threshold_kb=1)
+        schema = index._shard.info().payload_schema
+        assert "chunk_id" not in schema
+        assert getattr(schema["doc_id"].params, "memory", None) == qe.Memory.Cold
+        assert index.hnsw_segments() >= 1
+        index.delete_versions("d7")  # chunks c70..c79
+        index.delete_versions("d8", keep=2)  # version 1 goes
+        assert index.count() == 1980
+        probe = np.ones(DIM, dtype=np.float32)
+        found = {h.doc_id for h in index.search_dense(probe, "default", 2000, exact=True)}
+        assert not {"d7", "d8"} & found
+        assert "d9" in found
     finally:
         index.close()

@@ -6,9 +6,11 @@ all-or-nothing, also across a SIGKILL (WAL replay); the WAL directory is locked,
 process on the same directory fails to open it; calls hold the GIL, so upserts go in small
 batches to keep the event loop responsive.
 
-HNSW graphs are built only by `build_hnsw`: on a copy, in a child process (the build holds the
-GIL for minutes), then swapped in by renaming; searches go on meanwhile and writes wait. A
-shard opened with the serving config keeps the graphs it has and never builds new ones.
+HNSW graphs are built only by `build_hnsw`: on a copy, in a child process at the lowest CPU
+priority (the build holds its GIL for minutes), then swapped in by renaming; searches go on
+meanwhile and writes wait. Opening the new shard holds the server's GIL, so the child also
+moves the payload indexes that only deletions use to mmap, which opens without reading them.
+A shard opened with the serving config keeps the graphs it has and never builds new ones.
 """
 
 from __future__ import annotations
@@ -45,24 +47,47 @@ _NO_HNSW_THRESHOLD_KB = 1_000_000_000
 # `build_hnsw`: segments with at least this much vector data (~10k float16 384-d vectors) get
 # a graph; smaller ones stay exact, which is as fast at that size.
 HNSW_THRESHOLD_KB = 8_000
-HNSW_CONFIG = qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=8_000)
+# Graph parameters and search ef, chosen on bench_hnsw's recall and latency (docs/decisions.md):
+# a denser graph costs build time in the child, a large ef costs every query.
+HNSW_M = 16
+HNSW_EF_CONSTRUCT = 100
 DEFAULT_HNSW_EF = 1024
 _BUILD = "import sys; from stream_rag.index.edge import build_main; sys.exit(build_main())"
 _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
+
+
+# Payload indexes: `collection` filters every search and stays in RAM; `doc_id` and `version`
+# serve deletions only, so they live in mmap files, which a shard opens without reading (the
+# 100k-point swap spent most of its GIL hold loading in-RAM maps). Shards made before this
+# also index `chunk_id`, which nothing filters on; `build_hnsw` drops it.
+_COLD = qe.Memory.Cold
+_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("collection", qe.KeywordIndexParams(enable_hnsw=False)),
+    ("doc_id", qe.KeywordIndexParams(memory=_COLD)),
+    ("version", qe.IntegerIndexParams(lookup=True, range=True, memory=_COLD)),
+)
 
 
 def _match(key: str, value: str | int) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value=value))
 
 
-def edge_config(dim: int, *, float16: bool = True, build_kb: int | None = None) -> qe.EdgeConfig:
+def edge_config(
+    dim: int,
+    *,
+    float16: bool = True,
+    build_kb: int | None = None,
+    m: int = HNSW_M,
+    ef_construct: int = HNSW_EF_CONSTRUCT,
+) -> qe.EdgeConfig:
     """The shard's config; with `build_kb`, `optimize()` gives segments of at least that many
-    KB of vectors an HNSW graph."""
+    KB of vectors an HNSW graph of `m` links per node."""
     datatype = qe.VectorStorageDatatype.Float16 if float16 else None
+    hnsw = qe.HnswIndexConfig(m=m, ef_construct=ef_construct, full_scan_threshold=8_000)
     return qe.EdgeConfig(
         vectors={
             DENSE: qe.EdgeVectorParams(
-                size=dim, distance=qe.Distance.Cosine, datatype=datatype, hnsw_config=HNSW_CONFIG
+                size=dim, distance=qe.Distance.Cosine, datatype=datatype, hnsw_config=hnsw
             )
         },
         sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
@@ -119,13 +144,7 @@ class EdgeIndex:
                 ) from None
             raise IndexUnavailableError(f"cannot open the index at {path}: {exc}") from None
         existing = set(shard.info().payload_schema)
-        fields: list[tuple[str, Any]] = [
-            ("collection", qe.KeywordIndexParams(enable_hnsw=False)),
-            ("doc_id", qe.PayloadSchemaType.Keyword),
-            ("chunk_id", qe.PayloadSchemaType.Keyword),
-            ("version", qe.PayloadSchemaType.Integer),
-        ]
-        for name, schema in fields:
+        for name, schema in _FIELDS:
             if name not in existing:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
         return cls(shard, path, dim, float16=float16, hnsw_ef=hnsw_ef)
@@ -235,7 +254,13 @@ class EdgeIndex:
         with self._write_lock, self._shard_lock:
             return bool(self._shard.optimize())
 
-    def build_hnsw(self, threshold_kb: int = HNSW_THRESHOLD_KB) -> dict[str, float]:
+    def build_hnsw(
+        self,
+        threshold_kb: int = HNSW_THRESHOLD_KB,
+        *,
+        m: int = HNSW_M,
+        ef_construct: int = HNSW_EF_CONSTRUCT,
+    ) -> dict[str, float]:
         """Give large segments an HNSW graph without stopping search: copy the shard, build on
         the copy in a child process, swap it in by renaming. Writes wait meanwhile. Blocking."""
         timings: dict[str, float] = {}
@@ -248,7 +273,8 @@ class EdgeIndex:
             shutil.copytree(self.path, work)
             timings["copy_s"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            args = [str(work), str(self.dim), "f16" if self.float16 else "f32", str(threshold_kb)]
+            kind = "f16" if self.float16 else "f32"
+            args = [str(work), str(self.dim), kind, str(threshold_kb), str(m), str(ef_construct)]
             done = subprocess.run(
                 [sys.executable, "-c", _BUILD, *args], capture_output=True, text=True
             )
@@ -256,14 +282,18 @@ class EdgeIndex:
                 shutil.rmtree(work, ignore_errors=True)
                 raise IndexUnavailableError(f"HNSW build failed: {done.stderr.strip()[-500:]}")
             timings["build_s"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
             shutil.rmtree(old, ignore_errors=True)
+            # Each engine call below holds the GIL, so the event loop stands still for it: they
+            # are timed apart (`/healthz` under a build is the figure to watch).
             with self._shard_lock:
+                t0 = time.perf_counter()
                 self._shard.close()
+                timings["close_s"] = time.perf_counter() - t0
                 os.rename(self.path, old)
                 os.rename(work, self.path)
+                t0 = time.perf_counter()
                 self._shard = _load(self.path, edge_config(self.dim, float16=self.float16))
-            timings["swap_s"] = time.perf_counter() - t0
+                timings["open_s"] = time.perf_counter() - t0
         shutil.rmtree(old, ignore_errors=True)
         timings["hnsw_segments"] = self.hnsw_segments()
         return timings
@@ -281,10 +311,22 @@ def _load(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
 
 
 def build_main() -> int:
-    """The child process of `build_hnsw`: argv is the shard copy, the dimension, f16|f32 and
-    the threshold in KB."""
-    path, dim, kind, kb = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-    shard = _load(path, edge_config(dim, float16=kind == "f16", build_kb=kb))
+    """The child process of `build_hnsw`: argv is the shard copy, the dimension, f16|f32, the
+    threshold in KB, m and ef_construct."""
+    path, dim, kind = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    kb, m, ef_construct = (int(a) for a in sys.argv[4:7])
+    # The lowest priority: on a small machine the build would otherwise take a core from the
+    # server that answers meanwhile.
+    os.nice(19)
+    config = edge_config(dim, float16=kind == "f16", build_kb=kb, m=m, ef_construct=ef_construct)
+    shard = _load(path, config)
+    schema = shard.info().payload_schema
+    for name, params in _FIELDS:
+        # Indexes made before the mmap placement are rebuilt with it (here, not in the server).
+        if name in schema and getattr(schema[name].params, "memory", None) != params.memory:
+            shard.update(qe.UpdateOperation.create_field_index(name, params))
+    if "chunk_id" in schema:
+        shard.update(qe.UpdateOperation.delete_field_index("chunk_id"))
     shard.optimize()
     shard.flush()
     shard.close()
