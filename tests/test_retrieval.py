@@ -121,6 +121,7 @@ def test_delete_removes_from_results(client: TestClient) -> None:
         ({"query": "x", "weights": {"dense": -1}}, "from 0 to 1000"),
         ({"query": "x", "weights": {"sparse": 1}}, "unknown weight"),
         ({"query": "x", "weights": {"dense": 0, "bm25": 0}}, "positive"),
+        ({"query": "x", "weights": {"title": 1}}, "dense or bm25 weight must be positive"),
         ({"query": "x", "weights": [1, 2]}, "object of numbers"),
         ({"query": "x", "fusion": "max"}, "fusion"),
     ],
@@ -233,3 +234,29 @@ def test_chunks_carry_the_headings_they_sit_under(tmp_path: Path, minilm: MiniLM
     assert "soap" not in answer["text"]  # only its heading says what it is about
     assert answer["n"] <= 2  # found through that heading all the same
     assert answer["text"] == faq[answer["start"] : answer["end"]]  # citations see only the text
+
+
+FAQ = {
+    "gift.md": "# Do gift cards expire?\n\nKestrel gift cards are valid for three years from "
+    "the date of purchase. They can be used for several orders until the balance is spent.",
+    "codes.md": "# Why is my discount code not working?\n\nVouchers from our newsletter give 5 "
+    "euros off and run out after one use; a voucher cannot be combined with other offers.",
+    "wrap.md": "# Can you wrap my order as a gift?\n\nGift wrapping costs 3 euros; add a gift "
+    "message at checkout and we leave the price off the slip.",
+    "hours.md": "Store hours\n\nOur Berlin store opens at 9:00 and closes at 18:00.",
+}
+
+
+def test_a_restated_question_finds_its_entry(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    question = "When does my gift voucher run out?"
+    with TestClient(create_app(settings, embedder=minilm)) as client:
+        for name, text in FAQ.items():
+            add(client, name, text)
+        without = search(client, question, weights={"dense": 0.65, "bm25": 0.35})
+        found = search(client, question)
+    assert without["blocks"][0]["filename"] == "codes.md"  # its text shares more words
+    assert found["blocks"][0]["filename"] == "gift.md"  # its question says the same
+    by_name = {b["filename"]: b["scores"] for b in found["blocks"]}
+    assert by_name["hours.md"]["title"] == by_name["hours.md"]["dense"]  # asks nothing
+    assert by_name["gift.md"]["title"] > by_name["codes.md"]["title"]

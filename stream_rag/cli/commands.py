@@ -185,8 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--beir", type=Path, required=True, metavar="DIR")
     retrieval.add_argument("--mode", choices=["dense", "bm25", "hybrid", "all"], default="all")
     retrieval.add_argument("--split", default="test", help="qrels split (default: test)")
-    retrieval.add_argument("--dense-weight", type=float, default=0.5)
-    retrieval.add_argument("--bm25-weight", type=float, default=0.5)
+    # Defaults: the service's (STREAM_RAG_DENSE_WEIGHT, _BM25_WEIGHT, _TITLE_WEIGHT).
+    retrieval.add_argument("--dense-weight", type=float)
+    retrieval.add_argument("--bm25-weight", type=float)
+    retrieval.add_argument("--title-weight", type=float, help="FAQ question matching")
     retrieval.add_argument("--fusion", choices=["weighted", "rrf"], default="weighted")
     gate = kinds.add_parser(
         "gate",
@@ -491,15 +493,20 @@ def _eval(settings: Settings, args: argparse.Namespace) -> int:
     if embedder is None and modes != ["bm25"]:
         print(f"stream-rag: {status}; evaluating bm25 only", file=sys.stderr)
         modes = ["bm25"]
+    weights = {
+        "dense": settings.dense_weight if args.dense_weight is None else args.dense_weight,
+        "bm25": settings.bm25_weight if args.bm25_weight is None else args.bm25_weight,
+        "title": settings.title_weight if args.title_weight is None else args.title_weight,
+    }
     print(
         f"# {args.beir}: {len(data.corpus)} documents, {len(data.queries)} judged queries; "
-        f"{status}; fusion {args.fusion} dense {args.dense_weight} bm25 {args.bm25_weight}"
+        f"{status}; fusion {args.fusion} " + " ".join(f"{k} {v}" for k, v in weights.items())
     )
     reports = evaluate_retrieval(
         data,
         modes,
         embedder,
-        weights={"dense": args.dense_weight, "bm25": args.bm25_weight},
+        weights=weights,
         fusion=args.fusion,
         progress=lambda message: print(f"# {message}", file=sys.stderr),
     )

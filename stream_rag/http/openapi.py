@@ -137,6 +137,7 @@ SCHEMAS: dict[str, Any] = {
                 "properties": {
                     "dense": {"type": "number", "minimum": 0, "maximum": 1000},
                     "bm25": {"type": "number", "minimum": 0, "maximum": 1000},
+                    "title": {"type": "number", "minimum": 0, "maximum": 1000},
                 },
                 "additionalProperties": False,
             },

@@ -18,6 +18,7 @@ from ..types import Chunk, Document
 from .base import Index, IndexPoint, point_id
 from .bm25 import document_vector
 from .features import store_features
+from .questions import chunk_questions, embed_questions, save_questions
 
 log = logging.getLogger("stream_rag")
 # Vacuum the index once deleted points are this share of the stored ones (Qdrant's default).
@@ -79,7 +80,7 @@ class Indexer:
     def fingerprint(self) -> str:
         """Changes whenever stored points would no longer match what queries compare them to."""
         embedder = self.embedder.name if self.embedder else "none"
-        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1"
+        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v1"
 
     def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
         """Index `version` of `doc_id`, make it live, then drop the points of older versions.
@@ -125,6 +126,10 @@ class Indexer:
             store_features(self.store, chunks)  # what the gate needs, computed once
             texts = [index_text(job.name, c.text, job.headings[c.ordinal]) for c in chunks]
             dense = self.embedder.embed(texts) if self.embedder else None
+            if self.embedder is not None:  # the FAQ questions each chunk answers
+                asked = [chunk_questions(c.text, job.headings[c.ordinal]) for c in chunks]
+                vectors = embed_questions(self.embedder, asked)
+                save_questions(self.store, self.embedder.name, [c.id for c in chunks], vectors)
             self.index.upsert(
                 [
                     IndexPoint(

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embed.backends import Embedder
+from ..embed.backends import Embedder, Vectors
 from ..index.base import IndexPoint
 from ..index.bm25 import document_vector, query_vector
 from ..index.edge import EdgeIndex
+from ..index.questions import chunk_questions, embed_questions, question_hits
 from ..text import tokenize
 from .fusion import FusionMethod, fuse
 from .metrics import BeirSet, mrr_at, ndcg_at, percentile, recall_at
@@ -51,6 +52,7 @@ def evaluate_retrieval(
     """Metrics per mode; latency is the search alone (the query embedding is excluded and
     reported as its own row when the dense branch runs)."""
     weights = weights or {"dense": 0.5, "bm25": 0.5}
+    titled = bool(weights.get("title")) and "hybrid" in modes
     ids = list(data.corpus)
     token_lists = [tokenize(data.corpus[i]) for i in ids]
     avgdl = sum(len(t) for t in token_lists) / max(len(token_lists), 1)
@@ -61,6 +63,11 @@ def evaluate_retrieval(
     if needs_dense and embedder is not None:
         progress(f"embedding {len(ids)} documents with {embedder.name}")
         vectors = embedder.embed([data.corpus[i] for i in ids])
+    asked: dict[str, Vectors] = {}
+    if titled and embedder is not None:  # each document's FAQ questions, as the indexer does
+        per_doc = [chunk_questions(data.corpus[i], []) for i in ids]
+        found = embed_questions(embedder, per_doc)
+        asked = {i: m for i, m, q in zip(ids, found, per_doc, strict=True) if q}
     reports: list[ModeReport] = []
     with tempfile.TemporaryDirectory(prefix="stream-rag-eval-") as tmp:
         index = EdgeIndex.open(Path(tmp) / "index", embedder.dim if embedder else 384)
@@ -101,6 +108,13 @@ def evaluate_retrieval(
                     if mode in ("bm25", "hybrid"):
                         hits = index.search_sparse(sparse, COLLECTION, DEPTH)
                         branches["bm25"] = [(h.chunk_id, h.score) for h in hits]
+                    if mode == "hybrid" and titled and query_vectors is not None:
+                        seen = {doc for hits in branches.values() for doc, _ in hits}
+                        branches["title"] = question_hits(
+                            query_vectors[n],
+                            {d: asked[d] for d in seen if d in asked},
+                            branches.get("dense", []),
+                        )
                     if mode == "hybrid":
                         ranked = [f.id for f in fuse(branches, weights, fusion)]
                     else:

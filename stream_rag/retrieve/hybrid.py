@@ -19,12 +19,13 @@ from ..errors import InvalidFieldError
 from ..index.base import Index, IndexHit
 from ..index.bm25 import query_vector
 from ..index.features import ChunkFeatures, load_features
+from ..index.questions import load_questions, question_hits
 from ..store.documents import DocumentStore
 from ..text import tokenize
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
 from .rerank import Reranker, RerankError
 
-BRANCHES = ("dense", "bm25")
+BRANCHES = ("dense", "bm25", "title")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -191,8 +192,18 @@ class Retriever:
         if method not in FUSION_METHODS:
             raise InvalidFieldError(f"fusion must be one of {list(FUSION_METHODS)}")
         chosen = check_weights(
-            weights or {"dense": settings.dense_weight, "bm25": settings.bm25_weight}, BRANCHES
+            weights
+            or {
+                "dense": settings.dense_weight,
+                "bm25": settings.bm25_weight,
+                "title": settings.title_weight,
+            },
+            BRANCHES,
         )
+        if chosen["dense"] + chosen["bm25"] <= 0:
+            raise InvalidFieldError(
+                "the dense or bm25 weight must be positive (title reorders them)"
+            )
         plan = _Plan(query, collection, top_k, method, chosen, max(settings.candidates, top_k))
         found = await self._search(plan, then)
         if self.on_search is not None:
@@ -206,7 +217,7 @@ class Retriever:
         started = time.perf_counter()
         vector: Vectors | None = None
         sparse: list[IndexHit] | None = None
-        if self.queries is not None and chosen["dense"] != 0:
+        if self.queries is not None and (chosen["dense"] or chosen["title"]):
             queries = self.queries
             if chosen["bm25"] != 0 and queries.cached(query) is None:
                 # BM25 needs no vector: it runs in a worker while the question is embedded.
@@ -258,7 +269,7 @@ class Retriever:
         (blocking)."""
         branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": sparse or []}
         timings = plan.timings
-        if vector is not None:
+        if vector is not None and plan.weights["dense"] != 0:
             t0 = time.perf_counter()
             branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
             timings["dense"] = (time.perf_counter() - t0) * 1000
@@ -272,6 +283,11 @@ class Retriever:
             name: [(h.chunk_id, h.score) for h in hits if live.get(h.doc_id) == h.version]
             for name, hits in branches.items()
         }
+        if vector is not None and plan.weights["title"] != 0 and self.embedder is not None:
+            # Only the candidates the other branches found: a boost, not a search of its own.
+            ids = list(dict.fromkeys(c for hits in current.values() for c, _ in hits))
+            asked = load_questions(self.store, ids, self.embedder.name, self.embedder.dim)
+            current["title"] = question_hits(vector, asked, current["dense"])
         fused = fuse(current, plan.weights, plan.method)
         timings["fuse"] = (time.perf_counter() - t0) * 1000
         return fused

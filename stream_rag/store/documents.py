@@ -82,6 +82,12 @@ CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS chunk_questions (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    vectors BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS chunk_sentence_vectors (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     model TEXT NOT NULL,
