@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from stream_rag.answer import conflicts
+from stream_rag.answer import statements
 from stream_rag.answer.conflicts import LexicalConflictDetector
 from stream_rag.ingest.extract import extract_text, media_type_for
 from stream_rag.retrieve.hybrid import Block
@@ -76,7 +76,7 @@ def timed(run: Callable[[], object], cold: bool, repeat: int) -> list[tuple[floa
     out = []
     for _ in range(repeat):
         if cold:
-            conflicts._analyse.cache_clear()
+            statements.analyse.cache_clear()
         wall, cpu = time.perf_counter(), time.thread_time()
         run()
         out.append(((time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000))

@@ -164,7 +164,7 @@ def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
 
 
 def _evidence(text: str) -> _Evidence:
-    from ..answer.conflicts import _statement_spans as statement_spans
+    from ..answer.statements import statement_spans
 
     found, words = scan(canonical(text))
     statements = read_statements(text, statement_spans(text))

@@ -123,7 +123,7 @@ def _time(item: list[int]) -> Time:
 
 def compute(text: str) -> ChunkFeatures:
     """The features of one chunk's ORIGINAL text (what the gate checks against)."""
-    from ..answer.conflicts import _statement_spans as statement_spans
+    from ..answer.statements import statement_spans
     from ..gate.lexical import _terms as gate_terms
     from ..gate.lexical import stem
 
