@@ -141,39 +141,48 @@ def thread_cpu_s(pid: int, tid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class ServerCpu:
-    """The server's CPU time over a phase: the whole process, and its main thread, which runs
-    the event loop (every stream's I/O, parsing and gating goes through it)."""
+class Cpu:
+    """CPU time over a phase: the server process and its main thread, which runs the event
+    loop (every stream's I/O, parsing and gating goes through it), and, to show what the
+    harness itself takes from the same cores, the fake model's process and this one."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, server: int, fake: int) -> None:
+        self.server, self.fake = server, fake
         self.start = self.read()
 
-    def read(self) -> tuple[float, float]:
-        return cpu_seconds(self.pid) or 0.0, thread_cpu_s(self.pid, self.pid)
+    def read(self) -> tuple[float, float, float, float]:
+        return (
+            cpu_seconds(self.server) or 0.0,
+            thread_cpu_s(self.server, self.server),
+            cpu_seconds(self.fake) or 0.0,
+            time.process_time(),
+        )
 
     def report(self, label: str, streams: int) -> None:
-        process, loop = (b - a for a, b in zip(self.start, self.read(), strict=True))
+        server, loop, fake, clients = (b - a for a, b in zip(self.start, self.read(), strict=True))
         print(
-            f"{label} server CPU {process:5.2f} s ({process / streams * 1000:5.1f} ms/stream), "
-            f"event-loop thread {loop:5.2f} s ({loop / streams * 1000:5.1f} ms/stream)"
+            f"{label} CPU ms/stream: server {server / streams * 1000:5.1f} (event-loop thread "
+            f"{loop / streams * 1000:5.1f}); fake model {fake / streams * 1000:5.1f}; "
+            f"clients {clients / streams * 1000:5.1f}"
         )
 
 
-async def run(base_url: str, fake_url: str, concurrency: int, rounds: int, pid: int) -> None:
+async def run(
+    base_url: str, fake_url: str, concurrency: int, rounds: int, pids: tuple[int, int]
+) -> None:
     limits = httpx.Limits(max_connections=concurrency + 10)
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client,
         httpx.AsyncClient(base_url=fake_url, timeout=60) as fake,
     ):
         await one_stream(client, "warm up: " + QUESTIONS[0])
-        cpu = ServerCpu(pid)
+        cpu = Cpu(*pids)
         single = [
             await one_stream(client, f"{QUESTIONS[i % len(QUESTIONS)]} (single {i})")
             for i in range(rounds)
         ]
         cpu.report("1 stream   ", max(1, rounds))
-        cpu = ServerCpu(pid)
+        cpu = Cpu(*pids)
         many = await asyncio.gather(
             *(
                 one_stream(client, f"{QUESTIONS[i % len(QUESTIONS)]} (concurrent {i})")
@@ -251,7 +260,8 @@ def main() -> None:
                 + ("; one core loaded by another process" if args.burn_core else "")
             )
             with burning(args.burn_core):
-                asyncio.run(run(base_url, fake_url, args.concurrency, args.rounds, server.pid))
+                pids = (server.pid, fake.pid or 0)
+                asyncio.run(run(base_url, fake_url, args.concurrency, args.rounds, pids))
         finally:
             server.terminate()
             server.wait(timeout=30)

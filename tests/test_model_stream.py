@@ -8,6 +8,7 @@ from contextlib import aclosing
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -92,6 +93,57 @@ async def test_answers_in_a_row_share_one_connection() -> None:
     first, *others = app.state.clients
     assert first is not None
     assert others == [first, first]  # the same client address and port: one connection
+
+
+async def _read_request(stream: anyio.abc.ByteStream) -> bool:
+    """Read one HTTP request (head and Content-Length body); False if the peer closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        try:
+            data += await stream.receive()
+        except anyio.EndOfStream:
+            return False
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += await stream.receive()
+    return True
+
+
+@pytest.mark.anyio
+async def test_a_connection_closed_as_it_is_reused_is_retried_on_a_new_one() -> None:
+    # A keep-alive server closes an idle connection just as the next request goes out on it:
+    # here, every connection answers one request and closes on the next without a reply.
+    reply = (FIXTURES / "openai.sse").read_bytes()
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    response = head + b"content-length: %d\r\n\r\n" % len(reply) + reply
+    connections = 0
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        nonlocal connections
+        connections += 1
+        async with stream:
+            if await _read_request(stream):
+                await stream.send(response)
+                await _read_request(stream)  # then close without answering
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, serve)
+        model = OpenAIChatModel(f"http://127.0.0.1:{port}/v1", "m")
+        try:
+            for _ in range(3):
+                async with aclosing(model.stream(MESSAGES)) as pieces:
+                    assert "".join([piece async for piece in pieces]) == EXPECTED
+        finally:
+            await model.aclose()
+        group.cancel_scope.cancel()
+    assert connections == 3
 
 
 @pytest.mark.anyio

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol, cast
@@ -88,29 +89,38 @@ class OpenAIChatModel:
         from openai.types.chat import ChatCompletionMessageParam
 
         payload = cast(list[ChatCompletionMessageParam], [m.to_json() for m in messages])
-        # The raw response: the client still sends, retries and maps HTTP errors, but the
-        # body is parsed by `content_pieces`, not turned into one typed object per token.
-        request = self._completions.create(
-            model=self.model,
-            messages=payload,
-            stream=True,
-            stream_options={"include_usage": True},
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-        )
-        try:
-            response = await request.__aenter__()
-        except openai.APITimeoutError:
-            raise ModelTimeoutError("the model did not answer in time") from None
-        except openai.APIError as exc:
-            raise ModelError(f"the model request failed: {_describe(exc)}") from None
+        for attempt in (1, 2):
+            # The raw response: the client still sends and maps HTTP errors, but the body is
+            # parsed by `content_pieces`, not turned into one typed object per token.
+            request = self._completions.create(
+                model=self.model,
+                messages=payload,
+                stream=True,
+                stream_options={"include_usage": True},
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+            )
+            try:
+                response = await request.__aenter__()
+                break
+            except openai.APITimeoutError:
+                raise ModelTimeoutError("the model did not answer in time") from None
+            except openai.APIConnectionError as exc:
+                # Connections are reused: one the server closes (its keep-alive timeout) just
+                # as a request goes out on it fails before anything reached the model. Once
+                # more, then, on a new connection.
+                if attempt == 2:
+                    raise ModelError(f"the model request failed: {_describe(exc)}") from None
+            except openai.APIError as exc:
+                raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
             lines = response.http_response.aiter_lines()
             async for piece in content_pieces(lines):
                 yield piece
             # What follows `[DONE]` (the body's end) is read too: a response closed before
             # its end takes its connection along, and the next answer would open a new one.
-            with anyio.move_on_after(_DRAIN_S):
+            # The answer is complete by now, so a failure here only costs the connection.
+            with anyio.move_on_after(_DRAIN_S), contextlib.suppress(Exception):
                 async for _ in lines:
                     pass
         except StreamReplyError as exc:
