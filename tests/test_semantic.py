@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import anyio
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.sentences import StoredVectors, chunk_sentences, embed_sentences
+from stream_rag.embed.sentences import (
+    StoredVectors,
+    chunk_sentences,
+    embed_sentences,
+    memory_vectors,
+)
+from stream_rag.gate.citations import extract
 from stream_rag.gate.judge import Stages
 from stream_rag.gate.lexical import GateContext, Verdict
-from stream_rag.gate.semantic import SemanticStage, block_windows
+from stream_rag.gate.semantic import (
+    SemanticStage,
+    anchored,
+    block_windows,
+    features,
+    probability,
+)
 from stream_rag.ingest.local import ingest_paths
 from stream_rag.services import Services, open_services
 
@@ -163,6 +176,58 @@ def test_a_sentence_cited_to_a_block_it_is_not_anchored_in_is_dropped_unasked(
     assert (verdict.ok, verdict.stage) == (False, "semantic")
     assert "not anchored in [3]" in verdict.detail
     assert "p" not in verdict.scores
+
+
+class CountingEncoder:
+    """The real MiniLM, keeping the texts it was asked to embed."""
+
+    def __init__(self, model: MiniLMEmbedder) -> None:
+        self.model = model
+        self.name = model.name
+        self.dim = model.dim
+        self.embedded: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.embedded.extend(texts)
+        return self.model.embed(texts)
+
+    def static_vectors(self, words: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self.model.static_vectors(words)
+
+
+GREY = [
+    PARAPHRASE,
+    EXTRA_CLAIM,
+    "Refunds for annual plans are paid back proportionally [3].",
+    "Breakage caused by dropping the device is excluded from the guarantee [1].",
+    "You can reach the help desk via mail during business days [3].",
+    "Customers who cancel receive their money back within a month [2].",
+    "The warranty lasts two years and includes free shipping to any country [1].",
+    "Annual plans get a pro rata refund and free upgrades for life [2].",
+    "The warranty covers defects for two years from purchase, except water damage and theft [1].",
+]
+
+
+def test_a_sentence_that_fails_whatever_its_cosine_is_not_embedded(
+    minilm: MiniLMEmbedder,
+) -> None:
+    """The verdict is the one the full signals give; the sentence is embedded only when its
+    cosine could change it (scores then carry the cosine)."""
+    counting = CountingEncoder(minilm)
+    stage = SemanticStage(counting)
+    vectors = memory_vectors(BLOCKS, minilm)
+    embedded = 0
+    for raw in GREY:
+        text, citations = extract(raw)
+        ctx = GateContext(BLOCKS)
+        lexical = ctx.check(text, citations)
+        assert lexical.grey, raw
+        full = features(text, lexical, ctx, vectors, minilm.embed([text])[0], stage.word_vectors)
+        verdict = stage.judge(text, lexical, ctx, vectors)
+        assert verdict.ok == (anchored(full) and probability(full) >= stage.cutoff), raw
+        assert (text in counting.embedded) == ("cosine" in verdict.scores), raw
+        embedded += text in counting.embedded
+    assert 0 < embedded < len(GREY)
 
 
 def test_eval_gate_counts_verdicts_by_stage(

@@ -16,7 +16,7 @@ import math
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -54,6 +54,8 @@ DEFAULT_CUTOFF = 0.45
 # supported grey-zone sentences (about 5-10% of them fall below either).
 MIN_COSINE = 0.5
 MIN_OVERLAP = 0.2
+# Block vectors are stored as float16, so a cosine can come out a little above 1.
+_MAX_COSINE = 1.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +104,15 @@ class Features:
             self.worst_term,
         )
 
-    def to_json(self) -> dict[str, float]:
+    def to_json(self, *, embedded: bool = True) -> dict[str, float]:
+        """The scores shown with a verdict; the embedding's only if it was computed."""
+        dense = (
+            {"cosine": round(self.cosine, 4), "window_overlap": round(self.window_overlap, 4)}
+            if embedded
+            else {}
+        )
         return {
-            "cosine": round(self.cosine, 4),
-            "window_overlap": round(self.window_overlap, 4),
+            **dense,
             "block_overlap": round(self.block_overlap, 4),
             "unsupported": round(self.unsupported, 4),
             "clause_gap": round(self.clause_gap, 4),
@@ -183,24 +190,15 @@ def features(
     verdict: Verdict,
     ctx: GateContext,
     vectors: BlockVectors,
-    sentence_vector: F32,
+    sentence_vector: F32 | None,
     word_vectors: Callable[[Sequence[str]], F32],
 ) -> Features:
-    """The signals for one grey-zone sentence against the windows of its cited blocks."""
+    """The signals for one grey-zone sentence against the windows of its cited blocks;
+    without `sentence_vector`, the ones that need no embedding (cosine and window overlap 0)."""
     cited = tuple(sorted(set(verdict.cited)))
-    parts = [block_windows(n, vectors(n)) for n in cited]
-    windows = [w for part in parts for w in part[0]]
     terms = _content(sentence)
     block_keys = ctx.block_keys(cited)
     block_overlap, unsupported = _overlap(terms, block_keys, ctx)
-    cosine = window_overlap = 0.0
-    if windows:
-        sims = np.vstack([part[1] for part in parts]) @ sentence_vector
-        best = int(np.argmax(sims))
-        cosine = float(sims[best])
-        w = windows[best]
-        window_keys = ctx.text_keys(ctx.block_text(w.block)[w.start : w.end])
-        window_overlap, _ = _overlap(terms, window_keys, ctx)
     gap = 0.0
     for clause in _CLAUSE.split(canonical(sentence)):
         clause_terms = _content(clause)
@@ -219,8 +217,42 @@ def features(
             discounted = weight * (1.0 - max(0.0, float(sim)))
             soft += discounted
             worst = max(worst, discounted)
-    return Features(
-        verdict.score, cosine, window_overlap, block_overlap, unsupported, gap, soft, worst
+    f = Features(verdict.score, 0.0, 0.0, block_overlap, unsupported, gap, soft, worst)
+    return (
+        f
+        if sentence_vector is None
+        else with_cosine(f, sentence, cited, ctx, vectors, sentence_vector)
+    )
+
+
+def with_cosine(
+    f: Features,
+    sentence: str,
+    cited: Sequence[int],
+    ctx: GateContext,
+    vectors: BlockVectors,
+    sentence_vector: F32,
+) -> Features:
+    """`f` with the signals of the sentence's embedding: best window cosine and overlap."""
+    parts = [block_windows(n, vectors(n)) for n in sorted(set(cited))]
+    windows = [w for part in parts for w in part[0]]
+    if not windows:
+        return f
+    sims = np.vstack([part[1] for part in parts]) @ sentence_vector
+    best = int(np.argmax(sims))
+    w = windows[best]
+    window_keys = ctx.text_keys(ctx.block_text(w.block)[w.start : w.end])
+    window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
+    return replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
+
+
+def best_case(f: Features) -> float:
+    """The most `probability` can be for `f`, whatever its embedding signals turn out to be
+    (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap in [0, 1])."""
+    return max(
+        probability(replace(f, cosine=cosine, window_overlap=overlap))
+        for cosine in (MIN_COSINE, _MAX_COSINE)
+        for overlap in (0.0, 1.0)
     )
 
 
@@ -243,8 +275,26 @@ class SemanticStage:
         """A new verdict for a grey one; anything else is returned unchanged."""
         if not verdict.grey:
             return verdict
+        # The signals that need no embedding first: most grey sentences that fail, fail
+        # whatever their cosine (too little overlap to anchor, or too much unsupported), and
+        # are dropped without paying for the sentence's embedding (docs/decisions.md).
+        f = features(sentence, verdict, ctx, vectors, None, self.word_vectors)
+        if f.block_overlap < MIN_OVERLAP:
+            detail = (
+                f"semantic: not anchored in {_refs(verdict.cited)} (overlap "
+                f"{f.block_overlap:.2f}); lexical: {verdict.detail}"
+            )
+            return self._drop(verdict, detail, f.to_json(embedded=False))
+        ceiling = best_case(f)
+        if ceiling < self.cutoff:
+            scores = {**f.to_json(embedded=False), "p_max": round(ceiling, 4)}
+            detail = (
+                f"semantic p <= {ceiling:.2f} < {self.cutoff:.2f} whatever the cosine; "
+                f"lexical: {verdict.detail}"
+            )
+            return self._drop(verdict, detail, scores)
         vector = self.encoder.embed([sentence])[0]
-        f = features(sentence, verdict, ctx, vectors, vector, self.word_vectors)
+        f = with_cosine(f, sentence, verdict.cited, ctx, vectors, vector)
         if not anchored(f):
             detail = (
                 f"semantic: not anchored in {_refs(verdict.cited)} (cosine {f.cosine:.2f}, "
@@ -268,6 +318,12 @@ class SemanticStage:
                 True, "ok", verdict.cited, verdict.score, detail, True, "semantic", scores
             )
         detail = f"semantic p {p:.2f} < {self.cutoff:.2f}; lexical: {verdict.detail}"
+        return Verdict(
+            False, "low_overlap", verdict.cited, verdict.score, detail, True, "semantic", scores
+        )
+
+    @staticmethod
+    def _drop(verdict: Verdict, detail: str, scores: dict[str, float]) -> Verdict:
         return Verdict(
             False, "low_overlap", verdict.cited, verdict.score, detail, True, "semantic", scores
         )
