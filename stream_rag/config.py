@@ -115,6 +115,10 @@ class Settings:
     max_connections: int = 1000
     header_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
+    # Seconds a client may keep the server waiting for its request body, plus one second
+    # per BODY_MIN_KB_S kilobytes it sends (bodytimeout.py): slow links finish, trickles do not.
+    body_timeout_s: float = 30.0
+    body_min_kb_s: float = 16.0
     # /v1/chat/completions: also put citations in the text as markdown reference links.
     openai_reference_links: bool = False
     # Browser origins allowed to call the API (CORS, and the Origin check on state changes).
@@ -182,6 +186,8 @@ class Settings:
             raise InvalidFieldError(
                 "STREAM_RAG_MAX_CONNECTIONS, _HEADER_TIMEOUT_S and _KEEP_ALIVE_S must be > 0"
             )
+        if min(self.body_timeout_s, self.body_min_kb_s) <= 0:
+            raise InvalidFieldError("STREAM_RAG_BODY_TIMEOUT_S and _BODY_MIN_KB_S must be > 0")
         if not (self.answer_timeout_s > 0 and self.drain_s >= 0):
             raise InvalidFieldError(
                 "STREAM_RAG_ANSWER_TIMEOUT_S must be > 0 and STREAM_RAG_DRAIN_S >= 0"

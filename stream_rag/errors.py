@@ -9,6 +9,7 @@ StreamRagError                  base of everything stream_rag raises on purpose
  │    ├── FileTooLargeError     the upload exceeds STREAM_RAG_MAX_UPLOAD_MB (413)
  │    ├── UnsupportedTypeError  the file's extension is not one we extract (415)
  │    ├── ClientGoneError       the client disconnected before its request was complete
+ │    ├── BodyTimeoutError      the request body did not arrive within its time budget (408)
  │    └── ExtractionError       the bytes cannot be turned into text (422)
  │         ├── InvalidTextError      a text file that is not valid UTF-8 (or UTF-16 with BOM)
  │         ├── InvalidPdfError       a `.pdf` that is not a PDF
@@ -72,6 +73,11 @@ class UnsupportedTypeError(InputError):
 
 class ClientGoneError(InputError):
     code = "client_disconnected"
+
+
+class BodyTimeoutError(InputError):
+    code = "body_timeout"
+    status = 408
 
 
 class ExtractionError(InputError):

@@ -40,6 +40,7 @@ from ..services import Services, open_services
 from ..store.documents import DocumentStore
 from ..types import Document, Version
 from . import health, keys_api, openai_compat, openapi
+from .bodytimeout import BodyDeadline
 from .lifecycle import Drain, unless_client_leaves
 from .limits import check_question, read_json
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
@@ -153,6 +154,9 @@ def create_app(
         # Outermost: every request, CORS preflights included, gets an id and is counted.
         middleware=[
             Middleware(ObservedApp, telemetry=telemetry),
+            Middleware(
+                BodyDeadline, timeout_s=settings.body_timeout_s, min_kb_s=settings.body_min_kb_s
+            ),
             Middleware(HostCheck, settings=settings),
             *cors_middleware(settings),
             Middleware(Guard, settings=settings),
