@@ -120,3 +120,25 @@ def test_scripted_stall_and_error() -> None:
     ):
         for _ in response.iter_lines():
             pass
+
+
+def test_timelines_are_bounded_and_kept_per_newest_request() -> None:
+    app = create_fake_llm()
+    app.state.stats.keep = 2
+    asked = ["Refunds on annual plans?", "How does offline sync work?", "Which 2FA apps work?"]
+    with running_server(app) as base_url:
+        for question in [*asked, asked[1]]:
+            body = {
+                "model": "fake",
+                "messages": messages_for(question),
+                "stream": True,
+            }
+            httpx.post(f"{base_url}/v1/chat/completions", json=body).read()
+    timelines = app.state.stats.timelines
+    assert list(timelines) == [asked[2], asked[1]]  # the oldest question went first
+    # The repeated question holds its newest request's pieces, not both requests'.
+    assert len(timelines[asked[1]]) == len(compose(FakeConfig(), messages_for(asked[1]))[0])
+
+
+def messages_for(question: str) -> list[dict[str, str]]:
+    return [m.to_json() for m in build_messages(question, BLOCKS)]

@@ -26,6 +26,7 @@ import json
 import random
 import re
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -64,15 +65,30 @@ class FakeConfig:
     model: str = "fake-llm"
 
 
+# What a long-running fake (a load test's) remembers: the newest this many of each record.
+KEEP = 10_000
+
+
 @dataclass(slots=True)
 class FakeStats:
     requests: int = 0
     completed: int = 0
     disconnected: int = 0
-    disconnect_times: list[float] = field(default_factory=list)
-    finished_at: list[float] = field(default_factory=list)
-    # Per question: each streamed piece and when it was sent (time.monotonic()).
+    disconnect_times: deque[float] = field(default_factory=lambda: deque(maxlen=KEEP))
+    finished_at: deque[float] = field(default_factory=lambda: deque(maxlen=KEEP))
+    # Per question, of its newest request: each streamed piece and when it was sent
+    # (time.monotonic()). The oldest questions are forgotten past `keep`.
     timelines: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    keep: int = KEEP
+
+    def timeline(self, question: str) -> list[tuple[str, float]]:
+        """A new, empty timeline for a request asking `question`."""
+        self.timelines.pop(question, None)  # re-inserted last: dicts keep insertion order
+        while len(self.timelines) >= self.keep:
+            del self.timelines[next(iter(self.timelines))]
+        timeline: list[tuple[str, float]] = []
+        self.timelines[question] = timeline
+        return timeline
 
 
 def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[str], list[str]]:
@@ -201,7 +217,7 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
         question = parse_question(
             next((m["content"] for m in messages if m.get("role") == "user"), "")
         )
-        timeline = stats.timelines.setdefault(question, [])
+        timeline = stats.timeline(question)
 
         async def events() -> AsyncIterator[str]:
             delay = 1 / config.tokens_per_second if config.tokens_per_second > 0 else 0.0
