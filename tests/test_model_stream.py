@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from stream_rag.answer.prompt import Message
+from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
 from stream_rag.model.stream import StreamReplyError, content_pieces
 from tests.helpers import running_server
@@ -219,3 +220,36 @@ async def test_parser_edge_cases() -> None:
     )
     with pytest.raises(StreamReplyError, match="not JSON"):
         await _collect("data: {truncated", "")
+
+
+@pytest.mark.anyio
+async def test_a_server_refusing_stream_options_is_asked_again_without_it() -> None:
+    """Strict OpenAI-compatible servers answer unknown fields with 400: the model retries once
+    without `stream_options` and remembers not to send it to that server again."""
+    fake = create_fake_llm(FakeConfig(reject_fields=("stream_options",)))
+    with running_server(fake) as base_url:
+        model = OpenAIChatModel(f"{base_url}/v1", "m")
+        try:
+            for _ in range(2):
+                async with aclosing(model.stream(MESSAGES)) as pieces:
+                    assert [piece async for piece in pieces]
+        finally:
+            await model.aclose()
+    # The first answer: refused, then asked again; the second went without the field at once.
+    assert fake.state.stats.requests == 3
+    assert model.include_usage is False
+
+
+@pytest.mark.anyio
+async def test_a_400_the_retry_does_not_cure_is_a_model_error() -> None:
+    fake = create_fake_llm(FakeConfig(reject_fields=("max_tokens",)))
+    with running_server(fake) as base_url:
+        model = OpenAIChatModel(f"{base_url}/v1", "m")
+        try:
+            with pytest.raises(ModelError, match="max_tokens"):
+                async with aclosing(model.stream(MESSAGES)) as pieces:
+                    [piece async for piece in pieces]
+        finally:
+            await model.aclose()
+    assert fake.state.stats.requests == 2  # one retry, no more
+    assert model.include_usage is True  # the field was not the trouble: usage still asked for

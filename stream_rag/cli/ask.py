@@ -145,6 +145,7 @@ def fake_llm(args: argparse.Namespace) -> int:
         stall_s=args.stall_s,
         error_after=args.error_after,
         fix_on_retry=args.fix_on_retry,
+        reject_fields=tuple(args.reject_field),
     )
     print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
     uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")

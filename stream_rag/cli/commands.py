@@ -140,6 +140,13 @@ def build_parser() -> argparse.ArgumentParser:
     fake.add_argument("--stall-s", type=float, default=0.0, help="length of that pause")
     fake.add_argument("--error-after", type=int, help="break the stream after this many tokens")
     fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
+    fake.add_argument(
+        "--reject-field",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="refuse requests carrying this field with 400, as strict servers do (repeatable)",
+    )
 
     cli_keys.add_parser(commands)
     loadtest.add_parser(commands)

@@ -16,7 +16,8 @@ rate, deterministically for a given seed and prompt:
 - reports `usage` (words as tokens), also as a last chunk with `stream_options.include_usage`,
   and answers the follow-up rewrite request of `STREAM_RAG_CONDENSE=llm`
 - `tokens_per_second`, `stall_after`/`stall_s` (a pause mid-stream), `error_after` (the
-  stream breaks off), `fix_on_retry` (a request carrying feedback is answered faithfully)
+  stream breaks off), `fix_on_retry` (a request carrying feedback is answered faithfully),
+  `reject_fields` (requests carrying these fields get 400, like a strict server)
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class FakeConfig:
     error_after: int | None = None
     fix_on_retry: bool = False
     model: str = "fake-llm"
+    # Request fields refused with 400, as strict OpenAI-compatible servers refuse unknown ones.
+    reject_fields: tuple[str, ...] = ()
 
 
 # What a long-running fake (a load test's) remembers: the newest this many of each record.
@@ -173,6 +176,11 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
     async def completions(request: Request) -> Response:
         body = await request.json()
         stats.requests += 1
+        refused = [name for name in config.reject_fields if name in body]
+        if refused:
+            message = f"Unrecognized request argument supplied: {refused[0]}"
+            error = {"message": message, "type": "invalid_request_error", "param": refused[0]}
+            return JSONResponse({"error": {**error, "code": None}}, status_code=400)
         messages = body.get("messages", [])
         pieces = condense(messages) or compose(config, messages)[0]
         # A word is a token here: real tokenizers differ, the point is that counts arrive.

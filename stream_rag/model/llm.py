@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import AsyncGenerator, Sequence
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import anyio
 import httpx
@@ -13,6 +13,10 @@ import httpx
 from ..answer.prompt import Message
 from ..errors import StreamRagError
 from .stream import StreamReplyError, content_pieces
+
+if TYPE_CHECKING:
+    from openai import AsyncAPIResponse, AsyncStream
+    from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 
 def _timeout_types() -> tuple[type[BaseException], ...]:
@@ -73,6 +77,8 @@ class OpenAIChatModel:
         self.model = model
         self.max_tokens = max_tokens
         self.temperature = temperature
+        # Ask for token counts (`stream_options.include_usage`) until the server refuses it.
+        self.include_usage = True
         self._client = AsyncOpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
@@ -86,33 +92,14 @@ class OpenAIChatModel:
 
     async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
         import openai
-        from openai.types.chat import ChatCompletionMessageParam
 
-        payload = cast(list[ChatCompletionMessageParam], [m.to_json() for m in messages])
-        for attempt in (1, 2):
-            # The raw response: the client still sends and maps HTTP errors, but the body is
-            # parsed by `content_pieces`, not turned into one typed object per token.
-            request = self._completions.create(
-                model=self.model,
-                messages=payload,
-                stream=True,
-                stream_options={"include_usage": True},
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-            )
-            try:
-                response = await request.__aenter__()
-                break
-            except openai.APITimeoutError:
-                raise ModelTimeoutError("the model did not answer in time") from None
-            except openai.APIConnectionError as exc:
-                # Connections are reused: one the server closes (its keep-alive timeout) just
-                # as a request goes out on it fails before anything reached the model. Once
-                # more, then, on a new connection.
-                if attempt == 2:
-                    raise ModelError(f"the model request failed: {_describe(exc)}") from None
-            except openai.APIError as exc:
-                raise ModelError(f"the model request failed: {_describe(exc)}") from None
+        payload = cast("list[ChatCompletionMessageParam]", [m.to_json() for m in messages])
+        try:
+            response = await self._open(payload)
+        except openai.APITimeoutError:
+            raise ModelTimeoutError("the model did not answer in time") from None
+        except openai.APIError as exc:
+            raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
             lines = response.http_response.aiter_lines()
             async for piece in content_pieces(lines):
@@ -133,6 +120,47 @@ class OpenAIChatModel:
             # Shielded: on cancellation (client gone) the upstream connection must still close.
             with anyio.CancelScope(shield=True):
                 await response.close()
+
+    async def _open(
+        self, payload: list[ChatCompletionMessageParam]
+    ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
+        """Send the request, and send it again for the two failures a second try cures."""
+        import openai
+
+        try:
+            return await self._send(payload, include_usage=self.include_usage)
+        except openai.APITimeoutError:
+            raise
+        except openai.APIConnectionError:
+            # Connections are reused: one the server closes (its keep-alive timeout) just as a
+            # request goes out on it fails before anything reached the model. Once more, then,
+            # on a new connection.
+            return await self._send(payload, include_usage=self.include_usage)
+        except openai.APIStatusError as exc:
+            # Some OpenAI-compatible servers refuse fields they do not know: ask again without
+            # it, and if that works never send it to this one again.
+            if not self.include_usage or exc.status_code not in (400, 422):
+                raise
+            response = await self._send(payload, include_usage=False)
+            self.include_usage = False
+            return response
+
+    async def _send(
+        self, payload: list[ChatCompletionMessageParam], *, include_usage: bool
+    ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
+        import openai
+
+        # The raw response: the client still sends and maps HTTP errors, but the body is
+        # parsed by `content_pieces`, not turned into one typed object per token.
+        request = self._completions.create(
+            model=self.model,
+            messages=payload,
+            stream=True,
+            stream_options={"include_usage": True} if include_usage else openai.omit,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
+        return await request.__aenter__()
 
     async def check(self) -> None:
         """Raise unless the endpoint answers (`/readyz`): its model list, which costs no tokens."""
