@@ -14,10 +14,13 @@ from starlette.routing import Route
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
+from stream_rag.ingest.local import ingest_paths
 from stream_rag.model.fake import create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
+from stream_rag.services import open_store
 
 from .helpers import free_port, running_server
+from .test_lifecycle import hashed_embeddings
 
 GUARD_S = 60.0  # only against a hang
 
@@ -96,3 +99,44 @@ def test_readyz_is_503_naming_the_model_when_it_is_down(
         assert body["checks"]["model"]["ok"] is False
         assert "Connection" in body["checks"]["model"]["detail"]
         assert body["checks"]["store"]["ok"] is True
+
+
+def test_readyz_waits_for_the_versions_queued_at_startup(tmp_path: Path) -> None:
+    """`serve --sample` stores the sample files, then the server indexes them: until it has,
+    answers would miss them, so the process is not ready. Later uploads do not count."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "policy.md").write_text("HOLD Refunds for annual plans are possible within 30 days.")
+    settings = Settings(data_dir=tmp_path / "data")
+    store = open_store(settings, processes=False)
+    try:
+        assert len(ingest_paths(store, [kb], settings, quiet=True).added) == 1
+    finally:
+        store.close()
+    hold = threading.Event()
+    try:
+        with running_server(hashed_embeddings(hold)) as embed_url:
+            remote = settings.with_overrides(embed_base_url=f"{embed_url}/v1")
+            with running_server(create_app(remote)) as base_url:
+                reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                assert reply.status_code == 503, reply.text
+                assert reply.json()["failed"] == ["startup_indexing"]
+                assert reply.json()["startup_indexing"] == 1
+
+                hold.set()
+                while reply.status_code == 503:  # the queue indexes on the server's loop
+                    reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                assert reply.json()["startup_indexing"] == 0
+
+                hold.clear()
+                later = httpx.post(
+                    f"{base_url}/v1/documents",
+                    files={"file": ("later.md", b"HOLD Support answers within a day.")},
+                    timeout=GUARD_S,
+                )
+                assert later.status_code == 201, later.text
+                reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                assert reply.status_code == 200, reply.text
+                assert reply.json()["indexing_queue"] == 1
+    finally:
+        hold.set()  # let a held indexing batch end, so the server can stop

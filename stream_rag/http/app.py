@@ -59,6 +59,7 @@ class State(TypedDict):
     services: Services
     queue: IndexQueue
     access: Access
+    startup: health.StartupIndexing
 
 
 def create_app(
@@ -102,8 +103,9 @@ def create_app(
         # SIGTERM: indexing stops after the batch in hand (the rest resumes on restart).
         drain.on_drain(queue.stop)
         try:
-            queue.submit_all(await anyio.to_thread.run_sync(services.indexer.reconcile))
-            queue.submit_all(await anyio.to_thread.run_sync(startup_check, services.indexer))
+            backlog = await anyio.to_thread.run_sync(services.indexer.reconcile)
+            backlog += await anyio.to_thread.run_sync(startup_check, services.indexer)
+            queue.submit_all(backlog)
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)
                 async with anyio.create_task_group() as watchers:
@@ -114,6 +116,7 @@ def create_app(
                         "services": services,
                         "queue": queue,
                         "access": access,
+                        "startup": health.StartupIndexing(backlog),
                     }
                     watchers.cancel_scope.cancel()
                 queue.close()
@@ -193,10 +196,16 @@ async def healthz(request: Request) -> JSONResponse:
 
 
 async def readyz(request: Request) -> JSONResponse:
-    """Readiness: store, index, embedder and model answer; 503 naming what failed."""
+    """Readiness: store, index, embedder and model answer, and the versions queued at start-up
+    are indexed; 503 naming what failed."""
     drain: Drain = request.app.state.drain
+    queue = _queue(request)
+    startup: health.StartupIndexing = request.state.startup
     ready, body = await health.readiness(
-        _services(request), _queue(request).depth, draining=drain.draining
+        _services(request),
+        queue.depth,
+        startup_backlog=startup.waiting(queue),
+        draining=drain.draining,
     )
     if not tenancy.principal(request).admin:  # counts and versions are not for tenants
         body = {"status": body["status"], "failed": body["failed"]}

@@ -4,7 +4,7 @@ all at once, off the event loop; liveness (`/healthz`) checks nothing but the lo
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Container, Iterable
 from dataclasses import dataclass
 
 import anyio
@@ -13,6 +13,21 @@ import anyio.to_thread
 from ..services import Services
 
 CHECK_TIMEOUT_S = 3.0
+
+
+class StartupIndexing:
+    """The versions queued when the process started (a new sample knowledge base, a crash's
+    leftovers, a changed embedder): until they are indexed, answers would miss them."""
+
+    def __init__(self, keys: Iterable[tuple[str, int]]) -> None:
+        self._waiting = set(keys)
+
+    def waiting(self, queued: Container[tuple[str, int]]) -> int:
+        """How many are still `queued`. Once none is, it stays done: later uploads are
+        ordinary indexing, which `/readyz` reports but does not judge."""
+        if self._waiting:
+            self._waiting = {key for key in self._waiting if key in queued}
+        return len(self._waiting)
 
 
 @dataclass(slots=True)
@@ -30,10 +45,11 @@ class Check:
 
 
 async def readiness(
-    services: Services, queue_depth: int, *, draining: bool
+    services: Services, queue_depth: int, *, startup_backlog: int = 0, draining: bool
 ) -> tuple[bool, dict[str, object]]:
-    """(ready, body): the store, index, embedder and model each answered, and no shutdown is
-    under way. The indexing queue's depth is reported, not judged."""
+    """(ready, body): the store, index, embedder and model each answered, the versions queued
+    at start-up are indexed (`startup_backlog` of them are not), and no shutdown is under way.
+    Later indexing is reported in the queue's depth, not judged."""
 
     def store() -> tuple[str, int]:
         count = services.store.count()
@@ -77,6 +93,8 @@ async def readiness(
         for name in probes:
             group.start_soon(run, name)
     failed = [name for name, check in checks.items() if not check.ok]
+    if startup_backlog:
+        failed.append("startup_indexing")
     if draining:
         failed.append("shutting_down")
     body: dict[str, object] = {
@@ -84,5 +102,6 @@ async def readiness(
         "failed": failed,
         "checks": {name: check.to_json() for name, check in checks.items()},
         "indexing_queue": queue_depth,
+        "startup_indexing": startup_backlog,
     }
     return not failed, body

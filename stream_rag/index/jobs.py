@@ -98,6 +98,10 @@ class IndexQueue:
         """Versions queued or being indexed."""
         return len(self._known)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether the version `(doc_id, version)` is queued or being indexed."""
+        return key in self._known
+
     def submit(self, doc_id: str, version: int) -> None:
         """Take a version whose job row exists into the rotation (its job is durable already)."""
         key = (doc_id, version)
