@@ -210,6 +210,7 @@ SCHEMAS: dict[str, Any] = {
             "failed": {"type": "array", "items": {"type": "string"}},
             "checks": {"type": "object"},
             "indexing_queue": {"type": "integer"},
+            "startup_indexing": {"type": "integer"},
         },
     },
 }
@@ -224,7 +225,7 @@ PATHS: dict[str, dict[str, Any]] = {
     "/healthz": {"get": {"summary": "liveness", "responses": {"200": _json(_ref("Health"))}}},
     "/readyz": {
         "get": {
-            "summary": "readiness: store, index, embedder and model endpoint answer",
+            "summary": "readiness: dependencies answer, start-up indexing is done",
             "responses": {
                 "200": _json(_ref("Health"), "ready"),
                 "503": _json(_ref("Health"), "not ready; `failed` names the checks"),
@@ -249,7 +250,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {
                 "201": _json(_ref("UploadResult"), "stored"),
                 "200": _json(_ref("UploadResult"), "duplicate"),
-                **_errors(400, 413, 415, 422),
+                **_errors(400, 408, 413, 415, 422),
             },
         },
         "get": {
@@ -285,7 +286,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {
                 "201": _json(_ref("UploadResult"), "stored"),
                 "200": _json(_ref("UploadResult"), "identical to the newest version"),
-                **_errors(400, 404, 413, 415, 422),
+                **_errors(400, 404, 408, 413, 415, 422),
             },
         }
     },
