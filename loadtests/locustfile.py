@@ -18,18 +18,18 @@ OpenAI-compatible `/v1/chat/completions`, and report per answer, as Locust entri
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from itertools import count
 from pathlib import Path
-from typing import Any
 
 from locust import HttpUser, constant, task
 
-from stream_rag.loadtest.users import QUESTIONS, Answer, StreamReader
+from stream_rag.loadtest.users import QUESTIONS, Answer, Endpoint, StreamReader, request_for
 
-ENDPOINT = os.environ.get("STREAM_RAG_LOCUST_ENDPOINT", "chat")
+ENDPOINT: Endpoint = (
+    "openai" if os.environ.get("STREAM_RAG_LOCUST_ENDPOINT") == "openai" else "chat"
+)
 _FILE = os.environ.get("STREAM_RAG_LOCUST_QUESTIONS")
 ASKED = (
     tuple(q for q in Path(_FILE).read_text(encoding="utf-8").splitlines() if q.strip())
@@ -49,33 +49,16 @@ class AskingUser(HttpUser):
         question = ASKED[next(_NEXT) % len(ASKED)]
         t0 = time.perf_counter()
         answer = Answer(question, 0.0)
-        reader = StreamReader(answer, t0)
-        if ENDPOINT == "openai":
-            path = "/v1/chat/completions"
-            body: dict[str, Any] = {
-                "model": "stream-rag",
-                "stream": True,
-                "messages": [{"role": "user", "content": question}],
-            }
-        else:
-            path, body = "/v1/chat", {"question": question}
+        reader = StreamReader(answer, t0, ENDPOINT)
+        path, body = request_for(ENDPOINT, question)
         with self.client.post(
             path, json=body, stream=True, catch_response=True, name=path
         ) as response:
             if response.status_code != 200:
                 response.failure(f"HTTP {response.status_code}")
                 return
-            name = "message"
-            for raw in response.iter_lines(decode_unicode=True):
-                line = raw or ""
-                if line.startswith("event:"):
-                    name = line[6:].strip()
-                elif line.startswith("data:"):
-                    payload = line[5:].strip()
-                    if payload != "[DONE]":
-                        data = json.loads(payload)
-                        reader.chunk(data) if ENDPOINT == "openai" else reader.event(name, data)
-                    name = "message"
+            for line in response.iter_lines(decode_unicode=True):
+                reader.line(line or "")
             response.success()
         answer.total = time.perf_counter() - t0
         self.report(answer)

@@ -46,13 +46,37 @@ class Answer:
     request_id: str | None = None
 
 
+def request_for(endpoint: Endpoint, question: str) -> tuple[str, dict[str, object]]:
+    """The path and JSON body that ask `question` over `endpoint`."""
+    if endpoint == "openai":
+        messages = [{"role": "user", "content": question}]
+        return "/v1/chat/completions", {"model": "stream-rag", "stream": True, "messages": messages}
+    return "/v1/chat", {"question": question}
+
+
 class StreamReader:
     """Turns one answer's SSE events (or OpenAI-compatible chunks) into its `Answer`."""
 
-    def __init__(self, answer: Answer, t0: float) -> None:
+    def __init__(self, answer: Answer, t0: float, endpoint: Endpoint = "chat") -> None:
         self.answer = answer
         self.t0 = t0
+        self.endpoint = endpoint
         self.last: float | None = None
+        self._event = "message"
+
+    def line(self, line: str) -> None:
+        """One line of the response body, as it arrives."""
+        if line.startswith("event:"):
+            self._event = line[6:].strip()
+        elif line.startswith("data:"):
+            payload = line[5:].strip()
+            if payload != "[DONE]":
+                data = json.loads(payload)
+                if self.endpoint == "openai":
+                    self.chunk(data)
+                else:
+                    self.event(self._event, data)
+            self._event = "message"
 
     def sentence(self) -> None:
         now = time.perf_counter()
@@ -100,36 +124,16 @@ async def ask(client: httpx.AsyncClient, endpoint: Endpoint, question: str, t_ru
     """One question, read to the end of its stream."""
     t0 = time.perf_counter()
     answer = Answer(question, t0 - t_run)
-    reader = StreamReader(answer, t0)
-    if endpoint == "openai":
-        path = "/v1/chat/completions"
-        body: dict[str, object] = {
-            "model": "stream-rag",
-            "stream": True,
-            "messages": [{"role": "user", "content": question}],
-        }
-    else:
-        path, body = "/v1/chat", {"question": question}
+    reader = StreamReader(answer, t0, endpoint)
+    path, body = request_for(endpoint, question)
     try:
         async with client.stream("POST", path, json=body) as response:
             if response.status_code != 200:
                 answer.error, answer.ended = f"http_{response.status_code}", "error"
                 await response.aread()
                 return answer
-            name = "message"
             async for line in response.aiter_lines():
-                if line.startswith("event:"):
-                    name = line[6:].strip()
-                elif line.startswith("data:"):
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
-                        continue
-                    data = json.loads(payload)
-                    if endpoint == "openai":
-                        reader.chunk(data)
-                    else:
-                        reader.event(name, data)
-                    name = "message"
+                reader.line(line)
     except (httpx.HTTPError, ValueError) as exc:
         answer.error, answer.ended = f"client_{type(exc).__name__}", "error"
     finally:
