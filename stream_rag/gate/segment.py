@@ -3,19 +3,29 @@
 `SentenceBuffer.feed` returns a unit as soon as no later text can move its end; `close` returns
 the rest. `split_segments` runs the same machine over a whole text, so for any split of a text
 into tokens the streamed units equal `split_segments(text)`. Every decision reads a bounded
-window past a cursor, so feeding costs about the same as one pass over the text.
+window past a cursor, so feeding costs about the same as one pass over the text. What a line
+opens and list labels are read in markup.py; whether punctuation ends a sentence, in
+boundaries.py.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
-import blingfire
-
-from .citations import MARKER_RE
+from .boundaries import (
+    CJK_TERMINALS,
+    CLOSER_CHARS,
+    NO,
+    OPENERS,
+    TERMINALS,
+    WAIT,
+    YES,
+    english,
+    markers_end,
+)
+from .markup import BLANK_CHARS, BULLETS, LABEL, LABEL_ONLY, LABEL_PREFIX, classify, skip, successor
 
 Kind = Literal["sentence", "list_item", "heading", "code"]
 
@@ -28,192 +38,24 @@ class Segment:
     kind: Kind
 
 
-# A decision about a possible boundary: wait for more text, not a boundary, or a boundary.
-_WAIT, _NO, _YES = 0, 1, 2
 _LINE, _PROSE, _CODE, _HEAD = 0, 1, 2, 3
 
-# Look-alike characters are spelled as escapes (ruff RUF001).
-_CJK_TERMINALS = "\u3002\uff01\uff1f"  # ideographic full stop, fullwidth ! and ?
-_TERMINALS = ".!?\u2026" + _CJK_TERMINALS  # with the ellipsis character
-_BULLETS = "\u2022\u2043\u2023\u25e6\u25aa"  # bullet, hyphen bullet, triangle, white, square
-_OPENERS = {"(": ")", "\uff08": "\uff09", "《": "》", "「": "」", "『": "』", "〈": "〉"}
-_CLOSERS = frozenset(_OPENERS.values())
-_CLOSER_CHARS = "\"'\u201d\u2019\u00bb)]" + "".join(_OPENERS.values())
-_OPENING_PUNCT = "\"'\u201c\u2018([{*_<"
+_CLOSERS = frozenset(OPENERS.values())
 
-_STOP_SET = _TERMINALS + "\n" + "".join(_OPENERS) + "".join(_CLOSERS)
+_STOP_SET = TERMINALS + "\n" + "".join(OPENERS) + "".join(_CLOSERS)
 _STOPS = re.compile(f"[{_STOP_SET}]")
 # With an inline list running ("1) a 2) b"), also stop where the next label may start.
 _LABEL_STOPS = {
     kind: (re.compile(f"[{_STOP_SET}]|(?<=[ \t])[{chars}]"), re.compile(f"[{_STOP_SET}{chars}]"))
-    for kind, chars in (("digit", "0-9"), ("letter", "a-z"), ("bullet", _BULLETS))
+    for kind, chars in (("digit", "0-9"), ("letter", "a-z"), ("bullet", BULLETS))
 }
 _NEWLINE = re.compile("\n")
-_CJK_TERMS = frozenset(_CJK_TERMINALS)
-_BLANK_CHARS = " \t\r\f\v"
+_CJK_TERMS = frozenset(CJK_TERMINALS)
 _BLANKS = re.compile(r"[ \t\r\f\v]*")
-_BLANK_LINE = re.compile(r"[ \t\r\f\v]*(\n)?")
 _TABLE_RULE = re.compile(r"[ \t]*(?:\|[ \t\r:|-]*)?")
-_RULE_RUN = re.compile(r"([-*_])(?:[ \t\r]*\1)*[ \t\r]*")
 _WORD_CHAR = re.compile(r"\w")
-_SPACED_DOTS = re.compile(r"\.(?:[ \t]+\.)*")
-_NEXT_WORD = re.compile(f"[{re.escape(_OPENING_PUNCT)}]{{0,3}}([^\\W\\d_]+)")
-_OPENINGS_ONLY = re.compile(f"[{re.escape(_OPENING_PUNCT)}]{{0,3}}\\Z")
-_DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # U.S, a.m, e.g
-_NUMBER_LABEL = re.compile(r"[0-9]{1,3}(?:\.\)|[.)])[ \t\n]")
-_NUMBER_LABEL_PREFIX = re.compile(r"[0-9]{1,3}(?:\.\)?|\))?\Z")
-# Inline list labels: "1.", "2)", "3.)", "a.", "• 9.", or a bullet alone.
-_B = f"[{_BULLETS}]"
-_LABEL = re.compile(
-    f"(?P<bullet>{_B}[ \t]?)?"
-    r"(?P<value>[0-9]{1,3}|[a-z])(?P<suffix>\.\)|[.)])(?=[ \t])"
-    f"|(?P<alone>{_B})(?=[ \t])"
-)
-_LABEL_PREFIX = re.compile(f"(?:{_B}[ \t]?)?" r"(?:(?:[0-9]{1,3}|[a-z])(?:\.\)?|\))?)?\Z")
-_LABEL_ONLY = re.compile(f"(?:{_B}[ \t]?)?" r"(?:[0-9]{1,3}|[a-z])(?:\.\)?|\))")
-# citations.PARTIAL_MARKER_RE, made prefix-closed: it rejects "[1 a" although "[1 and 2]" is a
-# marker, and its "$" also matches before a final newline.
-_PARTIAL_MARKER = re.compile(
-    r"(?:\[\^?|\u3010)\s*(?:\d+(?:\s*(?:[,\uff0c;\u3001]|-|\u2013|a|an|and)\s*\d*)*)?\s*\Z"
-    r"|\(\s*s?o?u?r?c?e?\s*#?\s*\d*\s*(?::[^()]*)?\Z",
-    re.IGNORECASE,
-)
-_MARKER_MAX = 160  # longer openings are not markers, so a stray "(" cannot stall the stream
 _BRACKET_REACH = 200  # a terminal inside brackets opened this recently ends no sentence
 _LONG, _LOOKBACK = 4096, 256  # see SentenceBuffer._drain
-
-# Periods after these never end a sentence when a capital or digit follows.
-_NEVER_END_TEXT = (
-    "mr mrs ms mx dr prof mt rev hon gen sen rep gov capt lt col sgt cmdr adm maj fr pres supt "
-    "messrs mme mlle e.g i.e eg ie vs cf viz"
-)
-_NEVER_END = frozenset(_NEVER_END_TEXT.split())
-# Abbreviations that take a number: "p. 55", "No. 5", "N°. 1026".
-_NUMBERED_TEXT = (
-    "p pp no nos nº n° nr vol vols fig figs ch chap sec sect art eq eqs para pt ref tab ex op "
-    "ed app"
-)
-_NUMBERED = frozenset(_NUMBERED_TEXT.split())
-# Abbreviations that may or may not end a sentence; the next word decides.
-_ABBREVIATIONS_TEXT = (
-    "co corp inc ltd llc plc bros etc al jr sr st ave blvd rd dept univ assn est govt misc mfg "
-    "intl natl approx ca min max hr hrs sq ft lb lbs oz esp incl tel ext dist div yr yrs wk wks "
-    "mo mos pts jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs "
-    "fri ibid"
-)
-_ABBREVIATIONS = frozenset(_ABBREVIATIONS_TEXT.split())
-# Words that usually open a sentence: after an abbreviation they signal a new one.
-_STARTERS_TEXT = (
-    "The A An This That These Those There Here It Its I We You He She They My Our Your His Her "
-    "Their What When Where Why Who Whom Which How Is Are Was Were Do Does Did Can Could Will "
-    "Would Should Shall May Might Must Have Has Had If But And Or So Yet Then Thus Hence However "
-    "Also Although Though Because Since While After Before Once As In On At For From To By With "
-    "Without During Please Note See Let Each Every All Some Most Many Any No Not None Both Either "
-    "Neither One Yes Mr Mrs Ms Dr Otherwise Finally First Second Next Today Still Even Only Such "
-    "Other Another Instead Meanwhile Unfortunately Fortunately Overall Therefore"
-)
-_STARTERS = frozenset(_STARTERS_TEXT.split())
-# A sentence cannot be just a prepositional phrase ("At 5 a.m." before "Mr. Smith went ...").
-_PREPOSITIONS_TEXT = (
-    "at by in on after before until till since from around about for with under over during "
-    "near through within past to of"
-)
-_PREPOSITIONS = frozenset(_PREPOSITIONS_TEXT.split())
-
-
-_PLAIN, _ENDS_NEVER, _TAKES_NUMBER, _AMBIGUOUS = range(4)
-
-
-@lru_cache(maxsize=16384)
-def _word_kind(word: str) -> int:
-    """How the word before a period bears on a boundary. Blingfire is asked whether it keeps
-    `word.` with a following capitalised word: if so, the word is an abbreviation to it."""
-    word = word.lstrip(_OPENING_PUNCT)
-    lower = word.lower()
-    if lower in _NEVER_END:
-        return _ENDS_NEVER
-    if lower in _NUMBERED:
-        return _TAKES_NUMBER
-    if (
-        lower in _ABBREVIATIONS
-        or (len(word) == 1 and word.isalpha())
-        or _DOTTED.fullmatch(word) is not None
-        or (word != "" and "\n" not in blingfire.text_to_sentences(f"{word}. The"))
-    ):
-        return _AMBIGUOUS
-    return _PLAIN
-
-
-def _skip(pattern: re.Pattern[str], buf: str, pos: int) -> int:
-    """Where `pattern`, which may match nothing, stops when matched at `pos`."""
-    m = pattern.match(buf, pos)
-    return pos if m is None else m.end()
-
-
-def _successor(label: re.Match[str]) -> str | None:
-    if label["alone"]:
-        return label["alone"]
-    value = label["value"]
-    if value.isdigit():
-        following = str(int(value) + 1)
-    elif value < "z":
-        following = chr(ord(value) + 1)
-    else:
-        return None
-    return f"{label['bullet'] or ''}{following}{label['suffix']}"
-
-
-def _classify(buf: str, p: int, final: bool) -> str | None:
-    """What the line starting at `p` opens: blank, end, fence, heading, rule, row, item, para;
-    "block" when it is a rule or an item, not yet which; None while it cannot tell yet."""
-    n = len(buf)
-    if p < n and buf[p].isalpha():  # the common case: a line of text
-        return "para"
-    m = _BLANK_LINE.match(buf, p)
-    if m is None:
-        return None
-    if m.group(1):
-        return "blank"
-    q = m.end()
-    if q == n:
-        return "end" if final else None
-    c = buf[q]
-    if c == "|":
-        return "row"
-    if c in "`~":
-        run = 0
-        while run < 3 and q + run < n and buf[q + run] == c:
-            run += 1
-        if run == 3:
-            return "fence"
-        return None if q + run == n and not final else "para"
-    if c == "#":
-        e = q + len(buf[q : q + 8]) - len(buf[q : q + 8].lstrip("#"))
-        if e == n:
-            return None if not final else ("heading" if e - q <= 6 else "para")
-        return "heading" if e - q <= 6 and buf[e] in " \t\r\n" else "para"
-    if c in "-*_":
-        e = _skip(_RULE_RUN, buf, q)
-        if e == n and not final:  # "- " opens an item or a rule: a block either way
-            return "block" if c != "_" and buf[q + 1 : q + 2] in (" ", "\t") else None
-        if (e == n or buf[e] == "\n") and buf.count(c, q, e) >= 3:
-            return "rule"
-    if c in "-*+" or c in _BULLETS:
-        if q + 1 == n:
-            return None if not final else "para"
-        return "item" if buf[q + 1] in " \t\r\n" else "para"
-    if "0" <= c <= "9":
-        e = q
-        while e < n and e - q < 10 and "0" <= buf[e] <= "9":
-            e += 1
-        if e == n:
-            return None if not final else "para"
-        if e - q > 9 or buf[e] not in ".)":
-            return "para"
-        if e + 1 == n:
-            return None if not final else "item"
-        return "item" if buf[e + 1] in " \t\r\n" else "para"
-    return "para"
 
 
 class SentenceBuffer:
@@ -318,7 +160,7 @@ class SentenceBuffer:
         """`_classify` at `p`, remembered: a unit's end and the next block ask about one line."""
         if p == self._line_at:
             return self._line_kind
-        what = _classify(self._buf, p, final)
+        what = classify(self._buf, p, final)
         if what is not None and what != "block":
             self._line_at, self._line_kind = p, what
         return what
@@ -346,7 +188,7 @@ class SentenceBuffer:
         if what == "fence":
             self._mode, self._start, self._fence, self._code = _CODE, i, "", []
             return True
-        start = _skip(_BLANKS, buf, i)
+        start = skip(_BLANKS, buf, i)
         if what in ("heading", "rule", "row"):
             self._mode, self._start, self._i = _HEAD, start, start
             self._kind = "sentence" if what == "row" else "heading"
@@ -368,7 +210,7 @@ class SentenceBuffer:
                 return False
             nl = n
         elif self._kind == "sentence":  # a table row takes the "|---|" line under it along
-            e = _skip(_TABLE_RULE, buf, nl + 1)
+            e = skip(_TABLE_RULE, buf, nl + 1)
             if e == n and not final:
                 self._i = nl
                 return False
@@ -418,7 +260,7 @@ class SentenceBuffer:
         while True:
             if self._start < 0:  # between sentences: find where the next one starts
                 j = self._i
-                while j < n and buf[j] in _BLANK_CHARS:
+                while j < n and buf[j] in BLANK_CHARS:
                     j += 1
                 if j == n:
                     self._i = j
@@ -464,35 +306,35 @@ class SentenceBuffer:
                     self._mode = _LINE
                     return True
                 continue
-            if c in _OPENERS:
+            if c in OPENERS:
                 self._stack.append((c, pos))
                 self._i = pos + 1
                 continue
             if c in _CLOSERS:
-                if self._stack and _OPENERS[self._stack[-1][0]] == c:
+                if self._stack and OPENERS[self._stack[-1][0]] == c:
                     self._stack.pop()
                 self._i = pos + 1
                 continue
-            if c in _TERMINALS:
+            if c in TERMINALS:
                 verdict, at = self._terminal(pos, final)
             else:
                 verdict, at = self._inline_label(pos, final)
-            if verdict == _WAIT:
+            if verdict == WAIT:
                 self._i = pos
                 return False
-            if verdict == _YES:
+            if verdict == YES:
                 self._emit(at, out)
             self._i = at
 
     def _read_label(self, final: bool) -> bool:
         """Note whether the sentence opens with a list label; False while it cannot tell yet."""
         buf, s = self._buf, self._start
-        if not final and len(buf) - s < 8 and _LABEL_PREFIX.match(buf, s):
+        if not final and len(buf) - s < 8 and LABEL_PREFIX.match(buf, s):
             return False
         self._want_label = False
-        m = _LABEL.match(buf, s)
+        m = LABEL.match(buf, s)
         if self._label == "" or (m and m.group() == self._label):
-            expected = _successor(m) if m else None
+            expected = successor(m) if m else None
             self._label = expected
             if expected is None:
                 self._stops = self._fast_label = _STOPS
@@ -508,139 +350,57 @@ class SentenceBuffer:
         n, end = len(buf), pos + len(self._label or "")
         if not buf.startswith(expected, pos):
             waiting = not final and n < end and expected.startswith(buf[pos:])
-            return (_WAIT if waiting else _NO), pos + 1
+            return (WAIT if waiting else NO), pos + 1
         if end == n:
-            return (_NO, pos + 1) if final else (_WAIT, 0)
+            return (NO, pos + 1) if final else (WAIT, 0)
         if buf[end] not in " \t" or (not self._has_word and not _WORD_CHAR.search(buf, start, pos)):
-            return _NO, pos + 1
-        if pos - start < 12 and _LABEL_ONLY.fullmatch(buf[start:pos].rstrip()):
-            return _NO, pos + 1
-        return _YES, pos
+            return NO, pos + 1
+        if pos - start < 12 and LABEL_ONLY.fullmatch(buf[start:pos].rstrip()):
+            return NO, pos + 1
+        return YES, pos
 
     def _terminal(self, pos: int, final: bool) -> tuple[int, int]:
         """Decide whether the terminal punctuation at `pos` ends the sentence."""
         buf, start = self._buf, self._start
         n = len(buf)
         te = pos + 1
-        while te < n and buf[te] in _TERMINALS:
+        while te < n and buf[te] in TERMINALS:
             te += 1
         if self._stack and pos - self._stack[-1][1] <= _BRACKET_REACH:
-            return _NO, te
+            return NO, te
         if not self._has_word and _WORD_CHAR.search(buf, start, pos) is None:
-            return _NO, te
+            return NO, te
         e = te
-        while e < n and buf[e] in _CLOSER_CHARS:
+        while e < n and buf[e] in CLOSER_CHARS:
             e += 1
         ce, k = e, e
-        while k < n and buf[k] in _BLANK_CHARS:
+        while k < n and buf[k] in BLANK_CHARS:
             k += 1
         cjk = buf[pos] in _CJK_TERMS or not _CJK_TERMS.isdisjoint(buf[pos + 1 : te])
         if k < n and buf[k] in "[(\u3010":
-            marked = self._markers(ce, final)
+            marked = markers_end(buf, ce, final)
             if marked is None:
-                return _WAIT, 0
+                return WAIT, 0
             e = k = marked
-            while k < n and buf[k] in _BLANK_CHARS:
+            while k < n and buf[k] in BLANK_CHARS:
                 k += 1
         if cjk:  # no space needed after CJK punctuation; only a closer or marker may follow
-            return (_YES, e) if k < n or final else (_WAIT, 0)
+            return (YES, e) if k < n or final else (WAIT, 0)
         if k == n:
-            return (_YES, e) if final else (_WAIT, 0)
+            return (YES, e) if final else (WAIT, 0)
         if k == e and buf[k] != "\n":
-            return _NO, te  # "U.S.A", "3.5", "Jr.'s", "[1]x": no space after
+            return NO, te  # "U.S.A", "3.5", "Jr.'s", "[1]x": no space after
         if buf[k] == "\n":
             what = self._classify(k + 1, final)
             if what is None:
-                return _WAIT, 0
+                return WAIT, 0
             if what != "para":
-                return _YES, e  # the unit ends here anyway
+                return YES, e  # the unit ends here anyway
             k += 1
-            while buf[k] in _BLANK_CHARS:
+            while buf[k] in BLANK_CHARS:
                 k += 1
-        verdict = self._english(pos, te, ce, k, final)
-        return verdict, (e if verdict == _YES else te)
-
-    def _markers(self, p: int, final: bool) -> int | None:
-        """End of the citation markers starting (after blanks) at `p`; None while a marker
-        could still be arriving."""
-        buf = self._buf
-        n = len(buf)
-        e = p
-        while True:
-            k = e
-            while k < n and buf[k] in _BLANK_CHARS:
-                k += 1
-            if k == n:
-                return e if final else None
-            if buf[k] not in "[(\u3010":
-                return e
-            m = MARKER_RE.match(buf, k, min(n, k + _MARKER_MAX))
-            if m is not None:
-                e = m.end()
-                continue
-            if not final and n - k < _MARKER_MAX and _PARTIAL_MARKER.match(buf, k):
-                return None
-            return e
-
-    def _english(self, pos: int, te: int, ce: int, s: int, final: bool) -> int:
-        """The rules for `.`, `!`, `?` and ellipses; `s` is the next visible character."""
-        buf, start = self._buf, self._start
-        n, r = len(buf), buf[s]
-        if ce - start <= 8 and _LABEL_ONLY.fullmatch(buf, start, ce):
-            return _NO  # "1." or "a)" opening a list item is not a sentence
-        term = buf[pos:te]
-        if "?" in term or "!" in term:
-            return _NO if r.islower() else _YES
-        before = buf[pos - 1]
-        if term != ".":  # an ellipsis: mid-sentence when it does not follow a word
-            if r.islower() or not (before.isalnum() or before in _CLOSER_CHARS):
-                return _NO
-            return _YES
-        if before.isspace():  # a dot after a blank: the last of a spaced ellipsis ". . ."?
-            k, dots = pos, 1
-            while dots < 4 and k - 2 >= start and buf[k - 1] == " " and buf[k - 2] == ".":
-                k, dots = k - 2, dots + 1
-            attached = k > start and not buf[k - 1].isspace()
-            if r == "." or r.islower() or (not attached and dots == 3):
-                return _NO
-            return _YES
-        if r == ".":  # "word. . . . Next": the ellipsis opens the next sentence
-            q = _skip(_SPACED_DOTS, buf, s)
-            k = q
-            while k < n and buf[k] in _BLANK_CHARS:
-                k += 1
-            if k == n and not final:
-                return _WAIT
-            dots = buf.count(".", s, q)
-            return _YES if dots >= 3 and q < k < n and buf[k].isupper() else _NO
-        if r.islower():
-            return _NO
-        lo = max(start, pos - 40)
-        word = buf[max(buf.rfind(" ", lo, pos), lo - 1) + 1 : pos]
-        if not word.isprintable():  # a line break or tab inside the last 40 characters
-            word = word.split()[-1]
-        kind = _word_kind(word)
-        if kind == _ENDS_NEVER:
-            return _NO
-        if "0" <= r <= "9":  # only a list label after a period starts with a digit
-            if kind == _TAKES_NUMBER:
-                return _NO
-            if _NUMBER_LABEL.match(buf, s):
-                return _YES
-            return _WAIT if not final and _NUMBER_LABEL_PREFIX.match(buf, s) else _NO
-        if kind == _PLAIN:
-            return _YES
-        m = _NEXT_WORD.match(buf, s)
-        if not final and (_OPENINGS_ONLY.match(buf, s) if m is None else m.end() == n):
-            return _WAIT  # the next word has not ended yet
-        if m is None:
-            return _NO
-        if m.group(1) not in _STARTERS:
-            return _NO
-        words = buf[start:pos].split() if pos - start <= 60 else []
-        if 0 < len(words) <= 3 and words[0].lower().lstrip(_OPENING_PUNCT) in _PREPOSITIONS:
-            return _NO
-        return _YES
+        verdict = english(buf, start, pos, te, ce, k, final)
+        return verdict, (e if verdict == YES else te)
 
 
 def split_segments(text: str) -> list[Segment]:
