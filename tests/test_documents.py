@@ -14,7 +14,8 @@ import pytest
 
 from stream_rag.errors import InvalidFilenameError, NotFoundError, UnsupportedTypeError
 from stream_rag.store.blobs import StagedFile
-from stream_rag.store.documents import DocumentStore, validate_filename
+from stream_rag.store.documents import DocumentStore
+from stream_rag.store.records import validate_filename
 
 from .conftest import store_snapshot
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidFieldError, NotFoundError
-from ..store.documents import validate_collection
+from ..store.records import validate_collection
 
 SCOPES = ("admin", "write", "read", "chat")
 ALL = "*"

@@ -12,7 +12,8 @@ from ..embed.backends import Embedder
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
 from ..errors import NotFoundError, StreamRagError
 from ..ingest.chunking import heading_context
-from ..store.documents import DocumentStore, chunk_id
+from ..store.documents import DocumentStore
+from ..store.records import chunk_id
 from ..text import tokenize
 from ..types import Chunk, Document
 from .base import Index, IndexPoint, point_id

@@ -18,7 +18,7 @@ from ..errors import (
     MissingFieldError,
 )
 from ..store.blobs import BlobStore, StagedFile, Stager
-from ..store.documents import validate_filename
+from ..store.records import validate_filename
 from .extract import media_type_for
 
 MAX_TEXT_FIELD = 4096
