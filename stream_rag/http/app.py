@@ -1,18 +1,20 @@
-"""The HTTP API: a Starlette app whose shared resources live in the lifespan state."""
+"""The HTTP API: a Starlette app whose shared resources live in the lifespan state.
+
+Here: the app (lifespan, routes, middleware, errors mapped to JSON) and the service routes
+(page, health, metrics, OpenAPI). The other routes live by area: documents_api.py,
+answers_api.py, search_api.py, keys_api.py.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TypedDict
-from urllib.parse import quote
 
 import anyio.to_thread
-from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -24,33 +26,25 @@ from starlette.staticfiles import StaticFiles
 from ..access import tenancy
 from ..access.guard import Guard, HostCheck
 from ..access.principals import Access
-from ..answer.conversation import history_of
-from ..answer.pipeline import Options
 from ..config import Settings
 from ..embed.backends import Embedder
-from ..errors import InputError, InvalidFieldError, NotFoundError, StreamRagError
-from ..events import SentenceOut, to_sse
+from ..errors import StreamRagError
 from ..index.base import Index
 from ..index.doctor import startup_check
 from ..index.jobs import IndexQueue
-from ..ingest.upload import read_upload
 from ..model.llm import ChatModel
 from ..retrieve.rerank import Reranker
 from ..services import Services, open_services
 from ..store.documents import DocumentStore
-from ..types import Document, Version
-from . import health, keys_api, openai_compat, openapi
+from . import answers_api, documents_api, health, keys_api, openapi, search_api, state
 from .bodytimeout import BodyDeadline
-from .lifecycle import Drain, unless_client_leaves
-from .limits import check_question, read_json
+from .lifecycle import Drain
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
-from .web import EventIds, absolute_urls, cors_middleware, is_reconnect, not_modified
+from .web import cors_middleware
 
 log = logging.getLogger("stream_rag")
 
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
-# Uploaded HTML must never run as a page of this origin; these types are safe to show inline.
-_INLINE_TYPES = ("text/plain", "text/markdown", "application/pdf")
 
 
 class State(TypedDict):
@@ -130,23 +124,29 @@ def create_app(
         Route("/readyz", readyz),
         Route("/metrics", metrics),
         Route("/openapi.json", openapi_document),
-        Route("/v1/documents", upload_document, methods=["POST"]),
-        Route("/v1/documents", list_documents, methods=["GET"]),
-        Route("/v1/documents/{doc_id}", get_document, methods=["GET"]),
-        Route("/v1/documents/{doc_id}", delete_document, methods=["DELETE"]),
-        Route("/v1/documents/{doc_id}/content", latest_content, methods=["GET", "HEAD"]),
-        Route("/v1/search", search, methods=["POST"]),
-        Route("/v1/index/optimize", optimize_index, methods=["POST"]),
-        Route("/v1/chat", chat, methods=["GET", "POST"]),
-        Route("/v1/answer", answer, methods=["POST"]),
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/models", list_models, methods=["GET"]),
-        *keys_api.routes(),
-        Route("/v1/documents/{doc_id}/versions", add_version, methods=["POST"]),
-        Route("/v1/documents/{doc_id}/versions/{n}", get_version, methods=["GET"]),
-        Route("/v1/documents/{doc_id}/versions/{n}/chunks", get_chunks, methods=["GET"]),
+        Route("/v1/documents", documents_api.upload_document, methods=["POST"]),
+        Route("/v1/documents", documents_api.list_documents, methods=["GET"]),
+        Route("/v1/documents/{doc_id}", documents_api.get_document, methods=["GET"]),
+        Route("/v1/documents/{doc_id}", documents_api.delete_document, methods=["DELETE"]),
         Route(
-            "/v1/documents/{doc_id}/versions/{n}/content", version_content, methods=["GET", "HEAD"]
+            "/v1/documents/{doc_id}/content", documents_api.latest_content, methods=["GET", "HEAD"]
+        ),
+        Route("/v1/search", search_api.search, methods=["POST"]),
+        Route("/v1/index/optimize", search_api.optimize_index, methods=["POST"]),
+        Route("/v1/chat", answers_api.chat, methods=["GET", "POST"]),
+        Route("/v1/answer", answers_api.answer, methods=["POST"]),
+        Route("/v1/chat/completions", answers_api.chat_completions, methods=["POST"]),
+        Route("/v1/models", answers_api.list_models, methods=["GET"]),
+        *keys_api.routes(),
+        Route("/v1/documents/{doc_id}/versions", documents_api.add_version, methods=["POST"]),
+        Route("/v1/documents/{doc_id}/versions/{n}", documents_api.get_version, methods=["GET"]),
+        Route(
+            "/v1/documents/{doc_id}/versions/{n}/chunks", documents_api.get_chunks, methods=["GET"]
+        ),
+        Route(
+            "/v1/documents/{doc_id}/versions/{n}/content",
+            documents_api.version_content,
+            methods=["GET", "HEAD"],
         ),
     ]
     if STATIC_DIR.is_dir():
@@ -175,7 +175,7 @@ def create_app(
     return app
 
 
-# -- handlers ---------------------------------------------------------------------------------
+# -- service routes ---------------------------------------------------------------------------
 
 
 async def home(request: Request) -> Response:
@@ -199,10 +199,10 @@ async def readyz(request: Request) -> JSONResponse:
     """Readiness: store, index, embedder and model answer, and the versions queued at start-up
     are indexed; 503 naming what failed."""
     drain: Drain = request.app.state.drain
-    queue = _queue(request)
+    queue = state.queue(request)
     startup: health.StartupIndexing = request.state.startup
     ready, body = await health.readiness(
-        _services(request),
+        state.services(request),
         queue.depth,
         startup_backlog=startup.waiting(queue),
         draining=drain.draining,
@@ -214,7 +214,7 @@ async def readyz(request: Request) -> JSONResponse:
 
 async def metrics(request: Request) -> Response:
     """Prometheus text exposition of the service's metrics."""
-    body = await anyio.to_thread.run_sync(_services(request).telemetry.render)
+    body = await anyio.to_thread.run_sync(state.services(request).telemetry.render)
     return Response(body, media_type=PROMETHEUS_TEXT)
 
 
@@ -227,351 +227,7 @@ def _bind_gauges(services: Services) -> None:
     )
 
 
-async def upload_document(request: Request) -> JSONResponse:
-    settings, store = _settings(request), _store(request)
-    form = await read_upload(request, store.blobs, settings.max_upload_bytes)
-    try:
-        collection = tenancy.collection_for(
-            request, form.fields.get("collection"), settings.default_collection
-        )
-        result = await anyio.to_thread.run_sync(
-            partial(
-                store.add,
-                form.staged,
-                filename=form.filename,
-                name=form.fields.get("name") or None,
-                collection=collection,
-            ),
-            limiter=_services(request).upload_limiter,
-        )
-    finally:
-        form.discard()
-    if not result.duplicate:
-        _queue(request).submit(result.document.id, result.version.version)
-    return JSONResponse(
-        _public(request, result.to_json()), status_code=200 if result.duplicate else 201
-    )
-
-
-async def add_version(request: Request) -> JSONResponse:
-    settings, store = _settings(request), _store(request)
-    doc_id = request.path_params["doc_id"]
-    # 404 before reading the body
-    tenancy.visible(request, await anyio.to_thread.run_sync(store.get, doc_id), "write")
-    form = await read_upload(request, store.blobs, settings.max_upload_bytes)
-    try:
-        result = await anyio.to_thread.run_sync(
-            partial(store.add_version, doc_id, form.staged, filename=form.filename),
-            limiter=_services(request).upload_limiter,
-        )
-    finally:
-        form.discard()
-    if not result.duplicate:
-        _queue(request).submit(doc_id, result.version.version)
-    return JSONResponse(
-        _public(request, result.to_json()), status_code=200 if result.duplicate else 201
-    )
-
-
-async def list_documents(request: Request) -> JSONResponse:
-    collection = request.query_params.get("collection") or None
-    if collection is not None:
-        tenancy.collection_for(request, collection, _settings(request).default_collection)
-    documents = await anyio.to_thread.run_sync(_store(request).list_documents, collection)
-    documents = tenancy.readable(request, documents)
-    return JSONResponse(_public(request, {"documents": [d.to_json() for d in documents]}))
-
-
-async def get_document(request: Request) -> JSONResponse:
-    document = await _document(request, "read")
-    return JSONResponse(_public(request, document.to_json()))
-
-
-async def delete_document(request: Request) -> JSONResponse:
-    await _document(request, "write")
-    indexer = _services(request).indexer
-    document = await anyio.to_thread.run_sync(indexer.delete, request.path_params["doc_id"])
-    return JSONResponse({"deleted": document.id, "versions": len(document.versions)})
-
-
-async def get_version(request: Request) -> JSONResponse:
-    await _document(request, "read")
-    record = await _version(request, _version_number(request))
-    return JSONResponse(_public(request, record.to_json()))
-
-
-async def get_chunks(request: Request) -> JSONResponse:
-    doc_id, number = request.path_params["doc_id"], _version_number(request)
-    await _document(request, "read")
-    chunks = await anyio.to_thread.run_sync(_store(request).chunks, doc_id, number)
-    return JSONResponse({"chunks": [c.to_json() for c in chunks]})
-
-
-async def latest_content(request: Request) -> Response:
-    document = await _document(request, "download")
-    tenancy.downloadable(request, document, document.latest.version)
-    return await _content(request, await _version(request, None), latest=True)
-
-
-async def version_content(request: Request) -> Response:
-    tenancy.downloadable(request, await _document(request, "download"), _version_number(request))
-    return await _content(request, await _version(request, _version_number(request)), latest=False)
-
-
-async def search(request: Request) -> JSONResponse:
-    body = await _json_object(request)
-    query = body.get("query")
-    if not isinstance(query, str):
-        raise InvalidFieldError("'query' must be a string")
-    check_question(query, "query")
-    collection = body.get("collection")
-    top_k = body.get("top_k")
-    weights = body.get("weights")
-    fusion = body.get("fusion")
-    collection = tenancy.collection_for(request, collection, _settings(request).default_collection)
-    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool)):
-        raise InvalidFieldError("'top_k' must be an integer")
-    if weights is not None and not (
-        isinstance(weights, dict)
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in weights.values())
-    ):
-        raise InvalidFieldError("'weights' must be an object of numbers, e.g. {\"dense\": 0.5}")
-    if fusion is not None and not isinstance(fusion, str):
-        raise InvalidFieldError("'fusion' must be 'weighted' or 'rrf'")
-    result = await _services(request).retriever.search(
-        query, collection=collection, top_k=top_k, weights=weights, fusion=fusion
-    )
-    return JSONResponse(_public(request, result.to_json()))
-
-
-async def optimize_index(request: Request) -> JSONResponse:
-    """Give the embedded index HNSW graphs (a child process builds them on a copy; searches go
-    on meanwhile). Admin only, like every route access.py does not list."""
-    build = getattr(_services(request).index, "build_hnsw", None)
-    if build is None:
-        raise InputError("only the embedded index is optimised here; Qdrant builds its own HNSW")
-    timings = await anyio.to_thread.run_sync(build)
-    return JSONResponse({"optimized": True, **timings})
-
-
-async def chat(request: Request) -> Response:
-    """`POST {"question", "collection"?, "top_k"?, "min_evidence"?, "check_conflicts"?,
-    "gate_threshold"?}` or `GET ?q=&collection=&top_k=` (for EventSource): the gated answer as
-    Server-Sent Events, each with an `id:`."""
-    if request.method == "GET":
-        if is_reconnect(request):
-            return Response(status_code=204)
-        params = request.query_params
-        raw_top_k = params.get("top_k")
-        if raw_top_k is not None and not _is_ascii_int(raw_top_k):
-            raise InvalidFieldError("'top_k' must be an integer")
-        body: dict[str, object] = {
-            "question": params.get("q") or params.get("question"),
-            "collection": params.get("collection"),
-            "top_k": int(raw_top_k) if raw_top_k else None,
-        }
-    else:
-        body = await _json_object(request)
-    question = question_of(body)
-    options = _scoped(request, body, answer_options(body))
-    services, base_url, ids = _services(request), _settings(request).public_url, EventIds()
-    record = tenancy.citation_recorder(request)
-
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        # The answerer ends every stream with `done` or `error` (shutting_down included).
-        async for event in services.answerer.stream(question, options):
-            if isinstance(event, SentenceOut):
-                record(event.citations)
-            yield to_sse(event, id=ids.next(), base_url=base_url)
-
-    settings = _settings(request)
-    return EventSourceResponse(
-        events(),
-        ping=settings.sse_ping_s,
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        # sse-starlette cuts streams at once on SIGTERM unless given a grace period; ours
-        # end themselves after STREAM_RAG_DRAIN_S with `error: shutting_down`.
-        shutdown_event=anyio.Event(),
-        shutdown_grace_period=settings.drain_s + 5,
-    )
-
-
-async def answer(request: Request) -> JSONResponse:
-    """The non-streaming answer, with its attempts and their verdicts."""
-    body = await _json_object(request)
-    question = question_of(body)
-    options = _scoped(request, body, answer_options(body))
-    answerer = _services(request).answerer
-    # A client that leaves cancels the answer, which closes the model request.
-    result = await unless_client_leaves(
-        request.receive, partial(answerer.answer, question, options)
-    )
-    if result is None:
-        return _client_gone()
-    record = tenancy.citation_recorder(request)
-    for sentence in result.sentences:
-        record(sentence.citations)
-    return JSONResponse(_public(request, result.to_json()))
-
-
-def question_of(body: dict[str, object]) -> str:
-    question = body.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidFieldError("'question' must be a non-empty string")
-    return check_question(question)
-
-
-def answer_options(body: dict[str, object]) -> Options:
-    """Per-request overrides, checked: collection, top_k, min_evidence, check_conflicts,
-    gate_threshold, and the conversation's earlier turns (`history`)."""
-    collection, top_k = body.get("collection"), body.get("top_k")
-    if collection is not None and not isinstance(collection, str):
-        raise InvalidFieldError("'collection' must be a string")
-    if top_k is not None and (
-        not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 100
-    ):
-        raise InvalidFieldError("'top_k' must be an integer between 1 and 100")
-    floats: dict[str, float | None] = {}
-    for name in ("min_evidence", "gate_threshold"):
-        value = body.get(name)
-        if value is not None and (
-            not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1
-        ):
-            raise InvalidFieldError(f"'{name}' must be a number between 0 and 1")
-        floats[name] = None if value is None else float(value)
-    check = body.get("check_conflicts")
-    if check is not None and not isinstance(check, bool):
-        raise InvalidFieldError("'check_conflicts' must be true or false")
-    return Options(
-        collection=collection,
-        top_k=top_k,
-        min_evidence=floats["min_evidence"],
-        check_conflicts=check,
-        gate_threshold=floats["gate_threshold"],
-        history=history_of(body.get("history")),
-    )
-
-
-async def chat_completions(request: Request) -> Response:
-    body = await _json_object(request)
-    tenancy.check_overrides(request, body)
-    body["collection"] = tenancy.collection_for(
-        request, body.get("collection"), _settings(request).default_collection
-    )
-    endpoint = openai_compat.CompletionsEndpoint(
-        _services(request).answerer,
-        reference_links=_settings(request).openai_reference_links,
-        on_cited=tenancy.citation_recorder(request),
-    )
-    response = await unless_client_leaves(request.receive, partial(endpoint.handle, body))
-    return _client_gone() if response is None else response
-
-
-async def list_models(request: Request) -> Response:
-    return openai_compat.models()
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def _scoped(request: Request, body: dict[str, object], options: Options) -> Options:
-    """Options inside the key's collections, with safety overrides only for admins."""
-    tenancy.check_overrides(request, body)
-    default = _settings(request).default_collection
-    return replace(options, collection=tenancy.collection_for(request, options.collection, default))
-
-
-async def _document(request: Request, scope: str) -> Document:
-    """The path's document, or 404 (the same as an unknown id) if the key may not see it."""
-    store = _store(request)
-    document = await anyio.to_thread.run_sync(store.get, request.path_params["doc_id"])
-    return tenancy.visible(request, document, scope)
-
-
-async def _version(request: Request, number: int | None) -> Version:
-    store = _store(request)
-    return await anyio.to_thread.run_sync(store.version, request.path_params["doc_id"], number)
-
-
-async def _content(request: Request, record: Version, *, latest: bool) -> Response:
-    """A version's bytes never change, so `/versions/{n}/content` is immutable; the newest
-    version's URL moves when a version is added, so it must revalidate (ETag, 304)."""
-    etag = f'"{record.sha256}"'
-    caching = {
-        "ETag": etag,
-        "Cache-Control": "private, no-cache" if latest else "private, max-age=31536000, immutable",
-    }
-    if not_modified(request, etag):
-        return Response(status_code=304, headers=caching)
-    path = await anyio.to_thread.run_sync(_store(request).content_path, record)
-    inline = record.media_type.startswith(_INLINE_TYPES)
-    return FileResponse(
-        path,
-        media_type=record.media_type,
-        headers={
-            "Content-Disposition": content_disposition(record.filename, inline=inline),
-            "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "sandbox",
-            **caching,
-        },
-    )
-
-
-def content_disposition(filename: str, *, inline: bool = False) -> str:
-    """RFC 6266: an ASCII fallback plus the exact name in RFC 5987 `filename*`."""
-    fallback = "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else "_" for ch in filename)
-    kind = "inline" if inline else "attachment"
-    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
-
-
-def _version_number(request: Request) -> int:
-    raw = request.path_params["n"]
-    if not _is_ascii_int(raw) or int(raw) < 1:
-        raise NotFoundError(f"version must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
-def _client_gone() -> JSONResponse:
-    # Nobody reads it; nginx's 499 names the case in access logs.
-    body = {"error": {"code": "client_closed_request", "message": "the client left"}}
-    return JSONResponse(body, status_code=499)
-
-
-def _is_ascii_int(raw: str) -> bool:
-    # str.isdigit() accepts "²" and other digits that int() refuses.
-    return raw.isascii() and raw.isdigit() and len(raw) <= 9
-
-
-async def _json_object(request: Request) -> dict[str, object]:
-    body = await read_json(request, _settings(request).max_json_bytes)
-    if not isinstance(body, dict):
-        raise InputError("the request body must be a JSON object")
-    return body
-
-
-def _public(request: Request, data: dict[str, object]) -> dict[str, object]:
-    """Download URLs made absolute when STREAM_RAG_PUBLIC_URL is set."""
-    return absolute_urls(data, _settings(request).public_url)
-
-
-def _services(request: Request) -> Services:
-    services: Services = request.state.services
-    return services
-
-
-def _queue(request: Request) -> IndexQueue:
-    queue: IndexQueue = request.state.queue
-    return queue
-
-
-def _store(request: Request) -> DocumentStore:
-    store: DocumentStore = request.state.store
-    return store
-
-
-def _settings(request: Request) -> Settings:
-    settings: Settings = request.state.settings
-    return settings
+# -- errors -----------------------------------------------------------------------------------
 
 
 async def stream_rag_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,0 +1,151 @@
+"""Routes that answer: `/v1/chat` (SSE), `/v1/answer`, and the OpenAI-compatible
+`/v1/chat/completions` and `/v1/models`, with the per-request options they share."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from functools import partial
+
+import anyio
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..access import tenancy
+from ..answer.conversation import history_of
+from ..answer.pipeline import Options
+from ..errors import InvalidFieldError
+from ..events import SentenceOut, to_sse
+from . import openai_compat, state
+from .lifecycle import unless_client_leaves
+from .limits import check_question
+from .web import EventIds, is_reconnect
+
+
+async def chat(request: Request) -> Response:
+    """`POST {"question", "collection"?, "top_k"?, "min_evidence"?, "check_conflicts"?,
+    "gate_threshold"?}` or `GET ?q=&collection=&top_k=` (for EventSource): the gated answer as
+    Server-Sent Events, each with an `id:`."""
+    if request.method == "GET":
+        if is_reconnect(request):
+            return Response(status_code=204)
+        params = request.query_params
+        raw_top_k = params.get("top_k")
+        if raw_top_k is not None and not state.is_ascii_int(raw_top_k):
+            raise InvalidFieldError("'top_k' must be an integer")
+        body: dict[str, object] = {
+            "question": params.get("q") or params.get("question"),
+            "collection": params.get("collection"),
+            "top_k": int(raw_top_k) if raw_top_k else None,
+        }
+    else:
+        body = await state.json_object(request)
+    question = question_of(body)
+    options = _scoped(request, body, answer_options(body))
+    services, base_url, ids = (
+        state.services(request),
+        state.settings(request).public_url,
+        EventIds(),
+    )
+    record = tenancy.citation_recorder(request)
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        # The answerer ends every stream with `done` or `error` (shutting_down included).
+        async for event in services.answerer.stream(question, options):
+            if isinstance(event, SentenceOut):
+                record(event.citations)
+            yield to_sse(event, id=ids.next(), base_url=base_url)
+
+    settings = state.settings(request)
+    return EventSourceResponse(
+        events(),
+        ping=settings.sse_ping_s,
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        # sse-starlette cuts streams at once on SIGTERM unless given a grace period; ours
+        # end themselves after STREAM_RAG_DRAIN_S with `error: shutting_down`.
+        shutdown_event=anyio.Event(),
+        shutdown_grace_period=settings.drain_s + 5,
+    )
+
+
+async def answer(request: Request) -> JSONResponse:
+    """The non-streaming answer, with its attempts and their verdicts."""
+    body = await state.json_object(request)
+    question = question_of(body)
+    options = _scoped(request, body, answer_options(body))
+    answerer = state.services(request).answerer
+    # A client that leaves cancels the answer, which closes the model request.
+    result = await unless_client_leaves(
+        request.receive, partial(answerer.answer, question, options)
+    )
+    if result is None:
+        return state.client_gone()
+    record = tenancy.citation_recorder(request)
+    for sentence in result.sentences:
+        record(sentence.citations)
+    return JSONResponse(state.public(request, result.to_json()))
+
+
+def question_of(body: dict[str, object]) -> str:
+    question = body.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidFieldError("'question' must be a non-empty string")
+    return check_question(question)
+
+
+def answer_options(body: dict[str, object]) -> Options:
+    """Per-request overrides, checked: collection, top_k, min_evidence, check_conflicts,
+    gate_threshold, and the conversation's earlier turns (`history`)."""
+    collection, top_k = body.get("collection"), body.get("top_k")
+    if collection is not None and not isinstance(collection, str):
+        raise InvalidFieldError("'collection' must be a string")
+    if top_k is not None and (
+        not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 100
+    ):
+        raise InvalidFieldError("'top_k' must be an integer between 1 and 100")
+    floats: dict[str, float | None] = {}
+    for name in ("min_evidence", "gate_threshold"):
+        value = body.get(name)
+        if value is not None and (
+            not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 1
+        ):
+            raise InvalidFieldError(f"'{name}' must be a number between 0 and 1")
+        floats[name] = None if value is None else float(value)
+    check = body.get("check_conflicts")
+    if check is not None and not isinstance(check, bool):
+        raise InvalidFieldError("'check_conflicts' must be true or false")
+    return Options(
+        collection=collection,
+        top_k=top_k,
+        min_evidence=floats["min_evidence"],
+        check_conflicts=check,
+        gate_threshold=floats["gate_threshold"],
+        history=history_of(body.get("history")),
+    )
+
+
+async def chat_completions(request: Request) -> Response:
+    body = await state.json_object(request)
+    tenancy.check_overrides(request, body)
+    body["collection"] = tenancy.collection_for(
+        request, body.get("collection"), state.settings(request).default_collection
+    )
+    endpoint = openai_compat.CompletionsEndpoint(
+        state.services(request).answerer,
+        reference_links=state.settings(request).openai_reference_links,
+        on_cited=tenancy.citation_recorder(request),
+    )
+    response = await unless_client_leaves(request.receive, partial(endpoint.handle, body))
+    return state.client_gone() if response is None else response
+
+
+async def list_models(request: Request) -> Response:
+    return openai_compat.models()
+
+
+def _scoped(request: Request, body: dict[str, object], options: Options) -> Options:
+    """Options inside the key's collections, with safety overrides only for admins."""
+    tenancy.check_overrides(request, body)
+    default = state.settings(request).default_collection
+    return replace(options, collection=tenancy.collection_for(request, options.collection, default))

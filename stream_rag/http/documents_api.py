@@ -1,0 +1,161 @@
+"""Routes of documents and their versions: upload, list, read, delete, chunks and bytes."""
+
+from __future__ import annotations
+
+from functools import partial
+from urllib.parse import quote
+
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+
+from ..access import tenancy
+from ..errors import NotFoundError
+from ..ingest.upload import read_upload
+from ..types import Document, Version
+from . import state
+from .web import not_modified
+
+# Uploaded HTML must never run as a page of this origin; these types are safe to show inline.
+_INLINE_TYPES = ("text/plain", "text/markdown", "application/pdf")
+
+
+async def upload_document(request: Request) -> JSONResponse:
+    settings, store = state.settings(request), state.store(request)
+    form = await read_upload(request, store.blobs, settings.max_upload_bytes)
+    try:
+        collection = tenancy.collection_for(
+            request, form.fields.get("collection"), settings.default_collection
+        )
+        result = await anyio.to_thread.run_sync(
+            partial(
+                store.add,
+                form.staged,
+                filename=form.filename,
+                name=form.fields.get("name") or None,
+                collection=collection,
+            ),
+            limiter=state.services(request).upload_limiter,
+        )
+    finally:
+        form.discard()
+    if not result.duplicate:
+        state.queue(request).submit(result.document.id, result.version.version)
+    return JSONResponse(
+        state.public(request, result.to_json()), status_code=200 if result.duplicate else 201
+    )
+
+
+async def add_version(request: Request) -> JSONResponse:
+    settings, store = state.settings(request), state.store(request)
+    doc_id = request.path_params["doc_id"]
+    # 404 before reading the body
+    tenancy.visible(request, await anyio.to_thread.run_sync(store.get, doc_id), "write")
+    form = await read_upload(request, store.blobs, settings.max_upload_bytes)
+    try:
+        result = await anyio.to_thread.run_sync(
+            partial(store.add_version, doc_id, form.staged, filename=form.filename),
+            limiter=state.services(request).upload_limiter,
+        )
+    finally:
+        form.discard()
+    if not result.duplicate:
+        state.queue(request).submit(doc_id, result.version.version)
+    return JSONResponse(
+        state.public(request, result.to_json()), status_code=200 if result.duplicate else 201
+    )
+
+
+async def list_documents(request: Request) -> JSONResponse:
+    collection = request.query_params.get("collection") or None
+    if collection is not None:
+        tenancy.collection_for(request, collection, state.settings(request).default_collection)
+    documents = await anyio.to_thread.run_sync(state.store(request).list_documents, collection)
+    documents = tenancy.readable(request, documents)
+    return JSONResponse(state.public(request, {"documents": [d.to_json() for d in documents]}))
+
+
+async def get_document(request: Request) -> JSONResponse:
+    document = await _document(request, "read")
+    return JSONResponse(state.public(request, document.to_json()))
+
+
+async def delete_document(request: Request) -> JSONResponse:
+    await _document(request, "write")
+    indexer = state.services(request).indexer
+    document = await anyio.to_thread.run_sync(indexer.delete, request.path_params["doc_id"])
+    return JSONResponse({"deleted": document.id, "versions": len(document.versions)})
+
+
+async def get_version(request: Request) -> JSONResponse:
+    await _document(request, "read")
+    record = await _version(request, _version_number(request))
+    return JSONResponse(state.public(request, record.to_json()))
+
+
+async def get_chunks(request: Request) -> JSONResponse:
+    doc_id, number = request.path_params["doc_id"], _version_number(request)
+    await _document(request, "read")
+    chunks = await anyio.to_thread.run_sync(state.store(request).chunks, doc_id, number)
+    return JSONResponse({"chunks": [c.to_json() for c in chunks]})
+
+
+async def latest_content(request: Request) -> Response:
+    document = await _document(request, "download")
+    tenancy.downloadable(request, document, document.latest.version)
+    return await _content(request, await _version(request, None), latest=True)
+
+
+async def version_content(request: Request) -> Response:
+    tenancy.downloadable(request, await _document(request, "download"), _version_number(request))
+    return await _content(request, await _version(request, _version_number(request)), latest=False)
+
+
+async def _document(request: Request, scope: str) -> Document:
+    """The path's document, or 404 (the same as an unknown id) if the key may not see it."""
+    store = state.store(request)
+    document = await anyio.to_thread.run_sync(store.get, request.path_params["doc_id"])
+    return tenancy.visible(request, document, scope)
+
+
+async def _version(request: Request, number: int | None) -> Version:
+    store = state.store(request)
+    return await anyio.to_thread.run_sync(store.version, request.path_params["doc_id"], number)
+
+
+async def _content(request: Request, record: Version, *, latest: bool) -> Response:
+    """A version's bytes never change, so `/versions/{n}/content` is immutable; the newest
+    version's URL moves when a version is added, so it must revalidate (ETag, 304)."""
+    etag = f'"{record.sha256}"'
+    caching = {
+        "ETag": etag,
+        "Cache-Control": "private, no-cache" if latest else "private, max-age=31536000, immutable",
+    }
+    if not_modified(request, etag):
+        return Response(status_code=304, headers=caching)
+    path = await anyio.to_thread.run_sync(state.store(request).content_path, record)
+    inline = record.media_type.startswith(_INLINE_TYPES)
+    return FileResponse(
+        path,
+        media_type=record.media_type,
+        headers={
+            "Content-Disposition": content_disposition(record.filename, inline=inline),
+            "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "sandbox",
+            **caching,
+        },
+    )
+
+
+def content_disposition(filename: str, *, inline: bool = False) -> str:
+    """RFC 6266: an ASCII fallback plus the exact name in RFC 5987 `filename*`."""
+    fallback = "".join(ch if 32 <= ord(ch) < 127 and ch not in '"\\' else "_" for ch in filename)
+    kind = "inline" if inline else "attachment"
+    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+def _version_number(request: Request) -> int:
+    raw = request.path_params["n"]
+    if not state.is_ascii_int(raw) or int(raw) < 1:
+        raise NotFoundError(f"version must be a positive integer, got {raw!r}")
+    return int(raw)
