@@ -1,4 +1,4 @@
-"""The `ask` and `fake-llm` commands."""
+"""`stream-rag search` and `ask`: what retrieval finds for a question, and the gated answer."""
 
 from __future__ import annotations
 
@@ -6,7 +6,75 @@ import argparse
 import json
 import sys
 
+from ..retrieve.hybrid import SearchResult
 from ..services import Services
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`search`, `ask`."""
+    search = commands.add_parser(
+        "search",
+        help="show the blocks retrieval returns for a question",
+        description="Hybrid retrieval (dense + BM25, fused) for one query.",
+    )
+    search.add_argument("query")
+    search.add_argument("--collection", help="collection to search (default: default)")
+    search.add_argument("--top-k", type=int, help="blocks to return (STREAM_RAG_TOP_K)")
+    search.add_argument("--dense-weight", type=float, help="weight of the dense branch")
+    search.add_argument("--bm25-weight", type=float, help="weight of the BM25 branch")
+    search.add_argument("--fusion", choices=["weighted", "rrf"], help="fusion method")
+    search.add_argument("--json", action="store_true", help="print the full JSON result")
+
+    ask = commands.add_parser(
+        "ask",
+        help="answer a question with verified, cited sentences",
+        description="Stream a gated answer: only sentences whose citations check out are "
+        "printed, as they arrive, then the sources. Exit 0 with an answer, 3 when the answer "
+        "is a refusal, 1 on an error.",
+    )
+    ask.add_argument("question")
+    ask.add_argument("--collection", help="collection to ask (default: default)")
+    ask.add_argument("--top-k", type=int, help="blocks to retrieve (STREAM_RAG_TOP_K)")
+    ask.add_argument("--url", help="ask a running server instead of opening the data directory")
+    ask.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="wait for the whole verified answer (one regeneration if a draft fails)",
+    )
+
+
+def search(services: Services, args: argparse.Namespace) -> int:
+    import anyio
+
+    weights = None
+    if args.dense_weight is not None or args.bm25_weight is not None:
+        weights = {"dense": args.dense_weight or 0.0, "bm25": args.bm25_weight or 0.0}
+
+    async def run() -> SearchResult:
+        try:
+            return await services.retriever.search(
+                args.query,
+                collection=args.collection,
+                top_k=args.top_k,
+                weights=weights,
+                fusion=args.fusion,
+            )
+        finally:
+            await services.aclose()
+
+    result = anyio.run(run)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return 0
+    print(f"# {result.dense}; rerank {result.rerank}; {result.timings_ms['total']:.1f} ms")
+    for block in result.blocks:
+        scores = "  ".join(f"{k} {v:.3f}" for k, v in block.scores.items())
+        print(f"[{block.n}] {block.name}  ({block.doc_id} v{block.version})  {scores}")
+        snippet = " ".join(block.text.split())
+        print(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
+    if not result.blocks:
+        print("no blocks matched")
+    return 0
 
 
 def ask(services: Services, args: argparse.Namespace) -> int:
@@ -124,29 +192,3 @@ class AnswerPrinter:
 
     def exit_code(self) -> int:
         return 1 if self.failed else 3 if self.refused else 0
-
-
-def fake_llm(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from ..model.fake import FakeConfig, create_fake_llm
-
-    config = FakeConfig(
-        seed=args.seed,
-        unissued=args.unissued,
-        wrong_block=args.wrong_block,
-        changed_number=args.changed_number,
-        extra_claim=args.extra_claim,
-        paraphrase=args.paraphrase,
-        split_markers=args.split_markers,
-        label_markers=args.label_markers,
-        tokens_per_second=args.tokens_per_second,
-        stall_after=args.stall_after,
-        stall_s=args.stall_s,
-        error_after=args.error_after,
-        fix_on_retry=args.fix_on_retry,
-        reject_fields=tuple(args.reject_field),
-    )
-    print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
-    uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")
-    return 0

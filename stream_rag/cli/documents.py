@@ -1,0 +1,136 @@
+"""`stream-rag ingest`, `documents` and `delete`: documents into and out of the store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..config import Settings
+from ..ingest.local import IngestReport, ingest_paths, iter_files
+from ..ingest.progress import Progress
+from ..services import Services
+from ..store.documents import DocumentStore
+from ..types import UploadResult
+from . import keys
+
+
+def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`ingest`, `documents`, `delete`."""
+    ingest = commands.add_parser(
+        "ingest",
+        help="store files or whole folders as documents",
+        description="Store files, or every file under the given folders, as documents. "
+        "Identical bytes already in the collection are reported as duplicates. Exits 1 if "
+        "any file failed.",
+    )
+    ingest.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    ingest.add_argument("--collection", help="collection to add to (default: default)")
+    ingest.add_argument("--name", help="display name (only with a single file)")
+    ingest.add_argument(
+        "--url", help="upload through a running server's API (e.g. http://127.0.0.1:8000)"
+    )
+
+    documents = commands.add_parser(
+        "documents", help="list stored documents", description="List stored documents."
+    )
+    documents.add_argument("--collection", help="only this collection")
+    documents.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    delete = commands.add_parser(
+        "delete",
+        help="delete a document and all its versions",
+        description="Delete a document and all its versions.",
+    )
+    delete.add_argument("doc_id")
+
+
+def ingest(services: Services, args: argparse.Namespace) -> int:
+    if args.name and (len(args.paths) != 1 or args.paths[0].is_dir()):
+        print("stream-rag: error: --name needs exactly one file", file=sys.stderr)
+        return 2
+    # Catch up first (work a crash left, or a changed embedder), and record the index's
+    # fingerprint, so the next `serve` does not index everything again.
+    for doc_id, version in services.indexer.reconcile():
+        services.indexer.index_version(doc_id, version)
+    report = ingest_paths(
+        services.store,
+        args.paths,
+        services.settings,
+        indexer=services.indexer,
+        collection=args.collection,
+        name=args.name,
+    )
+    return _print_report(report)
+
+
+def ingest_remote(settings: Settings, args: argparse.Namespace) -> int:
+    import httpx
+
+    report = IngestReport()
+    files = list(iter_files(args.paths))
+    progress = Progress(len(files))
+    fields = {k: v for k, v in (("collection", args.collection), ("name", args.name)) if v}
+    with httpx.Client(base_url=args.url, timeout=300, headers=keys.client_headers()) as client:
+        for path in files:
+            try:
+                with path.open("rb") as fh:
+                    response = client.post(
+                        "/v1/documents", files={"file": (path.name, fh)}, data=fields
+                    )
+            except OSError as exc:
+                report.failed.append((path, exc.strerror or str(exc)))
+            except httpx.HTTPError as exc:
+                print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
+                return 1
+            else:
+                body = response.json()
+                if response.status_code in (200, 201):
+                    result = UploadResult.from_json(body)
+                    bucket = report.duplicates if result.duplicate else report.added
+                    bucket.append((path, result))
+                else:
+                    report.failed.append((path, body.get("error", {}).get("message", "?")))
+            progress.advance(path.name)
+    progress.close()
+    return _print_report(report)
+
+
+def _print_report(report: IngestReport) -> int:
+    for path, result in report.added:
+        print(f"added      {result.document.id}  v{result.version.version}  {path}")
+    for path, result in report.duplicates:
+        print(f"duplicate  {result.document.id}  v{result.version.version}  {path}")
+    for path, reason in report.failed:
+        print(f"failed     {path}: {reason}")
+    print(
+        f"summary: {len(report.added)} added, {len(report.duplicates)} duplicates, "
+        f"{len(report.failed)} failed"
+    )
+    return 1 if report.failed else 0
+
+
+def list_documents(store: DocumentStore, args: argparse.Namespace) -> int:
+    documents = store.list_documents(args.collection)
+    if args.json:
+        print(json.dumps([d.to_json() for d in documents], indent=2, ensure_ascii=False))
+        return 0
+    if not documents:
+        print("no documents")
+        return 0
+    print(f"{'ID':<24}  {'VER':>3}  {'CHUNKS':>6}  {'SIZE':>9}  {'COLLECTION':<12}  NAME")
+    for d in documents:
+        latest = d.latest
+        print(
+            f"{d.id:<24}  {latest.version:>3}  {latest.chunk_count:>6}  {latest.size:>9}  "
+            f"{d.collection:<12}  {d.name}"
+        )
+    return 0
+
+
+def delete(services: Services, args: argparse.Namespace) -> int:
+    document = services.store.get(args.doc_id)
+    services.indexer.delete(args.doc_id)
+    print(f"deleted {document.id} ({document.name}, {len(document.versions)} versions)")
+    return 0

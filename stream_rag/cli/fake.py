@@ -1,0 +1,67 @@
+"""`stream-rag fake-llm`: the scripted OpenAI-compatible chat server (model/fake.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`fake-llm`."""
+    fake = commands.add_parser(
+        "fake-llm",
+        help="run a scripted OpenAI-compatible chat server (for tests and load tests)",
+        description="An OpenAI-compatible /v1/chat/completions that answers from the prompt's "
+        "blocks and fabricates at the given rates (0..1), deterministically per seed.",
+    )
+    fake.add_argument("--host", default="127.0.0.1")
+    fake.add_argument("--port", type=int, default=8001)
+    fake.add_argument("--seed", type=int, default=0)
+    for behaviour in (
+        "unissued",
+        "wrong-block",
+        "changed-number",
+        "extra-claim",
+        "paraphrase",
+        "split-markers",
+        "label-markers",
+    ):
+        fake.add_argument(f"--{behaviour}", type=float, default=0.0, metavar="RATE")
+    fake.add_argument("--tokens-per-second", type=float, default=0.0, help="0: no pacing")
+    fake.add_argument("--stall-after", type=int, help="pause after this many tokens")
+    fake.add_argument("--stall-s", type=float, default=0.0, help="length of that pause")
+    fake.add_argument("--error-after", type=int, help="break the stream after this many tokens")
+    fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
+    fake.add_argument(
+        "--reject-field",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="refuse requests carrying this field with 400, as strict servers do (repeatable)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..model.fake import FakeConfig, create_fake_llm
+
+    config = FakeConfig(
+        seed=args.seed,
+        unissued=args.unissued,
+        wrong_block=args.wrong_block,
+        changed_number=args.changed_number,
+        extra_claim=args.extra_claim,
+        paraphrase=args.paraphrase,
+        split_markers=args.split_markers,
+        label_markers=args.label_markers,
+        tokens_per_second=args.tokens_per_second,
+        stall_after=args.stall_after,
+        stall_s=args.stall_s,
+        error_after=args.error_after,
+        fix_on_retry=args.fix_on_retry,
+        reject_fields=tuple(args.reject_field),
+    )
+    print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
+    uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")
+    return 0
