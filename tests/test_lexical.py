@@ -1,3 +1,5 @@
+"""Tests for the gate's lexical check (gate/lexical.py): citations, numbers, substance."""
+
 from __future__ import annotations
 
 import dataclasses
