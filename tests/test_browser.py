@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 import pytest
-from sse_starlette.sse import AppStatus
 
 from stream_rag.access.keys import KeyStore
 from stream_rag.answer.prompt import Message
@@ -77,13 +76,6 @@ def browser() -> Iterator[Browser]:
         chromium = launch(playwright, path)
         yield chromium
         chromium.close()
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 class Console:

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
-from sse_starlette.sse import AppStatus
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -19,14 +17,6 @@ from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 
 from .helpers import running_server
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    # sse-starlette keeps `should_exit` as class state shared by every app in the process.
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def read_events(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any], float]]:

@@ -6,13 +6,10 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 
 import httpx
-import pytest
-from sse_starlette.sse import AppStatus
 from starlette.testclient import TestClient
 
 from stream_rag.access.keys import KeyStore
@@ -25,13 +22,6 @@ from .helpers import running_server
 from .test_upload_streaming import connect, offer_chunks, read_response
 
 QUESTION = "Which plans can be refunded?"
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def test_json_body_is_refused_while_it_arrives(tmp_path: Path) -> None:

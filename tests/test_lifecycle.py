@@ -21,7 +21,6 @@ from typing import Any
 import anyio.to_thread
 import httpx
 import pytest
-from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -44,13 +43,6 @@ QUESTION = "Refunds for plans?"
 # Long enough that no answer finishes on its own while a test looks at it.
 SLOW = FakeConfig(tokens_per_second=2, sentences=3)
 HANG_GUARD_S = 120.0  # only against a hang: no assertion depends on the machine's speed
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def wait_for(condition: Any, what: str) -> None:

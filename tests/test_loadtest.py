@@ -4,12 +4,9 @@ report. (`stream-rag loadtest` itself runs minutes of load: see loadtests/ and t
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import pytest
-from sse_starlette.sse import AppStatus
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -24,13 +21,6 @@ from .helpers import running_server
 from .test_chat_http import upload
 
 SAMPLE = Path(__file__).resolve().parent.parent / "stream_rag" / "sample_kb"
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def load(base_url: str, endpoint: Endpoint, requests: int = 4) -> list[Answer]:

@@ -5,14 +5,12 @@ download exactly what its answers cited."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import openai
 import pytest
 from openai import OpenAI
-from sse_starlette.sse import AppStatus
 
 from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
@@ -24,13 +22,6 @@ from .helpers import running_server
 REFUNDS = b"Annual plans can be refunded within 30 days of purchase. Refunds go to the card."
 SHIPPING = b"Orders ship within 2 business days. Express shipping costs 12 euros."
 SECRET = b"Annual plans for the board can be refunded within 90 days, says the internal memo."
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def test_openai_client_with_a_chat_key(tmp_path: Path, minilm: MiniLMEmbedder) -> None:

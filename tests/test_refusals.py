@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 from openai import OpenAI
-from sse_starlette.sse import AppStatus
 from starlette.applications import Starlette
 
 from stream_rag.config import Settings
@@ -27,13 +26,6 @@ from .test_chat_http import read_events, upload
 REFUND_30 = b"Annual plans can be refunded within 30 days of purchase. Contact billing to ask."
 REFUND_14 = b"Annual plans can be refunded within 14 days of purchase. Contact billing to ask."
 SYNC = b"Notes sync automatically when the connection returns after being offline."
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 class Stack:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from sse_starlette.sse import AppStatus
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -27,13 +25,6 @@ REFUNDS = (
     b"Annual plans bought through the app store are refunded by the store. "
     b"Monthly plans are not refunded, but you can cancel them at any time."
 )
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def sample(text: str, name: str, labels: str = "") -> float:

@@ -11,7 +11,6 @@ from typing import Any
 import httpx
 import pytest
 from openai import OpenAI
-from sse_starlette.sse import AppStatus
 
 from stream_rag.cli.commands import main
 from stream_rag.config import Settings
@@ -31,13 +30,6 @@ FIRMWARE = (
 )
 DELIVERY = b"# How long does delivery take?\n\nStandard delivery takes 3 to 5 business days."
 REFUND_Q = "How long is the refund window for annual plans?"
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 @pytest.fixture

@@ -4,12 +4,10 @@ caching that revalidates, absolute URLs behind STREAM_RAG_PUBLIC_URL."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sse_starlette.sse import AppStatus
 from starlette.testclient import TestClient
 
 from stream_rag.config import Settings
@@ -27,13 +25,6 @@ POLICY = (
     b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans are not "
     b"possible. Refunds for team plans cover unused seats within 30 days."
 )
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 def sse_events(text: str) -> list[dict[str, Any]]:
