@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -84,6 +84,17 @@ CREATE TABLE IF NOT EXISTS chunk_sentence_vectors (
 );
 """
 SCHEMA_VERSION = 2
+
+# Ids per `IN (...)` statement: well under SQLite's limit on host parameters (999 before 3.32).
+_IN_BATCH = 500
+
+
+def in_batches(ids: Iterable[str]) -> Iterator[tuple[list[str], str]]:
+    """`ids` in slices of at most `_IN_BATCH`, each with its placeholders `?,?,...`."""
+    items = list(ids)
+    for start in range(0, len(items), _IN_BATCH):
+        batch = items[start : start + _IN_BATCH]
+        yield batch, ",".join("?" * len(batch))
 
 
 class Database:

@@ -18,6 +18,7 @@ from ..ingest.extract import media_type_for
 from ..ingest.extract_pool import Extractor, InProcessExtractor
 from ..types import Chunk, Document, UploadResult, Version
 from .blobs import BlobStore, StagedFile
+from .database import in_batches
 from .indexing_state import IndexingState
 from .records import (
     VERSION_COLUMNS,
@@ -153,11 +154,8 @@ class DocumentStore(IndexingState):
         """Chunks with their document's name and version record, read in one statement so a
         concurrent delete either removes a chunk from the answer or leaves it whole."""
         found: dict[str, ChunkSource] = {}
-        ids = list(chunk_ids)
         with self._snapshot() as db:
-            for start in range(0, len(ids), 500):
-                batch = ids[start : start + 500]
-                marks = ",".join("?" * len(batch))
+            for batch, marks in in_batches(chunk_ids):
                 for row in db.execute(
                     "SELECT c.*, d.name AS doc_name, v.filename AS filename, v.sha256 AS sha256 "
                     "FROM chunks c "
@@ -256,11 +254,8 @@ class DocumentStore(IndexingState):
         """The version retrieval may return, per document id (absent: none is live)."""
         if not doc_ids:
             return {}
-        ids = list(doc_ids)
         found: dict[str, int] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
+        for batch, marks in in_batches(doc_ids):
             for row in self._db().execute(
                 f"SELECT id, live_version FROM documents WHERE id IN ({marks}) "
                 "AND live_version IS NOT NULL",
@@ -271,10 +266,7 @@ class DocumentStore(IndexingState):
 
     def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         found: dict[str, Chunk] = {}
-        ids = list(chunk_ids)
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
+        for batch, marks in in_batches(chunk_ids):
             for row in self._db().execute(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
                 found[row["id"]] = chunk_of(row)
         return found

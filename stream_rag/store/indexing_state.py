@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..types import Chunk
-from .database import Database
+from .database import Database, in_batches
 from .records import chunk_of, utc_now
 
 
@@ -144,10 +144,7 @@ class IndexingState(Database):
     def chunk_features(self, chunk_ids: Sequence[str]) -> dict[str, str]:
         """Stored features (`features.ChunkFeatures` as JSON) of the chunks that have them."""
         found: dict[str, str] = {}
-        ids = list(chunk_ids)
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
+        for batch, marks in in_batches(chunk_ids):
             query = f"SELECT chunk_id, data FROM chunk_features WHERE chunk_id IN ({marks})"
             for row in self._db().execute(query, batch):
                 found[row["chunk_id"]] = row["data"]
@@ -178,10 +175,7 @@ class IndexingState(Database):
     ) -> dict[str, tuple[str, int, bytes]]:
         """chunk id -> `(spans_json, dim, bytes)` of the chunks that have vectors of `model`."""
         found: dict[str, tuple[str, int, bytes]] = {}
-        ids = list(chunk_ids)
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
+        for batch, marks in in_batches(chunk_ids):
             query = (
                 "SELECT chunk_id, spans, dim, vectors FROM chunk_sentence_vectors "
                 f"WHERE model = ? AND chunk_id IN ({marks})"
