@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
+from starlette.applications import Starlette
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -17,6 +19,12 @@ from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 
 from .helpers import running_server
+
+POLICY = (
+    b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans are "
+    b"not possible. Refunds for team plans cover unused seats within 30 days."
+)
+QUESTION = "Refunds for plans?"
 
 
 def read_events(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any], float]]:
@@ -43,6 +51,19 @@ def upload(base_url: str, name: str, data: bytes) -> str:
         assert time.monotonic() < deadline
         time.sleep(0.02)
     return doc_id
+
+
+@contextmanager
+def app_with_model(
+    tmp_path: Path, minilm: MiniLMEmbedder, fake: Starlette, **overrides: Any
+) -> Iterator[str]:
+    """The app on a real server, answering with `fake` on another, with POLICY uploaded."""
+    with running_server(fake) as llm_url:
+        settings = Settings(data_dir=tmp_path / "data", **overrides)
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
+            upload(base_url, "policy.md", POLICY)
+            yield base_url
 
 
 def test_same_name_documents_are_cited_by_their_own_ids(
@@ -98,20 +119,11 @@ def test_sentences_arrive_while_the_model_is_still_writing(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
     fake = create_fake_llm(FakeConfig(tokens_per_second=10))
-    with running_server(fake) as llm_url:
-        settings = Settings(data_dir=tmp_path / "data", sse_ping_s=0.3)
-        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
-        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
-            upload(
-                base_url,
-                "policy.md",
-                b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans "
-                b"are not possible. Refunds for team plans cover unused seats within 30 days.",
-            )
-            with httpx.stream(
-                "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}
-            ) as response:
-                events = list(read_events(response))
+    with (
+        app_with_model(tmp_path, minilm, fake, sse_ping_s=0.3) as base_url,
+        httpx.stream("POST", f"{base_url}/v1/chat", json={"question": QUESTION}) as response,
+    ):
+        events = list(read_events(response))
     sentence_times = [t for name, _, t in events if name == "sentence"]
     assert len(sentence_times) >= 2
     # The first sentence is on screen before the model has written its last piece (an order
@@ -126,24 +138,15 @@ def test_client_disconnect_cancels_the_upstream_request(
 ) -> None:
     # At 2 pieces a second the answer would take half a minute: it must not complete.
     fake = create_fake_llm(FakeConfig(tokens_per_second=2, sentences=3))
-    with running_server(fake) as llm_url:
-        settings = Settings(data_dir=tmp_path / "data")
-        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
-        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
-            upload(
-                base_url,
-                "policy.md",
-                b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans "
-                b"are not possible. Refunds for team plans cover unused seats within 30 days.",
-            )
-            with httpx.stream(
-                "POST", f"{base_url}/v1/chat", json={"question": "Refunds for plans?"}, timeout=120
-            ) as response:
-                for name, _, _ in read_events(response):
-                    if name == "sentence":
-                        break
-            deadline = time.monotonic() + 60  # against a hang only
-            while not fake.state.stats.disconnected:
-                assert time.monotonic() < deadline, "the upstream request was never closed"
-                time.sleep(0.01)
+    with app_with_model(tmp_path, minilm, fake) as base_url:
+        with httpx.stream(
+            "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=120
+        ) as response:
+            for name, _, _ in read_events(response):
+                if name == "sentence":
+                    break
+        deadline = time.monotonic() + 60  # against a hang only
+        while not fake.state.stats.disconnected:
+            assert time.monotonic() < deadline, "the upstream request was never closed"
+            time.sleep(0.01)
     assert fake.state.stats.completed == 0

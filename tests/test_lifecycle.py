@@ -26,20 +26,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
-from stream_rag.model.llm import OpenAIChatModel
 
 from .helpers import free_port, running_server
-from .test_chat_http import read_events, upload
+from .test_chat_http import POLICY, QUESTION, app_with_model, read_events, upload
 
-POLICY = (
-    b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans are "
-    b"not possible. Refunds for team plans cover unused seats within 30 days."
-)
-QUESTION = "Refunds for plans?"
 # Long enough that no answer finishes on its own while a test looks at it.
 SLOW = FakeConfig(tokens_per_second=2, sentences=3)
 HANG_GUARD_S = 120.0  # only against a hang: no assertion depends on the machine's speed
@@ -50,18 +42,6 @@ def wait_for(condition: Any, what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting: {what}"
         time.sleep(0.02)
-
-
-@contextmanager
-def app_with_model(
-    tmp_path: Path, minilm: MiniLMEmbedder, fake: Starlette, **overrides: Any
-) -> Iterator[str]:
-    with running_server(fake) as llm_url:
-        settings = Settings(data_dir=tmp_path / "data", **overrides)
-        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
-        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
-            upload(base_url, "policy.md", POLICY)
-            yield base_url
 
 
 @pytest.mark.parametrize(
