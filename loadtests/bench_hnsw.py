@@ -1,17 +1,26 @@
-"""HNSW in the embedded index: recall@10 against exact search, query latency, and the server's
-`/healthz` while a 100k-point index gets its graphs.
+"""HNSW in the embedded index: recall@10 against exact search, hybrid latency by branch, and
+the server's `/healthz` while `POST /v1/index/optimize` builds the graphs of 100k points.
 
-    python -m loadtests.bench_hnsw --data ../shared/data --real 11000 --synthetic 100000
+    python -m loadtests.bench_hnsw --data ../shared/data
 
-- real: Cranfield abstracts cut into sentences (plus BEGIN knowledge passages when there are
-  too few) embedded with the local MiniLM; queries: the 225 Cranfield questions.
-- synthetic: vectors drawn from a Gaussian with the real embeddings' mean and covariance (the
-  spectrum of real embeddings, not the uniform sphere no real text fills), BM25 vectors from
-  Zipf-drawn terms as in bench_index; hybrid = dense + BM25 + fusion, as served.
-- synthetic and healthz: `stream-rag serve` on a data directory whose store holds documents
-  with 100k chunks (one point each, the synthetic vectors), polled every 20 ms while `POST
-  /v1/index/optimize` builds the graphs in its child process (default threshold); recall and
-  latency are then measured on the index the server built, at each `--ef`.
+Vector sets (each searched by the production adapter, `EdgeIndex`, after `build_hnsw`):
+- real: 11,429 texts (Vaswani's size): Cranfield abstract sentences, then sentences of the web
+  articles WiCE cites, embedded with the local MiniLM; queries: the 225 Cranfield questions and
+  the 349 WiCE claims (574, none of them in the set).
+- mixture (100k, the realistic synthetic set): each vector a normalised blend of two real
+  embeddings (weight 0.5-1 on the first) plus Gaussian noise (0.03 per dimension), so it has
+  the topical clusters real chunks have; queries: the real queries. It is made from real
+  embeddings, so it is not independent of them.
+- uniform (100k): random unit vectors, the worst case: no real text fills the sphere evenly.
+  Queries: random unit vectors.
+- gaussian (100k, optional): a Gaussian with the real embeddings' mean and covariance.
+
+BM25 side: 60 Zipf-drawn terms per point, 6 per query, as bench_index. hybrid = dense search
+(limit 50, as served) + BM25 search (limit 50) + fusion; no embedding, no store. Each figure is
+the median over `--repeat` passes of the per-pass p50. `--healthz`: `stream-rag serve` on a
+data directory whose store holds 100k chunks (the mixture vectors) is polled every 20 ms while
+`POST /v1/index/optimize` runs; the set's recall and latency are then measured on the index
+the server built.
 """
 
 from __future__ import annotations
@@ -20,11 +29,13 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import httpx
@@ -33,21 +44,25 @@ import numpy.typing as npt
 
 from stream_rag.index.base import IndexPoint
 from stream_rag.index.bm25 import document_vector, query_vector
-from stream_rag.index.edge import EdgeIndex
+from stream_rag.index.edge import DEFAULT_HNSW_EF, HNSW_EF_CONSTRUCT, HNSW_M, EdgeIndex
 from stream_rag.retrieve.fusion import fuse
 from stream_rag.retrieve.metrics import percentile
 from tests.helpers import free_port
 
 F32 = npt.NDArray[np.float32]
+VASWANI = 11_429
 
 
 def real_texts(data: Path, n: int) -> tuple[list[str], list[str]]:
+    import blingfire
+
     corpus = [json.loads(line) for line in (data / "cranfield" / "corpus.jsonl").open()]
     texts = [s.strip() for d in corpus for s in re.split(r" \. ", d["text"]) if len(s) > 40]
-    if len(texts) < n:
-        begin = data / "attribution" / "begin_dev_wow.tsv"
-        texts += [line.split("\t")[0] for line in begin.open(encoding="utf-8")][1:]
+    rows = [json.loads(line) for line in (data / "attribution" / "wice_dev.jsonl").open()]
+    for block in dict.fromkeys(b for r in rows for b in r["blocks"]):
+        texts += [s for s in blingfire.text_to_sentences(block).split("\n") if len(s) > 40]
     queries = [json.loads(line)["text"] for line in (data / "cranfield" / "queries.jsonl").open()]
+    queries += [r["sentence"] for r in rows]
     return list(dict.fromkeys(texts))[:n], queries
 
 
@@ -63,207 +78,249 @@ def embed(texts: list[str], cache: Path) -> F32:
     return vectors
 
 
-def points(vectors: F32, rng: np.random.Generator, prefix: str = "c") -> list[IndexPoint]:
+def unit(vectors: F32) -> F32:
+    out: F32 = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    return out
+
+
+def mixture(real: F32, n: int, rng: np.random.Generator) -> F32:
+    first, second = rng.integers(0, len(real), n), rng.integers(0, len(real), n)
+    weight = rng.uniform(0.5, 1.0, (n, 1)).astype(np.float32)
+    noise = 0.03 * rng.standard_normal((n, real.shape[1])).astype(np.float32)
+    return unit(weight * real[first] + (1 - weight) * real[second] + noise)
+
+
+def uniform(n: int, dim: int, rng: np.random.Generator) -> F32:
+    return unit(rng.standard_normal((n, dim)).astype(np.float32))
+
+
+def gaussian(real: F32, n: int, rng: np.random.Generator) -> F32:
+    cov = np.cov(real, rowvar=False)
+    return unit(rng.multivariate_normal(real.mean(axis=0), cov, size=n).astype(np.float32))
+
+
+def terms(rng: np.random.Generator, k: int) -> list[str]:
+    return [f"t{t % 50_000}" for t in rng.zipf(1.3, k)]
+
+
+def points(vectors: F32, rng: np.random.Generator) -> list[IndexPoint]:
     return [
-        IndexPoint(
-            chunk_id=f"{prefix}{i}",
-            doc_id=f"d{i // 100}",
-            version=1,
-            collection="default",
-            sparse=document_vector([f"t{t % 50_000}" for t in rng.zipf(1.3, 60)], 60.0),
-            dense=vectors[i],
-        )
-        for i in range(len(vectors))
+        IndexPoint(f"c{i}", f"d{i // 100}", 1, "default", document_vector(terms(rng, 60), 60.0), v)
+        for i, v in enumerate(vectors)
     ]
 
 
-def measure(index: EdgeIndex, queries: F32, rng: np.random.Generator) -> dict[str, float]:
-    recalls, exact_ms, approx_ms, hybrid_ms = [], [], [], []
-    for q in queries:
+def one_pass(index: EdgeIndex, queries: F32, exact: list[set[str]] | None) -> dict[str, float]:
+    rng = np.random.default_rng(1)
+    recalls: list[float] = []
+    dense_ms, bm25_ms, fuse_ms, hybrid_ms = [], [], [], []
+    for i, q in enumerate(queries):
+        if exact is not None:
+            approx = index.search_dense(q, "default", 10)
+            recalls.append(len({h.chunk_id for h in approx} & exact[i]) / 10)
+        sparse = query_vector(terms(rng, 6))
         t0 = time.perf_counter()
-        exact = index.search_dense(q, "default", 10, exact=True)
+        dense = index.search_dense(q, "default", 50, exact=exact is None)
         t1 = time.perf_counter()
-        approx = index.search_dense(q, "default", 10)
+        bm25 = index.search_sparse(sparse, "default", 50)
         t2 = time.perf_counter()
-        dense = index.search_dense(q, "default", 50)
-        sparse = index.search_sparse(
-            query_vector([f"t{t % 50_000}" for t in rng.zipf(1.3, 6)]), "default", 50
-        )
-        fuse(
-            {
-                "dense": [(h.chunk_id, h.score) for h in dense],
-                "bm25": [(h.chunk_id, h.score) for h in sparse],
-            },
-            {"dense": 0.5, "bm25": 0.5},
-        )
+        branches = {
+            "dense": [(h.chunk_id, h.score) for h in dense],
+            "bm25": [(h.chunk_id, h.score) for h in bm25],
+        }
+        fuse(branches, {"dense": 0.5, "bm25": 0.5})
         t3 = time.perf_counter()
-        recalls.append(len({h.chunk_id for h in exact} & {h.chunk_id for h in approx}) / 10)
-        exact_ms.append((t1 - t0) * 1000)
-        approx_ms.append((t2 - t1) * 1000)
-        hybrid_ms.append((t3 - t2) * 1000)
+        dense_ms.append((t1 - t0) * 1000)
+        bm25_ms.append((t2 - t1) * 1000)
+        fuse_ms.append((t3 - t2) * 1000)
+        hybrid_ms.append((t3 - t0) * 1000)
     return {
-        "recall@10": float(np.mean(recalls)),
-        "exact_p50": percentile(exact_ms, 0.5),
-        "hnsw_p50": percentile(approx_ms, 0.5),
-        "hybrid_p50": percentile(hybrid_ms, 0.5),
+        "recall@10": float(np.mean(recalls)) if recalls else 1.0,
+        "dense": percentile(dense_ms, 0.5),
+        "bm25": percentile(bm25_ms, 0.5),
+        "fuse": percentile(fuse_ms, 0.5),
+        "hybrid": percentile(hybrid_ms, 0.5),
+        "hybrid_p95": percentile(hybrid_ms, 0.95),
     }
 
 
-def report(label: str, n: int, before: dict[str, float], after: dict[str, float]) -> None:
+def repeated(run: Callable[[], dict[str, float]], repeat: int) -> dict[str, float]:
+    passes = [run() for _ in range(repeat)]
+    return {key: statistics.median(p[key] for p in passes) for key in passes[0]}
+
+
+def line(label: str, r: dict[str, float], extra: str = "") -> None:
     print(
-        f"{label:>10} {n:>7} exact dense p50 {after['exact_p50']:.2f} ms | hybrid p50 exact-only "
-        f"{before['hybrid_p50']:.2f} ms -> with HNSW {after['hybrid_p50']:.2f} ms | HNSW dense "
-        f"p50 {after['hnsw_p50']:.2f} ms | recall@10 {after['recall@10']:.4f}",
+        f"{label:<28} recall@10 {r['recall@10']:.4f} | p50 ms: hybrid {r['hybrid']:6.2f} = dense "
+        f"{r['dense']:6.2f} + bm25 {r['bm25']:5.2f} + fusion {r['fuse']:4.2f} | hybrid p95 "
+        f"{r['hybrid_p95']:6.2f}{extra}",
         flush=True,
     )
 
 
-def recall_run(label: str, vectors: F32, queries: F32, efs: list[int], threshold_kb: int) -> None:
-    rng = np.random.default_rng(1)
-    with tempfile.TemporaryDirectory() as tmp:
-        index = EdgeIndex.open(Path(tmp) / "edge", vectors.shape[1])
-        index.upsert(points(vectors, rng))
-        before = measure(index, queries, rng)
-        timings = index.build_hnsw(threshold_kb=threshold_kb)
-        print(f"{label:>10} build: {timings}", flush=True)
-        for ef in efs:
-            index.hnsw_ef = ef
-            report(f"{label} ef={ef}", len(vectors), before, measure(index, queries, rng))
+def measure(label: str, index: EdgeIndex, queries: F32, efs: list[int], repeat: int) -> None:
+    """Exact search first (the baseline, side by side), then HNSW at each ef."""
+    exact = [
+        {h.chunk_id for h in index.search_dense(q, "default", 10, exact=True)} for q in queries
+    ]
+    line(f"{label} exact", repeated(lambda: one_pass(index, queries, None), repeat))
+    for ef in efs:
+        index.hnsw_ef = ef
+        line(f"{label} ef={ef}", repeated(lambda: one_pass(index, queries, exact), repeat))
+
+
+def recall_run(
+    label: str, vectors: F32, queries: F32, args: argparse.Namespace, root: Path
+) -> None:
+    index = EdgeIndex.open(root / label, vectors.shape[1])
+    try:
+        index.upsert(points(vectors, np.random.default_rng(1)))
+        timings = index.build_hnsw(threshold_kb=1, m=args.m, ef_construct=args.ef_construct)
+        print(f"{label}: {len(vectors)} points, build {fmt(timings)}", flush=True)
+        measure(label, index, queries, args.ef, args.repeat)
+    finally:
         index.close()
 
 
-def gaussian_like(real: F32, n: int, rng: np.random.Generator) -> F32:
-    mean = real.mean(axis=0)
-    cov = np.cov(real, rowvar=False)
-    out = rng.multivariate_normal(mean, cov, size=n).astype(np.float32)
-    out /= np.linalg.norm(out, axis=1, keepdims=True)
-    return out
+def fmt(timings: Mapping[str, object]) -> str:
+    return " ".join(
+        f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in timings.items()
+    )
 
 
-def healthz_during_build(vectors: F32, probes: F32, efs: list[int]) -> None:
-    """Store documents whose chunks match the points, start the server, optimise, poll; then
-    measure recall and latency on the index the server built."""
+def serve_data(vectors: F32, data: Path) -> None:
+    """A store whose documents' chunks are the points (one each), indexed as the server would."""
     from stream_rag.embed.minilm import MiniLMEmbedder
     from stream_rag.index.indexing import Indexer
     from stream_rag.store.documents import DocumentStore
 
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "data"
-        store = DocumentStore(data, chunk_chars=100, chunk_overlap_chars=0)
-        per_doc = 1000
-        ids: list[str] = []
-        for d in range(len(vectors) // per_doc):
-            body = " ".join(
-                f"Doc {d} line {i} states value {i * 7 % 1000} units." for i in range(per_doc * 2)
-            )
-            stager = store.blobs.stager(10**9)
-            stager.write(body.encode())
-            added = store.add(stager.finish(), filename=f"doc{d}.txt")
-            ids.append(added.document.id)
-        index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
-        row = 0
-        zipf = np.random.default_rng(1)
-        for doc_id in ids:
-            chunks = store.chunks(doc_id, 1)[: len(vectors) - row]
-            batch = [
-                IndexPoint(
-                    c.id,
-                    doc_id,
-                    1,
-                    "default",
-                    # BM25 side as in `points` (Zipf terms), so hybrid queries find hits.
-                    document_vector([f"t{t % 50_000}" for t in zipf.zipf(1.3, 60)], 60.0),
-                    vectors[row + i],
-                )
-                for i, c in enumerate(chunks)
+    store = DocumentStore(data, chunk_chars=100, chunk_overlap_chars=0)
+    index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
+    rng, row = np.random.default_rng(1), 0
+    for d in range(len(vectors) // 1000):
+        body = " ".join(f"Doc {d} line {i} states value {i * 7 % 1000} units." for i in range(2000))
+        stager = store.blobs.stager(10**9)
+        stager.write(body.encode())
+        doc_id = store.add(stager.finish(), filename=f"doc{d}.txt").document.id
+        chunks = store.chunks(doc_id, 1)[: len(vectors) - row]
+        index.upsert(
+            [
+                IndexPoint(c.id, doc_id, 1, "default", document_vector(terms(rng, 60), 60.0), v)
+                for c, v in zip(chunks, vectors[row : row + len(chunks)], strict=True)
             ]
-            row += len(batch)
-            index.upsert(batch)
-            store.set_ready(doc_id, 1, sum(len(c.text.split()) for c in chunks), len(chunks))
-        embedder = MiniLMEmbedder()
-        store.set_meta("index_fingerprint", Indexer(store, index, embedder).fingerprint)
-        points_total = index.count()
-        before = measure(index, probes, np.random.default_rng(1))
-        index.close()
-        store.close()
-        port = free_port()
-        env = {**os.environ, "STREAM_RAG_DATA_DIR": str(data), "STREAM_RAG_ACCESS_LOG": "false"}
-        code = "import sys; from stream_rag.cli import main; sys.exit(main())"
-        server = subprocess.Popen(
-            [sys.executable, "-c", code, "serve", "--port", str(port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
         )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            while True:
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.5)
-            result: dict[str, object] = {}
+        row += len(chunks)
+        store.set_ready(doc_id, 1, sum(len(c.text.split()) for c in chunks), len(chunks))
+    store.set_meta("index_fingerprint", Indexer(store, index, MiniLMEmbedder()).fingerprint)
+    index.close()
+    store.close()
 
-            def optimise() -> None:
-                response = httpx.post(f"{base}/v1/index/optimize", timeout=None)
-                result.update(response.json())
 
-            worker = threading.Thread(target=optimise)
-            worker.start()
-            latencies: list[float] = []
-            with httpx.Client(base_url=base) as client:
-                while worker.is_alive():
-                    t0 = time.perf_counter()
-                    client.get("/healthz")
-                    latencies.append((time.perf_counter() - t0) * 1000)
-                    time.sleep(0.02)
-            worker.join()
-            print(
-                f"healthz during the build of {points_total} points: {len(latencies)} polls, "
-                f"p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} "
-                f"ms, max {max(latencies):.1f} ms; optimize said {result}",
-                flush=True,
-            )
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
-        index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
-        print(f"synthetic: {index.hnsw_segments()} HNSW segments", flush=True)
-        for ef in efs:
-            index.hnsw_ef = ef
-            after = measure(index, probes, np.random.default_rng(1))
-            report(f"synthetic ef={ef}", points_total, before, after)
+def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, root: Path) -> None:
+    data = root / "data"
+    t0 = time.perf_counter()
+    serve_data(vectors, data)
+    print(f"healthz: stored and indexed {len(vectors)} chunks in {time.perf_counter() - t0:.0f} s")
+    port = free_port()
+    env = {**os.environ, "STREAM_RAG_DATA_DIR": str(data), "STREAM_RAG_ACCESS_LOG": "false"}
+    code = "import sys; from stream_rag.cli.main import main; sys.exit(main())"
+    server = subprocess.Popen(
+        [sys.executable, "-c", code, "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        result: dict[str, object] = {}
+
+        def optimise() -> None:
+            result.update(httpx.post(f"{base}/v1/index/optimize", timeout=None).json())
+
+        worker = threading.Thread(target=optimise)
+        worker.start()
+        latencies: list[float] = []
+        with httpx.Client(base_url=base) as client:
+            while worker.is_alive():
+                t0 = time.perf_counter()
+                client.get("/healthz")
+                latencies.append((time.perf_counter() - t0) * 1000)
+                time.sleep(0.02)
+        worker.join()
+        print(
+            f"healthz during the build of {len(vectors)} points: {len(latencies)} polls, p50 "
+            f"{percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, max "
+            f"{max(latencies):.1f} ms; optimize said {fmt(result)}",
+            flush=True,
+        )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
+    try:
+        print(f"mixture (server-built): {index.hnsw_segments()} HNSW segments", flush=True)
+        measure("mixture", index, queries, args.ef, args.repeat)
+    finally:
         index.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=Path("../shared/data"), help="shared data")
-    parser.add_argument("--real", type=int, default=11_000)
+    parser.add_argument("--real", type=int, default=VASWANI)
     parser.add_argument("--synthetic", type=int, default=100_000)
-    parser.add_argument("--ef", type=int, nargs="+", default=[128, 256, 512])
     parser.add_argument(
-        "--threshold-kb",
-        type=int,
-        default=1,
-        help="segments that get a graph (1: all, so recall is HNSW's; the served default is 8000)",
+        "--sets",
+        nargs="+",
+        default=["real", "mixture", "uniform"],
+        choices=["real", "mixture", "uniform", "gaussian"],
     )
-    parser.add_argument("--skip", nargs="*", default=[], choices=["real", "synthetic"])
+    parser.add_argument(
+        "--ef", type=int, nargs="+", default=sorted({64, 128, DEFAULT_HNSW_EF, 256})
+    )
+    parser.add_argument("--m", type=int, default=HNSW_M, help="graph links per node")
+    parser.add_argument("--ef-construct", type=int, default=HNSW_EF_CONSTRUCT)
+    parser.add_argument("--repeat", type=int, default=3, help="passes; figures are medians")
+    parser.add_argument(
+        "--healthz",
+        action="store_true",
+        help="build the mixture set's graphs in a running server, polling /healthz",
+    )
     args = parser.parse_args()
     texts, questions = real_texts(args.data, args.real)
-    cache = Path(tempfile.gettempdir()) / f"stream_rag_bench_hnsw_{len(texts)}.npy"
+    cache = Path(tempfile.gettempdir()) / f"stream_rag_bench_hnsw_real_{len(texts)}.npy"
     t0 = time.perf_counter()
     real = embed(texts, cache)
     queries = embed(questions, cache.with_name(cache.stem + "_queries.npy"))
-    took = time.perf_counter() - t0
-    print(f"embedded {len(texts)} texts and {len(queries)} queries in {took:.0f} s")
-    if "real" not in args.skip:
-        recall_run("real", real, queries, args.ef, args.threshold_kb)
-    if "synthetic" not in args.skip:
-        synthetic = gaussian_like(real, args.synthetic, np.random.default_rng(0))
-        probes = gaussian_like(real, 200, np.random.default_rng(9))
-        healthz_during_build(synthetic, probes, args.ef)
+    print(
+        f"{len(texts)} real texts, {len(queries)} queries (embedded or cached in "
+        f"{time.perf_counter() - t0:.0f} s); m={args.m} ef_construct={args.ef_construct}, "
+        f"{args.repeat} passes",
+        flush=True,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        n, dim = args.synthetic, real.shape[1]
+        if "real" in args.sets:
+            recall_run("real", real, queries, args, root)
+        if "mixture" in args.sets:
+            vectors = mixture(real, n, np.random.default_rng(0))
+            if args.healthz:
+                healthz_during_build(vectors, queries, args, root)
+            else:
+                recall_run("mixture", vectors, queries, args, root)
+        if "uniform" in args.sets:
+            probes = uniform(200, dim, np.random.default_rng(9))
+            recall_run("uniform", uniform(n, dim, np.random.default_rng(0)), probes, args, root)
+        if "gaussian" in args.sets:
+            probes = gaussian(real, 200, np.random.default_rng(9))
+            recall_run("gaussian", gaussian(real, n, np.random.default_rng(0)), probes, args, root)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ searches go on; writes made meanwhile wait and are kept."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -131,3 +132,34 @@ def test_the_built_shard_keeps_deleting_by_document_and_version(tmp_path: Path) 
         assert "d9" in found
     finally:
         index.close()
+
+
+def test_the_collection_filter_is_skipped_only_while_one_collection_has_points(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(7)
+    first = points(0, 40, rng)
+    other = [replace(p, chunk_id=f"o{i}", collection="other") for i, p in enumerate(first)]
+    probe = np.ones(DIM, dtype=np.float32)
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        index.upsert(first)
+        assert len(index.search_dense(probe, "default", 100)) == 40
+        assert index.search_dense(probe, "other", 100) == []
+        assert index.search_sparse(SparseVector((1, 2), (1.0, 1.0)), "other", 100) == []
+        index.upsert(other)  # same vectors and terms, another collection
+        for collection, prefix in (("default", "c"), ("other", "o")):
+            dense = index.search_dense(probe, collection, 100)
+            sparse = index.search_sparse(SparseVector((1, 2), (1.0, 1.0)), collection, 100)
+            assert len(dense) == 40
+            assert {h.chunk_id[0] for h in dense + sparse} == {prefix}
+        index.delete_versions("d0")  # still two collections: the filter stays
+        assert {h.chunk_id[0] for h in index.search_dense(probe, "other", 100)} == {"o"}
+    finally:
+        index.close()
+    reopened = EdgeIndex.open(tmp_path / "edge", DIM)  # the set is read back from the shard
+    try:
+        assert {h.chunk_id[0] for h in reopened.search_dense(probe, "other", 100)} == {"o"}
+        assert len(reopened.search_dense(probe, "default", 100)) == 30
+    finally:
+        reopened.close()

@@ -61,6 +61,7 @@ _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
 # 100k-point swap spent most of its GIL hold loading in-RAM maps). Shards made before this
 # also index `chunk_id`, which nothing filters on; `build_hnsw` drops it.
 _COLD = qe.Memory.Cold
+_MAX_TRACKED = 1000
 _FIELDS: tuple[tuple[str, Any], ...] = (
     ("collection", qe.KeywordIndexParams(enable_hnsw=False)),
     ("doc_id", qe.KeywordIndexParams(memory=_COLD)),
@@ -123,6 +124,9 @@ class EdgeIndex:
         # writes also hold `_write_lock`, which `build_hnsw` keeps from copy to swap.
         self._shard_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        # Every collection that has points (a superset: deletions never shrink it), so that a
+        # search in the only collection skips the payload filter (~18% of an HNSW query).
+        self._collections = _collections(shard)
 
     @classmethod
     def open(
@@ -154,6 +158,10 @@ class EdgeIndex:
             batch = [self._point(p) for p in points[start : start + UPSERT_BATCH]]
             with self._write_lock, self._shard_lock:
                 self._shard.update(qe.UpdateOperation.upsert_points(batch))
+                if self._collections is not None:
+                    self._collections.update(
+                        p.collection for p in points[start : start + UPSERT_BATCH]
+                    )
 
     def _point(self, point: IndexPoint) -> qe.Point:
         vectors: dict[str, Any] = {}
@@ -185,30 +193,32 @@ class EdgeIndex:
     ) -> list[IndexHit]:
         """Nearest by cosine; segments with an HNSW graph are searched approximately (with
         `hnsw_ef`) unless `exact`."""
-        request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(vector.tolist(), using=DENSE),
-            filter=qe.Filter(must=[_match("collection", collection)]),
-            with_payload=_PAYLOAD,
-            params=qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=exact),
+        query = qe.Query.Nearest(vector.tolist(), using=DENSE)
+        return self._query(
+            query, collection, limit, qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=exact)
         )
-        with self._shard_lock:
-            found = self._shard.query(request)
-        return [hit_from_payload(p.payload, p.score) for p in found]
 
     def search_sparse(self, vector: SparseVector, collection: str, limit: int) -> list[IndexHit]:
         if not vector:
             return []
-        request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(
-                qe.SparseVector(indices=list(vector.indices), values=list(vector.values)),
-                using=SPARSE,
-            ),
-            filter=qe.Filter(must=[_match("collection", collection)]),
-            with_payload=_PAYLOAD,
-        )
+        sparse = qe.SparseVector(indices=list(vector.indices), values=list(vector.values))
+        return self._query(qe.Query.Nearest(sparse, using=SPARSE), collection, limit)
+
+    def _query(
+        self, query: qe.Query, collection: str, limit: int, params: qe.SearchParams | None = None
+    ) -> list[IndexHit]:
         with self._shard_lock:
+            # Without a filter when every point is in `collection` (the usual single-collection
+            # deployment): the same hits, BM25's IDF being shard-wide either way. Decided under
+            # the lock, so a write to another collection cannot slip in between.
+            only = self._collections == {collection}
+            request = qe.QueryRequest(
+                limit=limit,
+                query=query,
+                filter=None if only else qe.Filter(must=[_match("collection", collection)]),
+                with_payload=_PAYLOAD,
+                params=params,
+            )
             found = self._shard.query(request)
         return [hit_from_payload(p.payload, p.score) for p in found]
 
@@ -294,6 +304,7 @@ class EdgeIndex:
                 t0 = time.perf_counter()
                 self._shard = _load(self.path, edge_config(self.dim, float16=self.float16))
                 timings["open_s"] = time.perf_counter() - t0
+                self._collections = _collections(self._shard)
         shutil.rmtree(old, ignore_errors=True)
         timings["hnsw_segments"] = self.hnsw_segments()
         return timings
@@ -302,6 +313,13 @@ class EdgeIndex:
         with self._shard_lock:
             self._shard.flush()
             self._shard.close()
+
+
+def _collections(shard: qe.EdgeShard) -> set[str] | None:
+    """The collections that have points; None (always filter) past a thousand of them."""
+    request = qe.FacetRequest(key="collection", limit=_MAX_TRACKED, exact=True)
+    values = {str(hit.value) for hit in shard.facet(request).hits}
+    return values if len(values) < _MAX_TRACKED else None
 
 
 def _load(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
