@@ -123,6 +123,7 @@ def test_the_built_shard_keeps_deleting_by_document_and_version(tmp_path: Path) 
         assert "chunk_id" not in schema
         assert getattr(schema["doc_id"].params, "memory", None) == qe.Memory.Cold
         assert index.hnsw_segments() >= 1
+        assert list((tmp_path / "edge").glob("segments/*/vector_storage-dense/quantized.data"))
         index.delete_versions("d7")  # chunks c70..c79
         index.delete_versions("d8", keep=2)  # version 1 goes
         assert index.count() == 1980

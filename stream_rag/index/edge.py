@@ -49,9 +49,9 @@ _NO_HNSW_THRESHOLD_KB = 1_000_000_000
 HNSW_THRESHOLD_KB = 8_000
 # Graph parameters and search ef, chosen on bench_hnsw's recall and latency (docs/decisions.md):
 # a denser graph costs build time in the child, a large ef costs every query.
-HNSW_M = 16
-HNSW_EF_CONSTRUCT = 100
-DEFAULT_HNSW_EF = 1024
+HNSW_M = 32
+HNSW_EF_CONSTRUCT = 200
+DEFAULT_HNSW_EF = 128
 _BUILD = "import sys; from stream_rag.index.edge import build_main; sys.exit(build_main())"
 _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
 
@@ -62,6 +62,9 @@ _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
 # also index `chunk_id`, which nothing filters on; `build_hnsw` drops it.
 _COLD = qe.Memory.Cold
 _MAX_TRACKED = 1000
+# Quantized segments: twice the limit found on int8, rescored on the stored vectors.
+_RESCORE = qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
+_EXACT = qe.QuantizationSearchParams(ignore=True)
 _FIELDS: tuple[tuple[str, Any], ...] = (
     ("collection", qe.KeywordIndexParams(enable_hnsw=False)),
     ("doc_id", qe.KeywordIndexParams(memory=_COLD)),
@@ -82,13 +85,20 @@ def edge_config(
     ef_construct: int = HNSW_EF_CONSTRUCT,
 ) -> qe.EdgeConfig:
     """The shard's config; with `build_kb`, `optimize()` gives segments of at least that many
-    KB of vectors an HNSW graph of `m` links per node."""
+    KB of vectors an HNSW graph of `m` links per node and int8 copies of their vectors."""
     datatype = qe.VectorStorageDatatype.Float16 if float16 else None
     hnsw = qe.HnswIndexConfig(m=m, ef_construct=ef_construct, full_scan_threshold=8_000)
+    # The graph is walked on int8 vectors (a quarter of float32's bytes per distance); the
+    # candidates are then rescored on the stored vectors (`_RESCORE`), which keeps recall.
+    int8 = qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, quantile=0.99)
     return qe.EdgeConfig(
         vectors={
             DENSE: qe.EdgeVectorParams(
-                size=dim, distance=qe.Distance.Cosine, datatype=datatype, hnsw_config=hnsw
+                size=dim,
+                distance=qe.Distance.Cosine,
+                datatype=datatype,
+                hnsw_config=hnsw,
+                quantization_config=int8 if build_kb is not None else None,
             )
         },
         sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
@@ -194,9 +204,10 @@ class EdgeIndex:
         """Nearest by cosine; segments with an HNSW graph are searched approximately (with
         `hnsw_ef`) unless `exact`."""
         query = qe.Query.Nearest(vector.tolist(), using=DENSE)
-        return self._query(
-            query, collection, limit, qe.SearchParams(hnsw_ef=self.hnsw_ef, exact=exact)
-        )
+        params = qe.SearchParams(hnsw_ef=self.hnsw_ef, quantization=_RESCORE)
+        if exact:  # exact is the reference: the stored vectors only, never their int8 copies
+            params = qe.SearchParams(exact=True, quantization=_EXACT)
+        return self._query(query, collection, limit, params)
 
     def search_sparse(self, vector: SparseVector, collection: str, limit: int) -> list[IndexHit]:
         if not vector:
