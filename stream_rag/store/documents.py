@@ -171,6 +171,27 @@ class DocumentStore(IndexingState):
     def count(self) -> int:
         return int(self._db().execute("SELECT count(*) FROM documents").fetchone()[0])
 
+    def live_versions(self, doc_ids: Collection[str]) -> dict[str, int]:
+        """The version retrieval may return, per document id (absent: none is live)."""
+        if not doc_ids:
+            return {}
+        found: dict[str, int] = {}
+        for batch, marks in in_batches(doc_ids):
+            for row in self._db().execute(
+                f"SELECT id, live_version FROM documents WHERE id IN ({marks}) "
+                "AND live_version IS NOT NULL",
+                batch,
+            ):
+                found[row["id"]] = row["live_version"]
+        return found
+
+    def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        found: dict[str, Chunk] = {}
+        for batch, marks in in_batches(chunk_ids):
+            for row in self._db().execute(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
+                found[row["id"]] = chunk_of(row)
+        return found
+
     # -- writing --------------------------------------------------------------------------
 
     def add(
@@ -249,27 +270,6 @@ class DocumentStore(IndexingState):
                 ).fetchone():
                     self.blobs.remove(sha)
         return document
-
-    def live_versions(self, doc_ids: Collection[str]) -> dict[str, int]:
-        """The version retrieval may return, per document id (absent: none is live)."""
-        if not doc_ids:
-            return {}
-        found: dict[str, int] = {}
-        for batch, marks in in_batches(doc_ids):
-            for row in self._db().execute(
-                f"SELECT id, live_version FROM documents WHERE id IN ({marks}) "
-                "AND live_version IS NOT NULL",
-                batch,
-            ):
-                found[row["id"]] = row["live_version"]
-        return found
-
-    def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-        found: dict[str, Chunk] = {}
-        for batch, marks in in_batches(chunk_ids):
-            for row in self._db().execute(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
-                found[row["id"]] = chunk_of(row)
-        return found
 
     def sweep(self) -> int:
         """Remove bytes no committed version references and staging files no live process
