@@ -6,11 +6,15 @@ import json
 import socket
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
 import pytest
+from starlette.types import Message, Receive, Scope, Send
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
+from stream_rag.http.bodytimeout import BodyDeadline
 
 from .helpers import running_server
 
@@ -52,3 +56,40 @@ def test_a_body_that_stops_arriving_gets_408_and_the_connection_closes(
     assert b"connection: close" in head.lower()
     assert json.loads(body)["error"]["code"] == "body_timeout"
     assert not list((settings.data_dir / "tmp").rglob("*.part"))  # the staged part went too
+
+
+@pytest.mark.anyio
+async def test_time_the_server_spends_between_reads_is_not_charged() -> None:
+    """Only waiting for the client counts: a handler that works 3 x 0.4 s between reads of a
+    body that is all there already stays within a 0.5 s budget (a wall-clock deadline would
+    cut it off at the second read)."""
+    received: list[bytes] = []
+
+    async def handler(scope: Scope, receive: Receive, send: Send) -> None:
+        more = True
+        while more:
+            message = await receive()
+            received.append(message.get("body", b""))
+            more = message.get("more_body", False)
+            await anyio.sleep(0.4)  # the server's own slowness, not the client's
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    chunks = [b"a" * 10, b"b" * 10, b"c" * 10]
+
+    async def client() -> Message:
+        # The body is all there: each read returns at once (after the checkpoint where a
+        # cancelled read would stop).
+        await anyio.lowlevel.checkpoint()
+        body = chunks.pop(0)
+        return {"type": "http.request", "body": body, "more_body": bool(chunks)}
+
+    sent: list[Message] = []
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    app = BodyDeadline(handler, timeout_s=0.5, min_kb_s=1000.0)
+    await app({"type": "http", "method": "POST", "headers": []}, client, send)
+    assert received == [b"a" * 10, b"b" * 10, b"c" * 10]
+    assert sent[0]["status"] == 200
