@@ -1,0 +1,225 @@
+"""Measure candidate signals for the gate's semantic stage against the committed ones, with
+the same k-fold protocol as `calibrate_gate` (folds stratified by data set and label, one
+model fitted on both sets pooled, coefficients of fixed sign, out-of-fold verdicts).
+
+    python -m loadtests.gate_signals ../shared/data/attribution/wice_dev.jsonl begin.jsonl
+
+Candidates (each added alone to the committed signals, then together):
+- union_cover: IDF-weighted share of the sentence's terms (stems or lemmas) in the union of
+  the 3 block sentences nearest to it (claims supported by two or three sentences together);
+- union_unsupported: the weight of its terms in none of those 3 sentences (log1p);
+- entity_cover: share of its capitalised words (names) that occur in the cited blocks;
+- clause_cosine: mean over its clauses of the best window cosine (embeds each clause);
+- token_align: contextual token alignment, the mean over its content word pieces of the best
+  cosine to a word piece of the 8 nearest block sentences, each run through MiniLM at request
+  time (BERTScore precision); needs onnxruntime for the hidden states.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from loadtests.calibrate_gate import fit, folds, rates
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.embed.sentences import SentenceVectors, embed_sentences
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.evaluate import load
+from stream_rag.gate.lexical import GateContext, Verdict
+from stream_rag.gate.semantic import (
+    _CLAUSE,
+    Features,
+    SemanticStage,
+    _content,
+    _overlap,
+    anchored,
+    block_windows,
+)
+from stream_rag.gate.semantic import features as compute_features
+from stream_rag.text import STOP_WORDS
+
+F32 = npt.NDArray[np.float32]
+F64 = npt.NDArray[np.float64]
+COMMITTED = ("cosine", "log_soft", "worst_term")  # the signals with non-zero coefficients
+SIGNS = {"cosine": 1, "log_soft": -1, "worst_term": -1, "union_cover": 1}
+SIGNS |= {"union_unsupported": -1, "entity_cover": 1, "clause_cosine": 1, "token_align": 1}
+_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][\w'-]+)")
+
+
+@dataclass(slots=True)
+class Row:
+    dataset: str
+    label: bool
+    lexical_ok: bool
+    grey: bool
+    base: Features | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def value(self, name: str) -> float:
+        assert self.base is not None
+        if name == "log_soft":
+            return math.log1p(self.base.soft_unsupported)
+        if name in self.extra:
+            return self.extra[name]
+        return float(getattr(self.base, name))
+
+
+class TokenStates:
+    """MiniLM's last hidden states per word piece (onnxruntime path), cached by text."""
+
+    def __init__(self, embedder: MiniLMEmbedder) -> None:
+        self.embedder = embedder
+        self.cache: dict[str, tuple[F32, list[str]]] = {}
+
+    def __call__(self, text: str) -> tuple[F32, list[str]]:
+        if text not in self.cache:
+            model = self.embedder
+            assert model._ort is not None, "token_align needs onnxruntime"
+            encoding = model._tokenizer.encode(text)
+            ids = encoding.ids[:256]
+            x = model._embedded(ids)[None]
+            mask = np.zeros((1, 1, 1, len(ids)), np.float32)
+            hidden = model._ort.run(x, mask)[0, 1 : len(ids) - 1]
+            hidden /= np.maximum(np.linalg.norm(hidden, axis=1, keepdims=True), 1e-12)
+            self.cache[text] = (hidden, encoding.tokens[1 : len(ids) - 1])
+        return self.cache[text]
+
+
+def extras(
+    sentence: str,
+    verdict: Verdict,
+    ctx: GateContext,
+    vectors: Callable[[int], SentenceVectors],
+    vector: F32,
+    embedder: MiniLMEmbedder,
+    tokens: TokenStates | None,
+) -> dict[str, float]:
+    cited = tuple(sorted(set(verdict.cited)))
+    singles: list[tuple[float, str]] = []
+    for n in cited:
+        stored, text = vectors(n), ctx.block_text(n)
+        sims = stored.vectors @ vector
+        singles += [(float(s), text[a:b]) for s, (a, b) in zip(sims, stored.spans, strict=True)]
+    singles.sort(key=lambda item: -item[0])
+    terms = _content(sentence)
+    union = frozenset().union(*(ctx.text_keys(text) for _, text in singles[:3]))
+    cover, missing = _overlap(terms, union, ctx)
+    out = {"union_cover": cover, "union_unsupported": math.log1p(missing)}
+    names = {m.group(1).lower() for m in _NAME.finditer(sentence)}
+    blocks = " ".join(ctx.block_text(n) for n in cited).lower()
+    found = sum(bool(re.search(rf"\b{re.escape(name)}\b", blocks)) for name in names)
+    out["entity_cover"] = found / len(names) if names else 1.0
+    windows = np.vstack([block_windows(n, vectors(n))[1] for n in cited])
+    clauses = [c.strip() for c in _CLAUSE.split(sentence) if c and len(_content(c)) >= 3]
+    if len(clauses) >= 2:
+        out["clause_cosine"] = float((embedder.embed(clauses) @ windows.T).max(1).mean())
+    else:
+        out["clause_cosine"] = float((windows @ vector).max())
+    if tokens is not None:
+        states, pieces = tokens(sentence)
+        keep = [i for i, p in enumerate(pieces) if p.startswith("##") or p not in STOP_WORDS]
+        keep = [i for i in keep if pieces[i][-1].isalnum()] or list(range(len(pieces)))
+        near = np.vstack([tokens(text)[0] for _, text in singles[:8]])
+        out["token_align"] = float((states[keep] @ near.T).max(1).mean())
+    return out
+
+
+def featurise(
+    path: Path, embedder: MiniLMEmbedder, tokens: TokenStates | None
+) -> tuple[str, list[Row]]:
+    cache: dict[str, SentenceVectors] = {}
+    stage = SemanticStage(embedder)
+
+    def stored(text: str) -> SentenceVectors:
+        if text not in cache:
+            computed = embed_sentences([text], embedder)[0]
+            cache[text] = SentenceVectors.from_blob(
+                embedder.name, computed.spans, computed.to_blob(), embedder.dim
+            )
+        return cache[text]
+
+    rows = []
+    for ex in load(path):
+        ctx = GateContext(ex.blocks)
+        verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
+        row = Row(path.stem, ex.label, verdict.ok, verdict.grey)
+        if verdict.grey:
+            vector = embedder.embed([ex.sentence])[0]
+
+            def vectors(n: int, blocks: tuple[str, ...] = ex.blocks) -> SentenceVectors:
+                return stored(blocks[n - 1])
+
+            args = (ex.sentence, verdict, ctx, vectors, vector)
+            row.base = compute_features(*args, stage.word_vectors)
+            row.extra = extras(*args, embedder, tokens)
+        rows.append(row)
+    return path.stem, rows
+
+
+def fit_signed(x: F64, y: F64, signs: Sequence[int]) -> F64:
+    """Logistic fit with each coefficient of its sign (wrong-signed ones dropped, refitted)."""
+    active = list(range(x.shape[1]))
+    while True:
+        w = fit(x[:, active], y)
+        wrong = [i for i, c in zip(active, w[1:], strict=True) if c * signs[i] < 0]
+        if not wrong:
+            full = np.zeros(x.shape[1] + 1)
+            full[0] = w[0]
+            for i, c in zip(active, w[1:], strict=True):
+                full[i + 1] = c
+            return full
+        active = [i for i in active if i not in wrong]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, nargs="+")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--cutoffs", type=float, nargs="+", default=[0.4, 0.45, 0.5])
+    args = parser.parse_args(argv)
+    embedder = MiniLMEmbedder()
+    tokens = TokenStates(embedder) if embedder._ort is not None else None
+    names, rows = [], []
+    for path in args.data:
+        name, part = featurise(path, embedder, tokens)
+        names.append(name)
+        rows += part
+    grey = [i for i, r in enumerate(rows) if r.base is not None and anchored(r.base)]
+    fold = folds([rows[i] for i in grey], args.folds, args.seed)  # type: ignore[misc]
+    y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
+    candidates = [n for n in SIGNS if n not in COMMITTED and n in rows[grey[0]].extra]
+    steps = [("committed signals", list(COMMITTED))]
+    steps += [(f"+ {n}", [*COMMITTED, n]) for n in candidates]
+    steps.append(("+ all candidates", [*COMMITTED, *candidates]))
+    print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")
+    print("step".ljust(34) + "cutoff" + "".join(f"{n:>22}" for n in names))
+    for label, columns in steps:
+        x = np.array([[rows[i].value(c) for c in columns] for i in grey])
+        signs = [SIGNS[c] for c in columns]
+        out = np.zeros(len(grey))
+        for k in range(args.folds):
+            train = np.array([f != k for f in fold])
+            w = fit_signed(x[train], y[train], signs)
+            out[~train] = 1.0 / (1.0 + np.exp(-np.clip(w[0] + x[~train] @ w[1:], -40, 40)))
+        for cutoff in args.cutoffs:
+            rescued = {i: bool(out[j] >= cutoff) for j, i in enumerate(grey)}
+            passed = [r.lexical_ok or rescued.get(i, False) for i, r in enumerate(rows)]
+            cells = []
+            for name in names:
+                p, rj = rates(rows, passed, name)  # type: ignore[arg-type]
+                cells.append(f"{p:.3f} / {rj:.3f}".rjust(22))
+            print(label.ljust(34) + f"{cutoff:.2f}".ljust(6) + "".join(cells))
+            label = ""
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
