@@ -84,7 +84,9 @@ def bench_stage(path: Path, embedder: MiniLMEmbedder) -> None:
         )
 
 
-def bench_ingest(corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder) -> None:
+def bench_ingest(
+    corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder, llm: bool = False
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "docs"
         folder.mkdir()
@@ -100,7 +102,11 @@ def bench_ingest(corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder)
         for r in range(rounds):
             for label in ("without", "with") if r % 2 == 0 else ("with", "without"):
                 settings = Settings(
-                    data_dir=Path(tmp) / f"{label}{r}", gate_semantic=label == "with"
+                    data_dir=Path(tmp) / f"{label}{r}",
+                    gate_semantic=label == "with",
+                    # Never called while indexing: it only turns the extractive model's
+                    # sentence warm-up off, as in a deployment with a chat model.
+                    llm_base_url="http://127.0.0.1:9/v1" if llm else None,
                 )
                 services = open_services(settings, embedder=embedder)
                 try:
@@ -115,7 +121,8 @@ def bench_ingest(corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder)
                 finally:
                     services.close()
         best = {k: max(v) for k, v in rates.items()}
-        print(f"ingest (indexing) of {docs} documents, {rounds} rounds alternating:")
+        model = "a chat model configured (no extractive warm-up)" if llm else "extractive model"
+        print(f"ingest (indexing) of {docs} documents, {rounds} rounds alternating, {model}:")
         for label, values in rates.items():
             shown = ", ".join(f"{v:.1f}" for v in values)
             print(f"  {label:<8} sentence vectors: {shown} chunks/s (best {best[label]:.1f})")
@@ -133,12 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, help="BEIR corpus.jsonl for the ingest figure")
     parser.add_argument("--docs", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--llm-configured",
+        action="store_true",
+        help="ingest as with STREAM_RAG_LLM_BASE_URL set (the extractive warm-up off)",
+    )
     args = parser.parse_args(argv)
     embedder = MiniLMEmbedder()
     for path in args.data:
         bench_stage(path, embedder)
     if args.corpus:
-        bench_ingest(args.corpus, args.docs, args.rounds, embedder)
+        bench_ingest(args.corpus, args.docs, args.rounds, embedder, args.llm_configured)
     return 0
 
 

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from stream_rag.config import Settings
@@ -97,3 +99,36 @@ def test_build_embedder_turns_dense_off_when_the_endpoint_is_down(tmp_path: Path
     embedder, status = build_embedder(settings)
     assert embedder is None
     assert status.startswith("dense branch off")
+
+
+class CountingMiniLM(MiniLMEmbedder):
+    """The real embedder, counting the sequences its forward pass runs on."""
+
+    computed = 0
+
+    def _embed_ids(self, ids: list[list[int]]) -> npt.NDArray[np.float32]:
+        self.computed += len(ids)
+        return super()._embed_ids(ids)
+
+
+def test_sharing_embeds_a_text_once_within_the_block_on_this_thread() -> None:
+    embedder = CountingMiniLM(runtime="numpy")
+    sentences = [f"Sentence number {i} of an ingest batch." for i in range(40)]
+    alone = embedder.embed(sentences)
+    assert embedder.computed == 40
+    with embedder.sharing():
+        first = embedder.embed(sentences)
+        # The same tokens (whitespace does not count) with a few new texts: only those run.
+        again = embedder.embed([" ".join(s.split()) + "  " for s in sentences] + ["new one"])
+        assert embedder.computed == 81
+        np.testing.assert_allclose(again[:40], first, atol=1e-6)
+        np.testing.assert_allclose(first, alone, atol=1e-5)
+        seen_elsewhere: list[int] = []
+        worker = threading.Thread(
+            target=lambda: seen_elsewhere.append(len(embedder.embed(sentences[:3])))
+        )
+        worker.start()
+        worker.join()
+        assert embedder.computed == 84  # another thread does not share the block's memo
+    embedder.embed(sentences[:5])
+    assert embedder.computed == 89  # nor does a call after the block

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Protocol
@@ -31,6 +32,16 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """L2-normalised float32 vectors, one row per text, in order. Blocking."""
         ...
+
+
+def sharing(embedder: object) -> contextlib.AbstractContextManager[None]:
+    """`embedder.sharing()` where it has one (the local MiniLM: texts embedded again within
+    the block, on this thread, are not recomputed), else a no-op."""
+    share = getattr(embedder, "sharing", None)
+    if callable(share):
+        manager: contextlib.AbstractContextManager[None] = share()
+        return manager
+    return contextlib.nullcontext()
 
 
 class OpenAIEmbedder:

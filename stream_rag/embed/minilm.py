@@ -33,7 +33,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
@@ -185,6 +186,7 @@ class MiniLMEmbedder:
         for layer in self._layers:
             if layer.w_qkv.dtype != np.float32:  # pragma: no cover - sanity
                 raise TypeError("weights must be float32")
+        self._local = threading.local()  # `sharing` memo, per thread
         self._ort: OrtEncoder | None = None
         if runtime == "onnxruntime" or (runtime == "auto" and ort_available()):
             self._ort = OrtEncoder(self._layers, self._heads, float(self._eps))
@@ -216,10 +218,33 @@ class MiniLMEmbedder:
         for t in items:
             if not isinstance(t, str):
                 raise TypeError(f"embed_batch expects str items, got {type(t).__name__}")
-        out = np.empty((len(items), self.dim), dtype=np.float32)
         if not items:
-            return out
+            return np.empty((0, self.dim), dtype=np.float32)
         ids = self.tokenize(items)
+        memo: dict[tuple[int, ...], F32] | None = getattr(self._local, "memo", None)
+        if memo is None:
+            return self._embed_ids(ids)
+        keys = [tuple(seq) for seq in ids]
+        new = list(dict.fromkeys(key for key in keys if key not in memo))
+        if new:
+            memo.update(zip(new, self._embed_ids([list(key) for key in new]), strict=True))
+        return np.stack([memo[key] for key in keys])
+
+    @contextlib.contextmanager
+    def sharing(self) -> Iterator[None]:
+        """Within the block, on this thread, a text whose tokens were embedded already is not
+        embedded again (the passes over one ingest batch share their sentences)."""
+        outer = getattr(self._local, "memo", None)
+        if outer is None:
+            self._local.memo = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._local.memo = None
+
+    def _embed_ids(self, ids: list[list[int]]) -> F32:
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
         # Longest first (stable). Sequences are packed without padding, so the
         # order only serves to put equal lengths together for attention.
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))

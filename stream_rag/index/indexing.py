@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..embed.backends import Embedder
+from ..embed.backends import Embedder, sharing
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
 from ..errors import NotFoundError, StreamRagError
 from ..ingest.chunking import heading_context
@@ -144,12 +144,14 @@ class Indexer:
                     for i, (chunk, text) in enumerate(zip(chunks, texts, strict=True))
                 ]
             )
-            self._sentence_vectors(chunks)
-            if self.on_indexed is not None:
-                try:
-                    self.on_indexed(job.name, [c.text for c in chunks])
-                except Exception:  # a warm-up only: answers embed what is missing
-                    log.exception("warming answer vectors of %s failed", job.doc_id)
+            # The gate's sentences and the answer warm-up's are mostly the same: embed once.
+            with sharing(self.embedder):
+                self._sentence_vectors(chunks)
+                if self.on_indexed is not None:
+                    try:
+                        self.on_indexed(job.name, [c.text for c in chunks])
+                    except Exception:  # a warm-up only: answers embed what is missing
+                        log.exception("warming answer vectors of %s failed", job.doc_id)
             job.done += len(chunks)
         return len(chunks) < batch or job.done >= job.chunks
 
