@@ -47,7 +47,7 @@ from tokenizers import Tokenizer
 from .blas import SINGLE_THREADED_BLAS, default_num_threads
 from .layers import Layer, frozen, gelu, gelu_, layer_norm_
 from .model_files import ModelNotInstalledError, check_model_dir, find_model_dir
-from .ort import NEG_BIAS, OrtEncoder
+from .ort import OrtEncoder
 from .ort import available as ort_available
 
 __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
@@ -67,8 +67,6 @@ _MIN_PARALLEL_TOKENS: Final = 1024
 _SEQUENTIAL_TEXTS: Final = 32
 # Calls up to this many tokens run on onnxruntime when it is there (see ort.py).
 SMALL_CALL_TOKENS: Final = 1024
-# Most padding (as a share of a group's real tokens) a padded onnxruntime group takes on.
-_MAX_PADDING: Final = 0.25
 
 
 class MiniLMEmbedder:
@@ -250,7 +248,7 @@ class MiniLMEmbedder:
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         n_tokens = sum(len(x) for x in ids)
         if self._ort is not None and n_tokens <= SMALL_CALL_TOKENS:
-            out[order] = self._encode_ort([ids[i] for i in order])
+            out[order] = self._ort.encode([ids[i] for i in order], self._embedded)
             return out
         workers = self.num_threads if n_tokens >= _MIN_PARALLEL_TOKENS else 1
         n_batches = -(-len(order) // self.batch_size)
@@ -301,37 +299,6 @@ class MiniLMEmbedder:
         x += self._pos_emb[: len(seq)]
         layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, np.empty_like(x))
         return x
-
-    def _encode_ort(self, seqs: list[list[int]]) -> F32:
-        """Forward pass on onnxruntime for sequences sorted by descending length, in padded
-        groups of near-equal length (padding keys masked out, padding rows not pooled)."""
-        assert self._ort is not None
-        out = np.empty((len(seqs), self.dim), dtype=np.float32)
-        i = 0
-        while i < len(seqs):
-            longest = len(seqs[i])
-            j = i + 1
-            real = longest
-            while j < len(seqs) and (j + 1 - i) * longest - (
-                real + len(seqs[j])
-            ) <= _MAX_PADDING * (real + len(seqs[j])):
-                real += len(seqs[j])
-                j += 1
-            group = seqs[i:j]
-            x = np.zeros((len(group), longest, self.dim), dtype=np.float32)
-            mask = np.zeros((len(group), 1, 1, longest), dtype=np.float32)
-            lengths = np.array([len(s) for s in group], dtype=np.float32)
-            for row, seq in enumerate(group):
-                x[row, : len(seq)] = self._embedded(seq)
-                mask[row, 0, 0, len(seq) :] = NEG_BIAS
-            hidden = self._ort.run(x, mask)
-            for row, seq in enumerate(group):
-                out[i + row] = hidden[row, : len(seq)].sum(axis=0, dtype=np.float32)
-            pooled = out[i:j]
-            pooled /= lengths[:, None]
-            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
-            i = j
-        return out
 
     def _encode_packed(self, seqs: list[list[int]]) -> F32:
         """Forward pass for sequences sorted by descending length."""

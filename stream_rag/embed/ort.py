@@ -10,7 +10,7 @@ shipped. docs/decisions.md has the measurements.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +28,8 @@ _OPSET = 20
 _IR_VERSION = 9
 # Additive attention bias for padding keys: exp() of it is 0 in float32.
 NEG_BIAS = np.float32(-1e4)
+# Most padding (as a share of a group's real tokens) a padded group takes on.
+_MAX_PADDING = 0.25
 
 
 def available() -> bool:
@@ -144,6 +146,7 @@ class OrtEncoder:
     def __init__(self, layers: Sequence[Layer], heads: int, eps: float) -> None:
         import onnxruntime as ort
 
+        self.dim = layers[0].w_o.shape[0]
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
@@ -161,3 +164,34 @@ class OrtEncoder:
         out = self._session.run(["hidden"], {"x": x, "mask": mask})[0]
         hidden: F32 = np.asarray(out, dtype=np.float32)
         return hidden
+
+    def encode(self, seqs: Sequence[list[int]], embedded: Callable[[list[int]], F32]) -> F32:
+        """Mean-pooled unit vectors of token sequences sorted by descending length, run in
+        padded groups of near-equal length (padding keys masked out, padding not pooled);
+        `embedded` gives a sequence's embedding-layer output."""
+        out = np.empty((len(seqs), self.dim), dtype=np.float32)
+        i = 0
+        while i < len(seqs):
+            longest = len(seqs[i])
+            j = i + 1
+            real = longest
+            while j < len(seqs) and (j + 1 - i) * longest - (
+                real + len(seqs[j])
+            ) <= _MAX_PADDING * (real + len(seqs[j])):
+                real += len(seqs[j])
+                j += 1
+            group = seqs[i:j]
+            x = np.zeros((len(group), longest, self.dim), dtype=np.float32)
+            mask = np.zeros((len(group), 1, 1, longest), dtype=np.float32)
+            lengths = np.array([len(s) for s in group], dtype=np.float32)
+            for row, seq in enumerate(group):
+                x[row, : len(seq)] = embedded(seq)
+                mask[row, 0, 0, len(seq) :] = NEG_BIAS
+            hidden = self.run(x, mask)
+            for row, seq in enumerate(group):
+                out[i + row] = hidden[row, : len(seq)].sum(axis=0, dtype=np.float32)
+            pooled = out[i:j]
+            pooled /= lengths[:, None]
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+            i = j
+        return out
