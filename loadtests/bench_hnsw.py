@@ -223,7 +223,7 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
     print(f"healthz: stored and indexed {len(vectors)} chunks in {time.perf_counter() - t0:.0f} s")
     port = free_port()
     env = {**os.environ, "STREAM_RAG_DATA_DIR": str(data), "STREAM_RAG_ACCESS_LOG": "false"}
-    code = "import sys; from stream_rag.cli.main import main; sys.exit(main())"
+    code = "import sys; from stream_rag.cli import main; sys.exit(main())"
     server = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--port", str(port)],
         env=env,
@@ -233,6 +233,8 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
     base = f"http://127.0.0.1:{port}"
     try:
         while True:
+            if server.poll() is not None:
+                raise SystemExit(f"the server exited with {server.returncode}")
             try:
                 if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
                     break
