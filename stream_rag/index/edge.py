@@ -15,6 +15,7 @@ A shard opened with the serving config keeps the graphs it has and never builds 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -62,6 +63,7 @@ _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
 # also index `chunk_id`, which nothing filters on; `build_hnsw` drops it.
 _COLD = qe.Memory.Cold
 _MAX_TRACKED = 1000
+_EXTRA_FILE = "stream_rag_counts.json"
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
 _RESCORE = qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
 _EXACT = qe.QuantizationSearchParams(ignore=True)
@@ -137,6 +139,7 @@ class EdgeIndex:
         # Every collection that has points (a superset: deletions never shrink it), so that a
         # search in the only collection skips the payload filter (~18% of an HNSW query).
         self._collections = _collections(shard)
+        self._extra = _read_extra(path)
 
     @classmethod
     def open(
@@ -260,20 +263,25 @@ class EdgeIndex:
                 self._shard.update(qe.UpdateOperation.delete_points(batch))
 
     def stale_points(self) -> int:
-        # Stored vectors still include deleted points until a vacuum rewrites the segment.
+        # The engine's indexed vectors include deleted points until a vacuum rewrites their
+        # segment. They also count each live point's sparse vector and, in a segment with a
+        # graph, its dense one: `_extra` (saved when nothing was stale) takes those out.
         with self._shard_lock:
             info = self._shard.info()
-        return max(0, int(info.indexed_vectors_count) - int(info.points_count))
+        return max(0, int(info.indexed_vectors_count) - int(info.points_count) - self._extra)
 
     def vacuum(self) -> None:
         # A vacuumed segment is rewritten without its HNSW graph: run `build_hnsw` again.
         with self._write_lock, self._shard_lock:
             self._shard.optimize()
+            self._extra = _save_extra(self._shard, self.path)
 
     def optimize(self) -> bool:
         """Vacuum deleted points (refreshing IDF statistics) and merge segments."""
         with self._write_lock, self._shard_lock:
-            return bool(self._shard.optimize())
+            changed = bool(self._shard.optimize())
+            self._extra = _save_extra(self._shard, self.path)
+            return changed
 
     def build_hnsw(
         self,
@@ -316,6 +324,7 @@ class EdgeIndex:
                 self._shard = _load(self.path, edge_config(self.dim, float16=self.float16))
                 timings["open_s"] = time.perf_counter() - t0
                 self._collections = _collections(self._shard)
+                self._extra = _read_extra(self.path)
         shutil.rmtree(old, ignore_errors=True)
         timings["hnsw_segments"] = self.hnsw_segments()
         return timings
@@ -324,6 +333,22 @@ class EdgeIndex:
         with self._shard_lock:
             self._shard.flush()
             self._shard.close()
+
+
+def _save_extra(shard: qe.EdgeShard, path: Path) -> int:
+    """Right after a vacuum (nothing stale): record how many more vectors the engine counts
+    as indexed than there are points, in the shard's directory so it moves with a swap."""
+    info = shard.info()
+    extra = int(info.indexed_vectors_count) - int(info.points_count)
+    (path / _EXTRA_FILE).write_text(json.dumps({"indexed_minus_points": extra}))
+    return extra
+
+
+def _read_extra(path: Path) -> int:
+    try:
+        return int(json.loads((path / _EXTRA_FILE).read_text())["indexed_minus_points"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0  # a shard without graphs, as before: every indexed vector is a sparse one
 
 
 def _collections(shard: qe.EdgeShard) -> set[str] | None:
@@ -358,5 +383,6 @@ def build_main() -> int:
         shard.update(qe.UpdateOperation.delete_field_index("chunk_id"))
     shard.optimize()
     shard.flush()
+    _save_extra(shard, path)
     shard.close()
     return 0
