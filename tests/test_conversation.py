@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.answer.conversation import Turn, history_of, resolve, turns_from_messages
+from stream_rag.answer.conversation import (
+    Turn,
+    history_of,
+    resolve,
+    subject_words,
+    turns_from_messages,
+)
 from stream_rag.answer.prompt import build_messages, parse_blocks, parse_history, parse_question
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -81,6 +87,13 @@ def test_a_follow_up_carries_the_subject_of_the_question_before() -> None:
     # A follow-up of a follow-up reaches back to the subject.
     chain = [FIRMWARE, Turn("Can I start it myself?")]
     assert "firmware" in resolve("How long does it take?", chain)
+
+
+def test_hyphenated_words_are_subject_words() -> None:
+    assert subject_words("Which Wi-Fi band does it need?") == ["Wi-Fi", "band"]
+    resolved = resolve("Does it need 5 GHz?", [Turn("Which Wi-Fi band do pour-over kettles use?")])
+    assert "Wi-Fi" in resolved
+    assert "pour-over" in resolved
 
 
 def test_the_prompt_shows_earlier_turns_but_only_blocks_are_sources() -> None:

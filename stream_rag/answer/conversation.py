@@ -99,7 +99,9 @@ def subject_words(question: str) -> list[str]:
     out: list[str] = []
     for word in words:
         lowered = word.casefold()
-        if lowered in kept and lowered not in _ASKING and word not in out:
+        # "Wi-Fi" and "pour-over" tokenise in parts: one content part keeps the word.
+        parts = {lowered} if lowered in kept else set(tokenize(word)) & kept
+        if parts and lowered not in _ASKING and word not in out:
             out.append(word)
     return out
 
