@@ -1,6 +1,7 @@
 """Time `LexicalConflictDetector.find` on 8 blocks of ~300 words: Cranfield abstracts with
 Cranfield queries, the sample knowledge base, and a worst case where every sentence is a
-near-duplicate with a number. Cold: the per-text analysis cache emptied before each call."""
+near-duplicate with a number. Cold: the per-text analysis cache emptied before each call;
+stored: cold, with the readings the indexer stored (JSON) loaded instead, as the service does."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
 from stream_rag.answer import statements
 from stream_rag.answer.conflicts import LexicalConflictDetector
+from stream_rag.answer.readings import from_json, to_json
+from stream_rag.answer.statements import Analysed, analyse
 from stream_rag.ingest.extract import extract_text, media_type_for
 from stream_rag.retrieve.hybrid import Block
 
@@ -71,16 +74,27 @@ def worst_case() -> list[tuple[str, list[Block]]]:
     return [("How long is the refund window for annual plans?", blocks)]
 
 
-def timed(run: Callable[[], object], cold: bool, repeat: int) -> list[tuple[float, float]]:
+def timed(
+    run: Callable[[], object],
+    cold: bool,
+    repeat: int,
+    loaded: LexicalConflictDetector | None = None,
+) -> list[tuple[float, float]]:
     """(wall, cpu) milliseconds per call; cpu time is less inflated on a busy machine."""
     out = []
     for _ in range(repeat):
         if cold:
             statements.analyse.cache_clear()
+        if loaded is not None:
+            loaded.forget()
         wall, cpu = time.perf_counter(), time.thread_time()
         run()
         out.append(((time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000))
     return out
+
+
+def _load(stored: dict[str, str], chunk_ids: Sequence[str]) -> dict[str, Analysed]:
+    return {c: a for c in chunk_ids if (a := from_json(stored[c])) is not None}
 
 
 def summary(times: list[float]) -> str:
@@ -97,14 +111,21 @@ def main() -> None:
         for name, cases in scenarios.items():
             sizes = [len(b.text.split()) for _, blocks in cases for b in blocks]
             found = sum(len(detector.find(q, blocks)) for q, blocks in cases)
-            for cold in (True, False):
+            stored = {b.chunk_id: to_json(analyse(b.text)) for _, bs in cases for b in bs}
+            loaded = LexicalConflictDetector(top_n=top_n, load=partial(_load, stored))
+            for mode in ("cold", "stored", "warm"):
                 times = [
                     t
                     for q, blocks in cases
-                    for t in timed(partial(detector.find, q, blocks), cold, 20)
+                    for t in timed(
+                        partial((loaded if mode == "stored" else detector).find, q, blocks),
+                        mode != "warm",
+                        20,
+                        loaded if mode == "stored" else None,
+                    )
                 ]
                 print(
-                    f"top_n={top_n} {name:<10} {'cold' if cold else 'warm'}"
+                    f"top_n={top_n} {name:<10} {mode:<6}"
                     f"  wall {summary([w for w, _ in times])}"
                     f"  cpu {summary([c for _, c in times])}"
                     f"  ({len(cases)} q, ~{statistics.mean(sizes):.0f} words/block, {found} found)"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
 import anyio
 
+from .answer.conflicts import LexicalConflictDetector
 from .answer.pipeline import Answerer
+from .answer.readings import load_readings
 from .config import Settings
 from .embed.backends import Embedder, build_embedder
 from .embed.queries import QueryEmbedder
@@ -164,7 +167,14 @@ def open_services(
         reranker=reranker,
         dense_status=dense_status,
         model=model,
-        answerer=Answerer(retriever, model, settings, telemetry=telemetry, stages=stages),
+        answerer=Answerer(
+            retriever,
+            model,
+            settings,
+            detector=LexicalConflictDetector(load=partial(load_readings, store)),
+            telemetry=telemetry,
+            stages=stages,
+        ),
         telemetry=telemetry,
     )
 

@@ -8,7 +8,9 @@ block, and ~0.1 ms per call once its per-text analysis (`statements.py`) is cach
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import combinations
@@ -16,7 +18,19 @@ from typing import Literal, Protocol
 
 from ..retrieve.hybrid import Block
 from .asked import SlotKind, clause_at, clause_spans, fits, slot_kind
-from .statements import FILLER, Slot, Statement, Value, analyse, read, terms_of, written
+from .statements import (
+    FILLER,
+    Analysed,
+    Slot,
+    Statement,
+    Value,
+    analyse,
+    read,
+    terms_of,
+    written,
+)
+
+Loader = Callable[[Sequence[str]], Mapping[str, Analysed]]  # chunk ids -> stored readings
 
 __all__ = ["Conflict", "ConflictDetector", "ConflictKind", "LexicalConflictDetector"]
 
@@ -117,6 +131,8 @@ class LexicalConflictDetector:
         max_substitutions: int = 0,
         max_conflicts: int = 10,
         min_question_terms: int = 2,
+        load: Loader | None = None,
+        capacity: int = 4096,
     ) -> None:
         at_least_one = min(min_shared, max_conflicts, min_question_terms)
         if top_n < 2 or not 0.0 < min_overlap <= 1.0 or at_least_one < 1 or max_substitutions < 0:
@@ -129,6 +145,12 @@ class LexicalConflictDetector:
         self.max_substitutions = max_substitutions
         self.max_conflicts = max_conflicts
         self.min_question_terms = min_question_terms
+        # Readings stored at ingest, loaded once per chunk and kept by chunk id (a chunk's
+        # text never changes); without a loader, or for a chunk without one, read here.
+        self.load = load
+        self.capacity = capacity
+        self._seen: OrderedDict[str, Analysed] = OrderedDict()
+        self._lock = threading.Lock()
 
     def find(self, question: str, blocks: Sequence[Block]) -> list[Conflict]:
         top = list(blocks[: self.top_n])
@@ -138,7 +160,7 @@ class LexicalConflictDetector:
         need = min(self.min_question_terms, len(asked))
         if not need:
             return []
-        analysed = [analyse(block.text) for block in top]
+        analysed = self._analysed(top)
         # The answer would rest on the statements that match the question best: count only
         # those that match it as well as any statement with a number or negation does.
         told = [s for a in analysed for s in a.sentences if s.values or s.negations]
@@ -166,6 +188,28 @@ class LexicalConflictDetector:
                         if len(conflicts) == self.max_conflicts:
                             return conflicts
         return conflicts
+
+    def forget(self) -> None:
+        """Drop the readings kept by chunk id (benchmarks measure the first look)."""
+        with self._lock:
+            self._seen.clear()
+
+    def _analysed(self, blocks: Sequence[Block]) -> list[Analysed]:
+        if self.load is None:
+            return [analyse(block.text) for block in blocks]
+        with self._lock:
+            found = {b.chunk_id: a for b in blocks if (a := self._seen.get(b.chunk_id))}
+        missing = [b.chunk_id for b in blocks if b.chunk_id not in found]
+        if missing:
+            found.update(self.load(missing))
+        out = [found.get(b.chunk_id) or analyse(b.text) for b in blocks]
+        with self._lock:
+            for block, analysed in zip(blocks, out, strict=True):
+                self._seen[block.chunk_id] = analysed
+                self._seen.move_to_end(block.chunk_id)
+            while len(self._seen) > self.capacity:
+                self._seen.popitem(last=False)
+        return out
 
     def _same_subject(
         self,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..answer.readings import store_readings
 from ..embed.backends import Embedder, sharing
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
 from ..errors import NotFoundError, StreamRagError
@@ -125,6 +126,7 @@ class Indexer:
         chunks = self.store.chunk_batch(job.doc_id, job.version, job.done, batch)
         if chunks:
             store_features(self.store, chunks)  # what the gate needs, computed once
+            store_readings(self.store, chunks)  # and the conflict check
             texts = [index_text(job.name, c.text, job.headings[c.ordinal]) for c in chunks]
             dense = self.embedder.embed(texts) if self.embedder else None
             if self.embedder is not None:  # the FAQ questions each chunk answers

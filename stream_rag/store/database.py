@@ -75,6 +75,10 @@ CREATE TABLE IF NOT EXISTS chunk_questions (
     count INTEGER NOT NULL,
     vectors BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS chunk_readings (
+    chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+    data TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS chunk_sentence_vectors (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     model TEXT NOT NULL,
