@@ -19,6 +19,10 @@ def test_a_chunk_answers_the_questions_heading_it() -> None:
     assert chunk_questions("How much water does it hold?\n\n1.7 litres.", []) == [
         "How much water does it hold?"
     ]
+    # A question line with its answer on the next line, no blank line between.
+    faq = "Q: Can I pay later?\nA: Yes, in three parts.\n\nQ: Is PayPal accepted?\nA: Yes."
+    assert chunk_questions(faq, []) == ["Q: Can I pay later?", "Q: Is PayPal accepted?"]
+    assert chunk_questions("Refunds take 5 days. Why?\nBecause banks are slow.", []) == []
 
 
 def test_question_hits_take_each_chunks_best_question(minilm: MiniLMEmbedder) -> None:

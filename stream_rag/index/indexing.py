@@ -82,7 +82,7 @@ class Indexer:
     def fingerprint(self) -> str:
         """Changes whenever stored points would no longer match what queries compare them to."""
         embedder = self.embedder.name if self.embedder else "none"
-        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v1"
+        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v2"
 
     def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
         """Index `version` of `doc_id`, make it live, then drop the points of older versions.

@@ -12,18 +12,22 @@ the candidates the branch is empty and the fusion is dense and BM25 alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..embed.backends import Embedder, Vectors
-from ..ingest.chunking import pieces
+from ..ingest.chunking import paragraph_spans, pieces
 
 if TYPE_CHECKING:
     from ..store.documents import DocumentStore
 
 _QUESTION_END = ("?", "？")
+# A question line is one short sentence: a longer line is prose that ends in a question.
+_MAX_QUESTION = 200
+_SENTENCE_END = re.compile(r"[.!。！]\s")
 
 
 def is_question(title: str) -> bool:
@@ -31,9 +35,15 @@ def is_question(title: str) -> bool:
 
 
 def chunk_questions(text: str, context: Sequence[str]) -> list[str]:
-    """The FAQ questions a chunk answers: the questions heading its text, else the innermost
-    heading it sits under when that is a question."""
+    """The FAQ questions a chunk answers: the questions heading its text (a heading, or a
+    paragraph's first line with the answer on the next: "Q: ...?\nA: ..."), else the
+    innermost heading it sits under when that is a question."""
     inner = [" ".join(text[s:e].strip().lstrip("#").split()) for s, e, h in pieces(text) if h]
+    for start, end in paragraph_spans(text):
+        first, _, rest = text[start:end].partition("\n")
+        one = len(first) <= _MAX_QUESTION and not _SENTENCE_END.search(first)
+        if rest.strip() and one and is_question(first):
+            inner.append(" ".join(first.lstrip("#").split()))
     titles = inner or list(context[-1:])
     return list(dict.fromkeys(t for t in titles if t and is_question(t)))
 
