@@ -13,11 +13,12 @@ from stream_rag.answer.evidence import evidence_score
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.gate.lexical import GateContext, check_sentence
-from stream_rag.index.features import ChunkFeatures, compute
+from stream_rag.index.features import ChunkFeatures, compute, store_features
 from stream_rag.ingest.chunking import chunk_spans
 from stream_rag.ingest.extract import extract_text, media_type_for
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
+from stream_rag.store.documents import DocumentStore
 
 from .conftest import wait_indexed
 
@@ -95,6 +96,26 @@ def test_indexing_stores_features_and_deleting_removes_them(
         assert db.execute("SELECT count(*) FROM chunk_features").fetchone()[0] == 0
     finally:
         db.close()
+
+
+def test_features_of_an_older_version_are_replaced_when_stored_again(
+    client: TestClient, settings: Settings
+) -> None:
+    text = (SAMPLE / "refund-policy.md").read_bytes()
+    doc_id = client.post("/v1/documents", files={"file": ("refunds.md", text)}).json()["document"][
+        "id"
+    ]
+    wait_indexed(client, doc_id)
+    ids = [
+        c["id"] for c in client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"]
+    ]
+    store = DocumentStore(settings.data_dir)
+    chunks = store.chunks_by_id(ids)
+    stale = json.loads(compute(chunks[ids[0]].text).to_json()) | {"v": 1}
+    store.set_chunk_features([(ids[0], json.dumps(stale))])
+    store_features(store, list(chunks.values()))
+    rows = store.chunk_features(ids)
+    assert ChunkFeatures.from_json(rows[ids[0]]) == compute(chunks[ids[0]].text)
 
 
 def test_retrieved_blocks_carry_their_stored_features(

@@ -139,8 +139,11 @@ def compute(text: str) -> ChunkFeatures:
 
 
 def store_features(store: DocumentStore, chunks: Sequence[Chunk]) -> None:
-    """Compute and store the features of `chunks` that have none stored yet (blocking)."""
-    have = store.chunk_features([c.id for c in chunks])
+    """Compute and store the features of `chunks` that have no usable ones stored yet
+    (blocking)."""
+    stored = store.chunk_features([c.id for c in chunks])
+    # Rows of an older FEATURES_VERSION count as missing: indexing again replaces them.
+    have = {cid for cid, raw in stored.items() if ChunkFeatures.from_json(raw) is not None}
     rows = [(c.id, compute(c.text).to_json()) for c in chunks if c.id not in have]
     if rows:
         store.set_chunk_features(rows)
