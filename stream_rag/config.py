@@ -186,8 +186,9 @@ class Settings:
             raise InvalidFieldError(
                 "STREAM_RAG_MAX_CONNECTIONS, _HEADER_TIMEOUT_S and _KEEP_ALIVE_S must be > 0"
             )
-        if min(self.body_timeout_s, self.body_min_kb_s) <= 0:
-            raise InvalidFieldError("STREAM_RAG_BODY_TIMEOUT_S and _BODY_MIN_KB_S must be > 0")
+        for name in ("body_timeout_s", "body_min_kb_s"):
+            if getattr(self, name) <= 0:
+                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be > 0")
         if not (self.answer_timeout_s > 0 and self.drain_s >= 0):
             raise InvalidFieldError(
                 "STREAM_RAG_ANSWER_TIMEOUT_S must be > 0 and STREAM_RAG_DRAIN_S >= 0"

@@ -32,6 +32,8 @@ def test_environment_beats_env_file_and_overrides_beat_both(tmp_path: Path) -> N
         ("STREAM_RAG_PORT", "70000"),
         ("STREAM_RAG_MAX_UPLOAD_MB", "0"),
         ("STREAM_RAG_CHUNK_CHARS", "10"),
+        ("STREAM_RAG_BODY_TIMEOUT_S", "0"),
+        ("STREAM_RAG_BODY_MIN_KB_S", "-1"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
