@@ -112,3 +112,24 @@ def test_a_server_after_cli_ingest_does_not_index_again(
         assert services.indexer.reconcile() == []
     finally:
         services.close()
+
+
+def test_a_new_feature_format_indexes_stored_versions_again_at_start(
+    tmp_path: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.txt").write_text("Alpha plans renew yearly.")
+    assert main(["--data-dir", str(tmp_path / "data"), "ingest", str(kb)]) == 0
+    from stream_rag.index import features, indexing
+    from stream_rag.services import open_services
+
+    monkeypatch.setattr(indexing, "FEATURES_VERSION", features.FEATURES_VERSION + 1)
+    services = open_services(Settings(data_dir=tmp_path / "data"), embedder=minilm)
+    try:
+        work = services.indexer.reconcile()
+        assert [doc_id for doc_id, _ in work] == [d.id for d in services.store.list_documents()]
+        assert len(work) == 1
+        assert services.store.meta("index_fingerprint") == services.indexer.fingerprint
+    finally:
+        services.close()

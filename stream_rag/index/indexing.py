@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..answer.readings import store_readings
+from ..answer.readings import READING_VERSION, store_readings
 from ..embed.backends import Embedder, sharing
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
 from ..errors import NotFoundError, StreamRagError
@@ -19,7 +19,7 @@ from ..text import tokenize
 from ..types import Chunk, Document
 from .base import Index, IndexPoint, point_id
 from .bm25 import document_vector
-from .features import store_features
+from .features import FEATURES_VERSION, store_features
 from .questions import chunk_questions, embed_questions, save_questions
 
 log = logging.getLogger("stream_rag")
@@ -82,7 +82,12 @@ class Indexer:
     def fingerprint(self) -> str:
         """Changes whenever stored points would no longer match what queries compare them to."""
         embedder = self.embedder.name if self.embedder else "none"
-        return f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v2"
+        # The stored per-chunk features and readings count too: rows of an older format would
+        # otherwise be recomputed on every request until something indexed their chunks again.
+        return (
+            f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v2"
+            f"|features-v{FEATURES_VERSION}|readings-v{READING_VERSION}"
+        )
 
     def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
         """Index `version` of `doc_id`, make it live, then drop the points of older versions.
