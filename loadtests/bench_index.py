@@ -6,7 +6,8 @@ Synthetic chunks: random unit 384-dim vectors (the worst case for any approximat
 one searches exactly) and BM25 sparse vectors built by `bm25.document_vector` from Zipf-drawn
 terms. Queries go through the production adapter (`EdgeIndex`) and the production fusion.
 Latency excludes the query embedding. Float16 storage (the default) runs side by side with a
-float32 baseline.
+float32 baseline. HNSW graphs (`stream-rag optimize`), their recall and latency at 100k on
+realistic vectors, and `/healthz` during their build: `loadtests/bench_hnsw.py`.
 """
 
 from __future__ import annotations
