@@ -50,7 +50,7 @@ class Settings:
     qdrant_shards: int | None = None
     qdrant_replicas: int | None = None
     # Embedded index: candidates an HNSW search keeps (segments `stream-rag optimize` built).
-    hnsw_ef: int = 128
+    hnsw_ef: int = 256
     # Embeddings: the local MiniLM unless an OpenAI-compatible endpoint is given.
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"

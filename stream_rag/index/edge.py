@@ -52,7 +52,7 @@ HNSW_THRESHOLD_KB = 8_000
 # a denser graph costs build time in the child, a large ef costs every query.
 HNSW_M = 32
 HNSW_EF_CONSTRUCT = 200
-DEFAULT_HNSW_EF = 128
+DEFAULT_HNSW_EF = 256
 _BUILD = "import sys; from stream_rag.index.edge import build_main; sys.exit(build_main())"
 _PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
 
