@@ -65,12 +65,38 @@ async def test_overlapping_queries_share_one_call_and_get_their_own_vectors() ->
         for i in range(5):
             group.start_soon(ask, f"q{i}")
         group.start_soon(ask, "q0")  # the same question twice in one batch: embedded once
-        await until(lambda: queries._open is not None and len(queries._open.texts) == 6)
+        await until(lambda: queries._open is not None and queries._open.callers == 6)
         embedder.release.set()
     assert embedder.calls == [["first"], ["q0", "q1", "q2", "q3", "q4"]]
     assert sizes == [1, 5]
     for text, vector in results.items():
         np.testing.assert_array_equal(vector, embedder.vector(text))
+
+
+@pytest.mark.anyio
+async def test_a_question_already_being_embedded_is_waited_for_not_embedded_again() -> None:
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder)
+    results: list[tuple[str, Vectors]] = []
+
+    async def ask(text: str) -> None:
+        results.append((text, await queries.embed(text)))
+
+    embedder.release.clear()  # "peak" is in the running call when its repeats arrive
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, "peak")
+        await until(lambda: len(embedder.calls) == 1)
+        for _ in range(3):
+            group.start_soon(ask, "peak")
+        group.start_soon(ask, "other")
+        await until(lambda: queries._open is not None and queries._open.texts == ["other"])
+        await until(lambda: queries._pending["peak"].callers == 4)
+        embedder.release.set()
+    assert embedder.calls == [["peak"], ["other"]]
+    assert sorted(text for text, _ in results) == ["other"] + ["peak"] * 4
+    for text, vector in results:
+        np.testing.assert_array_equal(vector, embedder.vector(text))
+    assert queries._pending == {}
 
 
 @pytest.mark.anyio

@@ -6,7 +6,9 @@ first) are embedded together in the next call, at most `max_batch` per call: pas
 costs as much per question as 16 do, and a smaller one releases its questions to retrieval
 sooner (a burst of 100 goes through in a pipeline of batches, not one long call). Only one
 call runs at a time, so embedding never takes more than one worker thread. Recent questions
-are answered from an LRU cache.
+are answered from an LRU cache, and a question already on its way (in the open batch or the
+running call) is waited for, not embedded again: at a peak many users ask the same thing at
+once, before the first of them has filled the cache.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ Observer = Callable[[int], None]
 
 @dataclass(slots=True)
 class _Batch:
-    texts: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)  # distinct, in the order they came
+    callers: int = 0  # everyone waiting on this batch, repeats of a text included
     done: anyio.Event = field(default_factory=anyio.Event)
     vectors: Vectors | None = None
     error: BaseException | None = None
@@ -53,6 +56,7 @@ class QueryEmbedder:
         self.misses = 0
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
         self._open: _Batch | None = None
+        self._pending: dict[str, _Batch] = {}  # texts of the open batch and the running call
         # One embedding call at a time: the next batch fills while this one runs. Made on
         # first use, inside the event loop.
         self._running: anyio.Lock | None = None
@@ -69,15 +73,18 @@ class QueryEmbedder:
             self.hits += 1
             return cached
         self.misses += 1
-        batch = self._open
-        if batch is not None and len(batch.texts) < self.max_batch:
+        batch = self._pending.get(text)
+        if batch is None and self._open is not None and len(self._open.texts) < self.max_batch:
+            batch = self._open
             batch.texts.append(text)
-            position = len(batch.texts) - 1
+            self._pending[text] = batch
+        if batch is not None:
+            batch.callers += 1
             await batch.done.wait()
         else:
-            batch = _Batch([text])
-            position = 0
+            batch = _Batch([text], callers=1)
             self._open = batch
+            self._pending[text] = batch
             # The leader runs the batch to the end even if its own client leaves: the others
             # in the batch wait for it.
             with anyio.CancelScope(shield=True):
@@ -85,7 +92,7 @@ class QueryEmbedder:
         if batch.error is not None:
             raise batch.error
         assert batch.vectors is not None
-        vector: Vectors = batch.vectors[position]
+        vector: Vectors = batch.vectors[batch.texts.index(text)]
         self._remember(text, vector)
         return vector
 
@@ -97,17 +104,19 @@ class QueryEmbedder:
             async with self._running:
                 if self._open is batch:
                     self._open = None  # closed: later arrivals start the next batch
-                texts = list(dict.fromkeys(batch.texts))
+                texts = list(batch.texts)
                 if self.on_batch is not None:
                     self.on_batch(len(texts))
-                unique = await anyio.to_thread.run_sync(self.embedder.embed, texts)
-            rows = {t: i for i, t in enumerate(texts)}
-            batch.vectors = np.asarray(unique[[rows[t] for t in batch.texts]], dtype=np.float32)
+                vectors = await anyio.to_thread.run_sync(self.embedder.embed, texts)
+            batch.vectors = np.asarray(vectors, dtype=np.float32)
         except Exception as exc:
             batch.error = exc
         finally:
             if self._open is batch:
                 self._open = None
+            for text in batch.texts:
+                if self._pending.get(text) is batch:
+                    del self._pending[text]
             batch.done.set()
 
     def _remember(self, text: str, vector: Vectors) -> None:
