@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -102,3 +103,11 @@ def running_server(app: ASGIApp) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def staged_parts(data_dir: Path) -> list[Path]:
+    """The staged upload parts; a staging folder may be renamed while it is listed."""
+    try:
+        return list((data_dir / "tmp").rglob("*.part"))
+    except FileNotFoundError:  # listed mid-rename: look again
+        return staged_parts(data_dir)

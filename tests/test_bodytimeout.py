@@ -16,7 +16,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.http.bodytimeout import BodyDeadline
 
-from .helpers import running_server
+from .helpers import running_server, staged_parts
 
 HANG_GUARD_S = 120.0  # only against a hang: the server answers as soon as the budget is spent
 
@@ -55,7 +55,7 @@ def test_a_body_that_stops_arriving_gets_408_and_the_connection_closes(
     assert head.startswith(b"HTTP/1.1 408 "), reply[:200]
     assert b"connection: close" in head.lower()
     assert json.loads(body)["error"]["code"] == "body_timeout"
-    assert not list((settings.data_dir / "tmp").rglob("*.part"))  # the staged part went too
+    assert not staged_parts(settings.data_dir)  # the staged part went too
 
 
 @pytest.mark.anyio

@@ -14,7 +14,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import running_server, staged_parts
 from .test_lifecycle import HANG_GUARD_S, hashed_embeddings, serve_process, wait_for
 
 
@@ -52,7 +52,6 @@ def test_a_client_leaving_mid_upload_is_not_an_unhandled_error(
     tmp_path: Path, minilm: MiniLMEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data")
-    staging = settings.data_dir / "tmp"
     with running_server(create_app(settings, embedder=minilm)) as base_url:
         host, port = base_url.removeprefix("http://").split(":")
         head = b'--b0\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n\r\n'
@@ -62,8 +61,10 @@ def test_a_client_leaving_mid_upload_is_not_an_unhandled_error(
                 b"Content-Type: multipart/form-data; boundary=b0\r\n"
                 b"Content-Length: 1000000\r\n\r\n" + head + b"refunds " * 20_000
             )
-            wait_for(lambda: any(p.is_file() for p in staging.rglob("*.part")), "staging")
-        wait_for(lambda: not any(p.is_file() for p in staging.rglob("*.part")), "the discard")
+            wait_for(lambda: any(p.is_file() for p in staged_parts(settings.data_dir)), "staging")
+        wait_for(
+            lambda: not any(p.is_file() for p in staged_parts(settings.data_dir)), "the discard"
+        )
         # One more request through the same event loop: the abandoned one has been handled.
         assert httpx.get(f"{base_url}/v1/documents", timeout=HANG_GUARD_S).json() == {
             "documents": []

@@ -14,7 +14,7 @@ import httpx
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import running_server, staged_parts
 
 BOUNDARY = "streamboundary42"
 HEAD = (
@@ -95,14 +95,6 @@ def test_declared_oversized_upload_is_refused_before_reading(tmp_path: Path) -> 
         response = read_response(sock)
         assert response.startswith("HTTP/1.1 413")
         assert "file_too_large" in response
-
-
-def staged_parts(data_dir: Path) -> list[Path]:
-    """The staged upload parts; a staging folder may be renamed while it is listed."""
-    try:
-        return list((data_dir / "tmp").rglob("*.part"))
-    except FileNotFoundError:  # listed mid-rename: look again
-        return staged_parts(data_dir)
 
 
 def test_client_gone_mid_upload_leaves_nothing(tmp_path: Path) -> None:
