@@ -64,6 +64,12 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float) -> bytes:
         product = op("MatMul", [inp, const(name + ".w", w)], name + ".mm")
         return op("Add", [product, const(name + ".b", b)], name)
 
+    def add_norm(x: str, y: str, g: F32, b: F32, name: str) -> str:
+        """LayerNorm(x + y): the residual step after attention and after the feed-forward."""
+        total = op("Add", [x, y], name + ".sum")
+        norm = [total, const(name + ".g", g), const(name + ".b", b)]
+        return op("LayerNormalization", norm, name, axis=-1, epsilon=eps)
+
     split_heads = const("split_heads", np.array([0, 0, heads, head_dim], np.int64))
     merge_heads = const("merge_heads", np.array([0, 0, dim], np.int64))
     thirds = const("thirds", np.array([dim, dim, dim], np.int64))
@@ -98,30 +104,10 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float) -> bytes:
         ctx = op("Transpose", [ctx], p + "ctx_t", perm=[0, 2, 1, 3])
         ctx = op("Reshape", [ctx, merge_heads], p + "ctx_m")
         out = linear(ctx, layer.w_o, layer.b_o, p + "o")
-        x = op(
-            "LayerNormalization",
-            [
-                op("Add", [x, out], p + "res1"),
-                const(p + "ln1.g", layer.ln1_g),
-                const(p + "ln1.b", layer.ln1_b),
-            ],
-            p + "x1",
-            axis=-1,
-            epsilon=eps,
-        )
+        x = add_norm(x, out, layer.ln1_g, layer.ln1_b, p + "ln1")
         h = op("Gelu", [linear(x, layer.w_1, layer.b_1, p + "ffn1")], p + "gelu")
         y = linear(h, layer.w_2, layer.b_2, p + "ffn2")
-        x = op(
-            "LayerNormalization",
-            [
-                op("Add", [x, y], p + "res2"),
-                const(p + "ln2.g", layer.ln2_g),
-                const(p + "ln2.b", layer.ln2_b),
-            ],
-            p + "x2",
-            axis=-1,
-            epsilon=eps,
-        )
+        x = add_norm(x, y, layer.ln2_g, layer.ln2_b, p + "ln2")
     op("Identity", [x], "hidden")
     graph = helper.make_graph(
         nodes,
