@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,21 +47,27 @@ class Row:
     features: Features | None
 
 
-def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedder) -> list[Row]:
-    from stream_rag.gate.lexical import GateContext
-
+def stored_vectors(embedder: MiniLMEmbedder) -> Callable[[str], SentenceVectors]:
+    """A block's sentence vectors as a request reads them: embedded once per block text and
+    round-tripped through the stored float16 form."""
     cache: dict[str, SentenceVectors] = {}
-    stage = SemanticStage(embedder)
 
     def stored(text: str) -> SentenceVectors:
         if text not in cache:
             computed = embed_sentences([text], embedder)[0]
-            # Round-trip through the stored float16 form, as a request reads it.
             cache[text] = SentenceVectors.from_blob(
                 embedder.name, computed.spans, computed.to_blob(), embedder.dim
             )
         return cache[text]
 
+    return stored
+
+
+def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedder) -> list[Row]:
+    from stream_rag.gate.lexical import GateContext
+
+    stage = SemanticStage(embedder)
+    stored = stored_vectors(embedder)
     rows = []
     for ex in examples:
         ctx = GateContext(ex.blocks)

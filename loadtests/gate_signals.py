@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from loadtests.calibrate_gate import fit, folds, rates
+from loadtests.calibrate_gate import fit, folds, rates, stored_vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.sentences import SentenceVectors, embed_sentences
+from stream_rag.embed.sentences import SentenceVectors
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext, Verdict
@@ -134,17 +134,8 @@ def extras(
 def featurise(
     path: Path, embedder: MiniLMEmbedder, tokens: TokenStates | None
 ) -> tuple[str, list[Row]]:
-    cache: dict[str, SentenceVectors] = {}
     stage = SemanticStage(embedder)
-
-    def stored(text: str) -> SentenceVectors:
-        if text not in cache:
-            computed = embed_sentences([text], embedder)[0]
-            cache[text] = SentenceVectors.from_blob(
-                embedder.name, computed.spans, computed.to_blob(), embedder.dim
-            )
-        return cache[text]
-
+    stored = stored_vectors(embedder)
     rows = []
     for ex in load(path):
         ctx = GateContext(ex.blocks)
