@@ -22,6 +22,7 @@ from .statements import (
     NEGATION_CUE,
     Statement,
     read_statements,
+    statement_spans,
     unvouched_quantity,
 )
 from .statements import (
@@ -164,8 +165,6 @@ def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
 
 
 def _evidence(text: str) -> _Evidence:
-    from ..answer.statements import statement_spans
-
     found, words = scan(canonical(text))
     statements = read_statements(text, statement_spans(text))
     return _Evidence(frozenset(_terms(words)), Stated.of(found, words), statements)

@@ -243,3 +243,43 @@ def polarity(
     if flipped is None:
         return ""
     return f"a statement it matches negates {flipped!r}, the sentence does not"
+
+
+_BREAK = re.compile(r"[.!?][\"'”’)\]]*\s+|[。！？]\s*|[ \t]*\n\s*")
+_LAST_WORD = re.compile(r"\w+$")
+_ABBREVIATIONS = frozenset("approx cf dr etc fig figs mr mrs ms no nos vs".split())
+
+
+def statement_spans(text: str) -> list[tuple[int, int]]:
+    """Sentences, and lines: a line break ends a statement unless the next line goes on in
+    lower case (a hard wrap), so list items, headings and table rows stand alone. A regex, not
+    blingfire: its offsets wrapper costs ~0.5 ms per 300 words, more than everything else."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _BREAK.finditer(text):
+        cut, after = match.span()
+        if after >= len(text):
+            break
+        mark = text[cut]
+        if mark == "\n":
+            if text[after].islower():
+                continue
+        elif mark in ".!?":
+            word = _LAST_WORD.search(text, max(0, cut - 12), cut)
+            if word and (len(word.group()) == 1 or word.group().casefold() in _ABBREVIATIONS):
+                continue  # "e.g. the", "J. Smith", "approx. 30"
+            cut = match.start() + len(match.group().rstrip())
+        else:
+            cut += 1  # a CJK full stop, exclamation or question mark
+        spans.append((start, cut))
+        start = after
+    spans.append((start, len(text)))
+    return [_trim(text, s, e) for s, e in spans if text[s:e].strip()]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while text[start].isspace():
+        start += 1
+    while text[end - 1].isspace():
+        end -= 1
+    return start, end

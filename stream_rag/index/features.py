@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..gate.quantities import Date, Stated, Time, Value, canonical, scan
-from ..gate.statements import Statement, read_statements
+from ..gate.statements import Statement, read_statements, statement_spans
 from ..text import tokenize
 
 if TYPE_CHECKING:
@@ -124,7 +124,6 @@ def _time(item: list[int]) -> Time:
 
 def compute(text: str) -> ChunkFeatures:
     """The features of one chunk's ORIGINAL text (what the gate checks against)."""
-    from ..answer.statements import statement_spans
     from ..gate.lexical import _terms as gate_terms
     from ..gate.lexical import stem
 
