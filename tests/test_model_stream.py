@@ -18,7 +18,7 @@ from starlette.routing import Route
 from stream_rag.answer.prompt import Message
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
-from stream_rag.model.stream import StreamReplyError, content_pieces
+from stream_rag.model.stream import PieceDecoder, StreamReplyError, content_pieces
 from tests.helpers import running_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
@@ -188,13 +188,19 @@ async def test_http_error_status_is_a_model_error() -> None:
     assert not isinstance(caught.value, ModelTimeoutError)
 
 
-async def _lines(*lines: str) -> AsyncIterator[str]:
-    for line in lines:
-        yield line
+async def _chunks(body: bytes, size: int) -> AsyncIterator[bytes]:
+    for start in range(0, len(body), size):
+        yield body[start : start + size]
 
 
-async def _collect(*lines: str) -> list[str]:
-    return [piece async for piece in content_pieces(_lines(*lines))]
+async def _collect(*lines: str, ends: str = "\n") -> list[str]:
+    """The pieces of `lines` joined with `ends`, read whole and cut at every possible size
+    (all must agree: lines, CRLFs and UTF-8 characters are cut across chunks)."""
+    body = ends.join(lines).encode()
+    whole = [piece async for piece in content_pieces(_chunks(body, max(1, len(body))))]
+    for size in range(1, 12):
+        assert [piece async for piece in content_pieces(_chunks(body, size))] == whole
+    return whole
 
 
 @pytest.mark.anyio
@@ -220,6 +226,26 @@ async def test_parser_edge_cases() -> None:
     )
     with pytest.raises(StreamReplyError, match="not JSON"):
         await _collect("data: {truncated", "")
+
+
+@pytest.mark.parametrize("ends", ["\n", "\r\n", "\r"])
+@pytest.mark.anyio
+async def test_every_line_end_and_chunking_gives_the_same_pieces(ends: str) -> None:
+    chunk = '{"choices": [{"delta": {"content": "%s"}}]}'
+    lines = [": keep-alive", "data:" + chunk % "café", "", "data: " + chunk % " [2]", ""]
+    assert await _collect(*lines, "data: [DONE]", "", ends=ends) == ["café", " [2]"]
+    # The last event without its blank line, its line end the body's last bytes or not at all.
+    assert await _collect(*lines[:2], ends=ends) == ["café"]
+    assert await _collect(*lines[:2], "", ends=ends) == ["café"]
+
+
+def test_decoder_holds_a_trailing_cr_until_it_knows_whether_an_lf_follows() -> None:
+    decoder = PieceDecoder()
+    assert decoder.feed(b'data: {"choices": [{"delta": {"content": "a"}}]}\r') == []
+    # CR then LF across two chunks is one line end, then the blank line ends the event.
+    assert decoder.feed(b"\n\r") == []
+    assert decoder.feed(b"\ndata: [DONE]\r\n\r\n") == ["a"]
+    assert decoder.done
 
 
 @pytest.mark.anyio

@@ -59,7 +59,7 @@ def create_raw_proxy(model_url: str, model: str, blocks: list[Block]) -> Starlet
         async def events() -> AsyncIterator[str]:
             pieces = 0
             async with client.stream("POST", "/chat/completions", json=payload) as upstream:
-                async for piece in content_pieces(upstream.aiter_lines()):
+                async for piece in content_pieces(upstream.aiter_bytes()):
                     pieces += 1
                     yield f"event: token\ndata: {json.dumps({'text': piece})}\n\n"
             yield f"event: done\ndata: {json.dumps({'tokens': pieces})}\n\n"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import AsyncGenerator, Sequence
-from typing import TYPE_CHECKING, Protocol, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import httpx
 
 from ..answer.prompt import Message
 from ..errors import StreamRagError
-from .stream import StreamReplyError, content_pieces
+from .stream import PieceDecoder, StreamReplyError
 
 if TYPE_CHECKING:
     from openai import AsyncAPIResponse, AsyncStream
@@ -101,14 +101,21 @@ class OpenAIChatModel:
         except openai.APIError as exc:
             raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
-            lines = response.http_response.aiter_lines()
-            async for piece in content_pieces(lines):
-                yield piece
+            chunks = _body(response.http_response)
+            decoder = PieceDecoder()
+            async for chunk in chunks:
+                for piece in decoder.feed(chunk):
+                    yield piece
+                if decoder.done:
+                    break
+            else:
+                for piece in decoder.close():
+                    yield piece
             # What follows `[DONE]` (the body's end) is read too: a response closed before
             # its end takes its connection along, and the next answer would open a new one.
             # The answer is complete by now, so a failure here only costs the connection.
             with anyio.move_on_after(_DRAIN_S), contextlib.suppress(Exception):
-                async for _ in lines:
+                async for _ in chunks:
                     pass
         except StreamReplyError as exc:
             raise ModelError(exc.message) from None
@@ -151,7 +158,7 @@ class OpenAIChatModel:
         import openai
 
         # The raw response: the client still sends and maps HTTP errors, but the body is
-        # parsed by `content_pieces`, not turned into one typed object per token.
+        # parsed by `PieceDecoder`, not turned into one typed object per token.
         request = self._completions.create(
             model=self.model,
             messages=payload,
@@ -168,6 +175,14 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _body(response: Any) -> AsyncIterator[bytes]:
+    """The body's bytes as they arrive: undecoded when the server sent them uncompressed (one
+    generator less per token), else through httpx's decoder."""
+    if response.headers.get("content-encoding", "identity").lower() == "identity":
+        return cast("AsyncIterator[bytes]", response.aiter_raw())
+    return cast("AsyncIterator[bytes]", response.aiter_bytes())
 
 
 def _describe(exc: Exception) -> str:

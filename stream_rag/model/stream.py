@@ -1,9 +1,11 @@
-"""Reading a chat model's streamed reply: Server-Sent Events lines to text pieces.
+"""Reading a chat model's streamed reply: Server-Sent Events bytes to text pieces.
 
 The openai client sends the request (errors, retries, timeouts); the body is read here with
 httpx and `json.loads`, because the client's typed chunk objects cost more CPU than the rest
 of an answer's streaming path. Accepts what OpenAI, vLLM, llama.cpp and Ollama send: `data:`
-with or without a space, CRLF, comments, multi-line data, an `error` object, `[DONE]` or none.
+with or without a space, CRLF or CR line ends, comments, multi-line data, an `error` object,
+`[DONE]` or none. The bytes are split here, not by httpx's text and line iterators: each
+token's chunk would otherwise pass three more generators and two decoders.
 """
 
 from __future__ import annotations
@@ -22,40 +24,77 @@ class StreamReplyError(StreamRagError):
     status = 502
 
 
-async def content_pieces(lines: AsyncIterable[str]) -> AsyncIterator[str]:
-    """The non-empty `choices[0].delta.content` of each event, in order, until `[DONE]`."""
-    data: list[str] = []
-    async for line in lines:
-        if line:
-            if line.startswith("data:"):
-                value = line[5:]
-                data.append(value[1:] if value.startswith(" ") else value)
-            # `event:`, `id:`, `retry:` and `:` comments carry nothing for chat chunks.
-            continue
-        if not data:
-            continue
-        payload = "\n".join(data)
-        data = []
-        if payload.startswith("[DONE]"):
-            return
-        piece = _content(payload)
-        if piece:
-            yield piece
-    if data:  # a last event without its blank line
-        payload = "\n".join(data)
-        if not payload.startswith("[DONE]"):
+class PieceDecoder:
+    """Body bytes in, in whatever pieces they arrive; the content of each complete event out.
+    `done` turns true at `[DONE]`, after which the rest is ignored."""
+
+    __slots__ = ("_data", "_partial", "done")
+
+    def __init__(self) -> None:
+        self._partial = b""  # an unfinished last line (or a CR that may be half a CRLF)
+        self._data: list[bytes] = []  # the `data:` lines of the event being read
+        self.done = False
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """The non-empty `choices[0].delta.content` of the events that `chunk` completes."""
+        buffer = self._partial + chunk if self._partial else chunk
+        if b"\r" in buffer:
+            # A CR last may be followed by the LF of a CRLF: it waits for the next chunk.
+            held = buffer.endswith(b"\r")
+            buffer = (buffer[:-1] if held else buffer).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            if held:
+                buffer += b"\r"
+        lines = buffer.split(b"\n")
+        self._partial = lines.pop()
+        return self._lines(lines)
+
+    def close(self) -> list[str]:
+        """What an unfinished last event (the body ended without its blank line) carries."""
+        partial, self._partial = self._partial.rstrip(b"\r"), b""
+        return self._lines([partial, b""] if partial else [b""])
+
+    def _lines(self, lines: list[bytes]) -> list[str]:
+        pieces: list[str] = []
+        data = self._data
+        for line in lines:
+            if self.done:
+                break
+            if line:
+                if line.startswith(b"data:"):
+                    data.append(line[6:] if line.startswith(b"data: ") else line[5:])
+                # `event:`, `id:`, `retry:` and `:` comments carry nothing for chat chunks.
+                continue
+            if not data:
+                continue
+            payload = data[0] if len(data) == 1 else b"\n".join(data)
+            data.clear()
+            if payload.startswith(b"[DONE]"):
+                self.done = True
+                break
             piece = _content(payload)
             if piece:
-                yield piece
+                pieces.append(piece)
+        return pieces
 
 
-def _content(payload: str) -> str | None:
+async def content_pieces(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
+    """The non-empty `choices[0].delta.content` of each event, in order, until `[DONE]`."""
+    decoder = PieceDecoder()
+    async for chunk in chunks:
+        for piece in decoder.feed(chunk):
+            yield piece
+        if decoder.done:
+            return
+    for piece in decoder.close():
+        yield piece
+
+
+def _content(payload: bytes) -> str | None:
     try:
         chunk = json.loads(payload)
     except ValueError:
-        raise StreamReplyError(
-            f"the model sent a line that is not JSON: {payload[:80]!r}"
-        ) from None
+        shown = payload[:80].decode("utf-8", "replace")
+        raise StreamReplyError(f"the model sent a line that is not JSON: {shown!r}") from None
     if not isinstance(chunk, dict):
         return None
     error = chunk.get("error")
