@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +35,8 @@ STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("+ unsupported weight", (0, 1, 2, 3, 4)),
     ("+ worst clause", (0, 1, 2, 3, 4, 5)),
     ("+ soft unsupported (word vectors)", (0, 1, 2, 3, 4, 5, 6, 7)),
+    ("+ token alignment (stored states)", (0, 1, 2, 3, 4, 5, 6, 7, 8)),
+    ("+ unmatched word pieces", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)),
 )
 
 
@@ -49,15 +51,17 @@ class Row:
 
 def stored_vectors(embedder: MiniLMEmbedder) -> Callable[[str], SentenceVectors]:
     """A block's sentence vectors as a request reads them: embedded once per block text and
-    round-tripped through the stored float16 form."""
+    round-tripped through the stored float16 form (the word-piece states are already in
+    their stored int8 form)."""
     cache: dict[str, SentenceVectors] = {}
 
     def stored(text: str) -> SentenceVectors:
         if text not in cache:
             computed = embed_sentences([text], embedder)[0]
-            cache[text] = SentenceVectors.from_blob(
+            stored = SentenceVectors.from_blob(
                 embedder.name, computed.spans, computed.to_blob(), embedder.dim
             )
+            cache[text] = replace(stored, tokens=computed.tokens)
         return cache[text]
 
     return stored
@@ -74,14 +78,15 @@ def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedde
         verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
         feats = None
         if verdict.grey:
-            vector = embedder.embed([ex.sentence])[0]
+            vectors, (pieces,) = embedder.embed_tokens([ex.sentence])
             feats = compute_features(
                 ex.sentence,
                 verdict,
                 ctx,
                 lambda n, ex=ex: stored(ex.blocks[n - 1]),  # type: ignore[misc]
-                vector,
+                vectors[0],
                 stage.word_vectors,
+                pieces,
             )
         rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats))
     return rows
@@ -108,7 +113,7 @@ def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
 # The sign each coefficient must have: more support never lowers the probability, more
 # unsupported weight never raises it. Unconstrained fits flip signs between correlated
 # signals and then extrapolate badly (a sentence sharing nothing with its block passed).
-SIGNS = (1, 1, 1, 1, -1, -1, -1, -1)
+SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1)
 
 
 def fit_monotone(x: F64, y: F64, columns: list[int], weight_positive: float = 1.0) -> F64:

@@ -11,8 +11,14 @@ Candidates (each added alone to the committed signals, then together):
 - entity_cover: share of its capitalised words (names) that occur in the cited blocks;
 - clause_cosine: mean over its clauses of the best window cosine (embeds each clause);
 - token_align: contextual token alignment, the mean over its content word pieces of the best
-  cosine to a word piece of the 8 nearest block sentences, each run through MiniLM at request
-  time (BERTScore precision); needs onnxruntime for the hidden states.
+  cosine to a word piece of the 8 nearest block sentences (BERTScore precision), block side
+  fp32, every word piece (the first measurement's form);
+- align_content: the same against the block sentences' content word pieces only;
+- align_i8_384 / align_i8_128 / align_i8_64: content pieces, projected to that many dimensions
+  by the fixed seeded rotation and stored as int8 (embed/tokens.py; 128 is what is stored);
+- align_unmatched / align_worst: share of the sentence's pieces with no match >= 0.5, and the
+  lowest best match (stored form);
+- align_window: the stored form against the best window's sentences only.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import numpy.typing as npt
 from loadtests.calibrate_gate import fit, folds, rates, stored_vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceVectors
+from stream_rag.embed.tokens import DIMS, compress, content_pieces, project
+from stream_rag.gate.alignment import NEAREST, align
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext, Verdict
@@ -43,13 +51,14 @@ from stream_rag.gate.semantic import (
     block_windows,
 )
 from stream_rag.gate.semantic import features as compute_features
-from stream_rag.text import STOP_WORDS
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
 COMMITTED = ("cosine", "log_soft", "worst_term")  # the signals with non-zero coefficients
 SIGNS = {"cosine": 1, "log_soft": -1, "worst_term": -1, "union_cover": 1}
 SIGNS |= {"union_unsupported": -1, "entity_cover": 1, "clause_cosine": 1, "token_align": 1}
+SIGNS |= {"align_content": 1, "align_i8_384": 1, "align_i8_128": 1, "align_i8_64": 1}
+SIGNS |= {"align_unmatched": -1, "align_worst": 1, "align_window": 1}
 _NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b([A-Z][\w'-]+)")
 
 
@@ -72,7 +81,7 @@ class Row:
 
 
 class TokenStates:
-    """MiniLM's last hidden states per word piece (onnxruntime path), cached by text."""
+    """MiniLM's last hidden states per word piece, fp32 unit rows, cached by text."""
 
     def __init__(self, embedder: MiniLMEmbedder) -> None:
         self.embedder = embedder
@@ -80,16 +89,20 @@ class TokenStates:
 
     def __call__(self, text: str) -> tuple[F32, list[str]]:
         if text not in self.cache:
-            model = self.embedder
-            assert model._ort is not None, "token_align needs onnxruntime"
-            encoding = model._tokenizer.encode(text)
-            ids = encoding.ids[:256]
-            x = model._embedded(ids)[None]
-            mask = np.zeros((1, 1, 1, len(ids)), np.float32)
-            hidden = model._ort.run(x, mask)[0, 1 : len(ids) - 1]
-            hidden /= np.maximum(np.linalg.norm(hidden, axis=1, keepdims=True), 1e-12)
-            self.cache[text] = (hidden, encoding.tokens[1 : len(ids) - 1])
+            _, ((pieces, hidden),) = self.embedder.embed_tokens([text])
+            hidden = hidden / np.maximum(np.linalg.norm(hidden, axis=1, keepdims=True), 1e-12)
+            self.cache[text] = (hidden, pieces)
         return self.cache[text]
+
+
+def _stored_form(states: F32, pieces: list[str], dims: int) -> F32:
+    """Content pieces' states as the store keeps them at `dims` (int8, dequantised)."""
+    return compress([(pieces, states)], dims).states
+
+
+def _best(query: F32, near: F32) -> F64:
+    best: F64 = (query @ near.T).max(axis=1).astype(np.float64)
+    return best
 
 
 def extras(
@@ -124,11 +137,44 @@ def extras(
         out["clause_cosine"] = float((windows @ vector).max())
     if tokens is not None:
         states, pieces = tokens(sentence)
-        keep = [i for i, p in enumerate(pieces) if p.startswith("##") or p not in STOP_WORDS]
-        keep = [i for i in keep if pieces[i][-1].isalnum()] or list(range(len(pieces)))
-        near = np.vstack([tokens(text)[0] for _, text in singles[:8]])
-        out["token_align"] = float((states[keep] @ near.T).max(1).mean())
+        keep = content_pieces(pieces) or list(range(len(pieces)))
+        nearest = [tokens(text) for _, text in singles[:NEAREST]]
+        near = np.vstack([h for h, _ in nearest])
+        out["token_align"] = float(_best(states[keep], near).mean())
+        content = np.vstack([h[content_pieces(p)] for h, p in nearest])
+        out["align_content"] = float(_best(states[keep], content).mean())
+        for dims in (384, 128, 64):
+            near_q = np.vstack([_stored_form(h, p, dims) for h, p in nearest])
+            out[f"align_i8_{dims}"] = float(_best(project(states[keep], dims), near_q).mean())
+        aligned = align(pieces, states, vector, cited, vectors)
+        assert aligned is not None
+        out["align_unmatched"] = aligned.unmatched
+        out["align_worst"] = aligned.worst
+        sims = windows @ vector
+        w = max(range(len(sims)), key=lambda i: sims[i])
+        window_text = _window_text(w, cited, ctx, vectors)
+        in_window = [t for t in (tokens(x) for x in window_text)]
+        near_w = np.vstack([_stored_form(h, p, DIMS) for h, p in in_window])
+        out["align_window"] = float(_best(project(states[keep], DIMS), near_w).mean())
     return out
+
+
+def _window_text(
+    index: int, cited: Sequence[int], ctx: GateContext, vectors: Callable[[int], SentenceVectors]
+) -> list[str]:
+    """The sentences of window `index` (numbered as `block_windows` over `cited`)."""
+    for n in cited:
+        stored = vectors(n)
+        count = len(block_windows(n, stored)[0])
+        if index < count:
+            spans = stored.spans
+            text = ctx.block_text(n)
+            if index < len(spans):
+                return [text[slice(*spans[index])]]
+            i = index - len(spans)
+            return [text[slice(*spans[i])], text[slice(*spans[i + 1])]]
+        index -= count
+    raise IndexError(index)
 
 
 def featurise(
@@ -177,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cutoffs", type=float, nargs="+", default=[0.4, 0.45, 0.5])
     args = parser.parse_args(argv)
     embedder = MiniLMEmbedder()
-    tokens = TokenStates(embedder) if embedder._ort is not None else None
+    tokens = TokenStates(embedder)
     names, rows = [], []
     for path in args.data:
         name, part = featurise(path, embedder, tokens)

@@ -109,9 +109,13 @@ class CountingMiniLM(MiniLMEmbedder):
 
     computed = 0
 
-    def _embed_ids(self, ids: list[list[int]]) -> npt.NDArray[np.float32]:
+    def _embed_ids(
+        self,
+        ids: list[list[int]],
+        states: dict[int, npt.NDArray[np.float32]] | None = None,
+    ) -> npt.NDArray[np.float32]:
         self.computed += len(ids)
-        return super()._embed_ids(ids)
+        return super()._embed_ids(ids, states)
 
 
 def test_sharing_embeds_a_text_once_within_the_block_on_this_thread() -> None:

@@ -191,6 +191,12 @@ class CountingEncoder:
         self.embedded.extend(texts)
         return self.model.embed(texts)
 
+    def embed_tokens(
+        self, texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float32], list[tuple[list[str], npt.NDArray[np.float32]]]]:
+        self.embedded.extend(texts)
+        return self.model.embed_tokens(texts)
+
     def static_vectors(self, words: Sequence[str]) -> npt.NDArray[np.float32]:
         return self.model.static_vectors(words)
 

@@ -230,6 +230,25 @@ class MiniLMEmbedder:
             memo.update(zip(new, self._embed_ids([list(key) for key in new]), strict=True))
         return np.stack([memo[key] for key in keys])
 
+    def embed_tokens(self, texts: Sequence[str]) -> tuple[F32, list[tuple[list[str], F32]]]:
+        """`embed_batch`'s unit vectors and, from the same forward pass, each text's word
+        pieces and their last hidden states (n, 384), [CLS] and [SEP] left out."""
+        items = list(texts)
+        if not items:
+            return np.empty((0, self.dim), dtype=np.float32), []
+        encodings = self._encode(items, special=True)
+        ids = [enc.ids for enc in encodings]
+        states: dict[int, F32] = {}
+        vectors = self._embed_ids(ids, states)
+        memo: dict[tuple[int, ...], F32] | None = getattr(self._local, "memo", None)
+        if memo is not None:  # the ingest batch's other passes share these vectors
+            memo.update((tuple(seq), v) for seq, v in zip(ids, vectors, strict=True))
+        pieces = [
+            (list(enc.tokens[1 : len(seq) - 1]), states[i][1 : len(seq) - 1])
+            for i, (enc, seq) in enumerate(zip(encodings, ids, strict=True))
+        ]
+        return vectors, pieces
+
     @contextlib.contextmanager
     def sharing(self) -> Iterator[None]:
         """Within the block, on this thread, a text whose tokens were embedded already is not
@@ -243,14 +262,19 @@ class MiniLMEmbedder:
             if outer is None:
                 self._local.memo = None
 
-    def _embed_ids(self, ids: list[list[int]]) -> F32:
+    def _embed_ids(self, ids: list[list[int]], states: dict[int, F32] | None = None) -> F32:
+        """Unit vectors of token sequences; with `states`, each one's last hidden states
+        are stored in it under its index."""
         out = np.empty((len(ids), self.dim), dtype=np.float32)
         # Longest first (stable). Sequences are packed without padding, so the
         # order only serves to put equal lengths together for attention.
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         n_tokens = sum(len(x) for x in ids)
         if self._ort is not None and n_tokens <= SMALL_CALL_TOKENS:
-            out[order] = self._ort.encode([ids[i] for i in order], self._embedded)
+            hidden: list[F32] | None = None if states is None else []
+            out[order] = self._ort.encode([ids[i] for i in order], self._embedded, hidden)
+            if states is not None and hidden is not None:
+                states.update(zip(order, hidden, strict=True))
             return out
         workers = self.num_threads if n_tokens >= _MIN_PARALLEL_TOKENS else 1
         n_batches = -(-len(order) // self.batch_size)
@@ -263,7 +287,11 @@ class MiniLMEmbedder:
         batches = [order[k::n_batches] for k in range(n_batches)]
 
         def run(batch: list[int]) -> F32:
-            return self._encode_packed([ids[i] for i in batch])
+            hidden: list[F32] | None = None if states is None else []
+            vecs = self._encode_packed([ids[i] for i in batch], hidden)
+            if states is not None and hidden is not None:
+                states.update(zip(batch, hidden, strict=True))  # distinct keys per batch
+            return vecs
 
         with SINGLE_THREADED_BLAS if self.limit_blas_threads else contextlib.nullcontext():
             if workers <= 1 or n_batches == 1:
@@ -302,8 +330,9 @@ class MiniLMEmbedder:
         layer_norm_(x, self._emb_ln_g, self._emb_ln_b, self._eps, np.empty_like(x))
         return x
 
-    def _encode_packed(self, seqs: list[list[int]]) -> F32:
-        """Forward pass for sequences sorted by descending length."""
+    def _encode_packed(self, seqs: list[list[int]], states: list[F32] | None = None) -> F32:
+        """Forward pass for sequences sorted by descending length; with `states`, each
+        sequence's last hidden states are appended to it."""
         lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
         total = int(lengths.sum())
         flat: I64 = np.fromiter((tok for s in seqs for tok in s), dtype=np.int64, count=total)
@@ -379,6 +408,8 @@ class MiniLMEmbedder:
             x += tmp
             layer_norm_(x, layer.ln2_g, layer.ln2_b, self._eps, tmp)
 
+        if states is not None:
+            states.extend(np.split(x, offsets[1:]))
         pooled: F32 = np.add.reduceat(x, offsets, axis=0, dtype=np.float32)
         pooled /= lengths.astype(np.float32)[:, None]
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

@@ -151,10 +151,16 @@ class OrtEncoder:
         hidden: F32 = np.asarray(out, dtype=np.float32)
         return hidden
 
-    def encode(self, seqs: Sequence[list[int]], embedded: Callable[[list[int]], F32]) -> F32:
+    def encode(
+        self,
+        seqs: Sequence[list[int]],
+        embedded: Callable[[list[int]], F32],
+        states: list[F32] | None = None,
+    ) -> F32:
         """Mean-pooled unit vectors of token sequences sorted by descending length, run in
         padded groups of near-equal length (padding keys masked out, padding not pooled);
-        `embedded` gives a sequence's embedding-layer output."""
+        `embedded` gives a sequence's embedding-layer output. With `states`, each sequence's
+        last hidden states (L, d) are appended to it, in order."""
         out = np.empty((len(seqs), self.dim), dtype=np.float32)
         i = 0
         while i < len(seqs):
@@ -176,6 +182,8 @@ class OrtEncoder:
             hidden = self.run(x, mask)
             for row, seq in enumerate(group):
                 out[i + row] = hidden[row, : len(seq)].sum(axis=0, dtype=np.float32)
+                if states is not None:
+                    states.append(hidden[row, : len(seq)])
             pooled = out[i:j]
             pooled /= lengths[:, None]
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))

@@ -1,13 +1,15 @@
 """Block-side vectors for the gate's semantic stage: each chunk's sentences, embedded once at
 ingest and stored with the chunk (`chunk_sentence_vectors`), so a request embeds at most the
-generated sentence. Chunks stored before this existed get theirs on first use.
+generated sentence. With a model that gives them, the same pass's content word-piece states
+are stored too, compressed (tokens.py). Chunks stored before this existed get theirs on first
+use.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -16,6 +18,7 @@ import numpy.typing as npt
 from ..ingest.chunking import sentence_spans
 from ..store.documents import DocumentStore
 from ..types import Chunk
+from .tokens import DIMS, TokenStates, compress
 
 F32 = npt.NDArray[np.float32]
 
@@ -31,13 +34,16 @@ __all__ = [
 
 
 class SentenceEncoder(Protocol):
-    """What the semantic stage needs of a model: sentence vectors and context-free word
-    vectors from the same model (the local MiniLM has both)."""
+    """What the semantic stage needs of a model: sentence vectors, the word-piece states of
+    the same pass and context-free word vectors from the same model (the local MiniLM has
+    all three)."""
 
     name: str
     dim: int
 
     def embed(self, texts: Sequence[str]) -> F32: ...
+
+    def embed_tokens(self, texts: Sequence[str]) -> tuple[F32, list[tuple[list[str], F32]]]: ...
 
     def static_vectors(self, words: Sequence[str]) -> F32: ...
 
@@ -49,6 +55,7 @@ class SentenceVectors:
     model: str
     spans: tuple[tuple[int, int], ...]
     vectors: F32  # (len(spans), dim) float32
+    tokens: TokenStates | None = None  # content word-piece states, where the model gives them
 
     def to_blob(self) -> bytes:
         return self.vectors.astype(np.float16).tobytes()
@@ -74,12 +81,17 @@ def embed_sentences(texts: Sequence[str], encoder: SentenceEncoder) -> list[Sent
     for text, text_spans in zip(texts, spans, strict=True):
         for s, e in text_spans:
             unique.setdefault(text[s:e], len(unique))
-    vectors = encoder.embed(list(unique)) if unique else np.zeros((0, encoder.dim), np.float32)
+    states: list[tuple[list[str], F32]] = []
+    if unique:
+        vectors, states = encoder.embed_tokens(list(unique))
+    else:
+        vectors = np.zeros((0, encoder.dim), np.float32)
     out = []
     for text, text_spans in zip(texts, spans, strict=True):
         rows = [unique[text[s:e]] for s, e in text_spans]
         matrix = vectors[rows] if rows else np.zeros((0, encoder.dim), np.float32)
-        out.append(SentenceVectors(encoder.name, tuple(text_spans), matrix))
+        tokens = compress([states[r] for r in rows])
+        out.append(SentenceVectors(encoder.name, tuple(text_spans), matrix, tokens))
     return out
 
 
@@ -97,10 +109,16 @@ def _save(
 ) -> None:
     store.save_sentence_vectors(
         [
-            (chunk_id, v.model, json.dumps(v.spans), dim, v.to_blob())
+            (chunk_id, v.model, json.dumps(v.spans), dim, v.to_blob(), *_token_row(v.tokens))
             for chunk_id, v in zip(ids, computed, strict=True)
         ]
     )
+
+
+def _token_row(tokens: TokenStates | None) -> tuple[str | None, int | None, bytes | None]:
+    if tokens is None:
+        return None, None, None
+    return json.dumps(tokens.counts), tokens.dims, tokens.to_blob()
 
 
 class StoredVectors:
@@ -122,13 +140,20 @@ class StoredVectors:
 
     def _load(self) -> dict[str, SentenceVectors]:
         name = self.encoder.name
-        loaded = {
-            chunk_id: SentenceVectors.from_blob(name, json.loads(spans), blob, dim)
-            for chunk_id, (spans, dim, blob) in self.store.sentence_vectors(
-                [chunk_id for chunk_id, _ in self.blocks], name
-            ).items()
-            if dim == self.encoder.dim
-        }
+        # A row stored before word-piece states were, or with states of another shape, is
+        # computed again.
+        loaded = {}
+        for chunk_id, (spans, dim, blob, token_row) in self.store.sentence_vectors(
+            [chunk_id for chunk_id, _ in self.blocks], name
+        ).items():
+            if dim != self.encoder.dim:
+                continue
+            if token_row is None or token_row[1] != DIMS:
+                continue
+            counts, dims, states = token_row
+            tokens = TokenStates.from_blob(json.loads(counts), states, dims)
+            stored = SentenceVectors.from_blob(name, json.loads(spans), blob, dim)
+            loaded[chunk_id] = replace(stored, tokens=tokens)
         missing = list({c: t for c, t in self.blocks if c not in loaded}.items())
         if missing:
             computed = embed_sentences([text for _, text in missing], self.encoder)

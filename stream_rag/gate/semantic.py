@@ -4,7 +4,9 @@ gets a calibrated second look against the best-matching window of the blocks it 
 Signals: the MiniLM cosine between the sentence and each window (one block sentence, or two
 adjacent ones), the term overlap with lemmas as well as stems against the best window and
 the cited blocks, the weight of terms no cited block has (overall, softened by the nearest
-block word's static vector, and in the worst clause: an added clause is a new claim). A
+block word's static vector, and in the worst clause: an added clause is a new claim), and
+the contextual alignment of the sentence's word pieces to the nearest block sentences'
+(alignment.py; the block side stored at ingest, the sentence's from its own pass). A
 small logistic model with committed coefficients (fitted by `loadtests/calibrate_gate.py` on
 the shared dev sets) combines them. Block-side vectors are stored at ingest
 (sentence_vectors.py); a request embeds at most the sentence itself.
@@ -22,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..embed.sentences import SentenceEncoder, SentenceVectors
+from .alignment import align
 from .lexical import NEGATION, GateContext, Verdict, term_keys
 from .quantities import canonical, scan
 
@@ -40,10 +43,11 @@ __all__ = [
 
 F32 = npt.NDArray[np.float32]
 BlockVectors = Callable[[int], SentenceVectors]
+Pieces = tuple[list[str], F32]  # a sentence's word pieces and their last hidden states
 
 # Fitted by `python -m loadtests.calibrate_gate` on WiCE dev + BEGIN dev (docs/decisions.md);
 # the order is that of `Features.vector()`. Refit whenever a signal changes.
-COEFFICIENTS: tuple[float, ...] = (0.0, 3.7955, 0.0, 0.0, 0.0, 0.0, -1.0035, -6.9487)
+COEFFICIENTS: tuple[float, ...] = (0.0, 3.7955, 0.0, 0.0, 0.0, 0.0, -1.0035, -6.9487, 0.0, 0.0)
 INTERCEPT = 3.3660
 # Probability a grey-zone sentence needs to pass (default; chosen for rejection).
 DEFAULT_CUTOFF = 0.45
@@ -91,6 +95,8 @@ class Features:
     clause_gap: float  # the worst clause's unsupported share
     soft_unsupported: float  # `unsupported`, each term discounted by its nearest block word
     worst_term: float  # the largest single discounted unsupported term
+    alignment: float = 0.0  # mean best match of its word pieces in the nearest sentences
+    unmatched: float = 1.0  # share of its word pieces with no good match there
 
     def vector(self) -> tuple[float, ...]:
         return (
@@ -102,12 +108,19 @@ class Features:
             self.clause_gap,
             math.log1p(self.soft_unsupported),
             self.worst_term,
+            self.alignment,
+            self.unmatched,
         )
 
     def to_json(self, *, embedded: bool = True) -> dict[str, float]:
         """The scores shown with a verdict; the embedding's only if it was computed."""
         dense = (
-            {"cosine": round(self.cosine, 4), "window_overlap": round(self.window_overlap, 4)}
+            {
+                "cosine": round(self.cosine, 4),
+                "window_overlap": round(self.window_overlap, 4),
+                "alignment": round(self.alignment, 4),
+                "unmatched": round(self.unmatched, 4),
+            }
             if embedded
             else {}
         )
@@ -192,9 +205,11 @@ def features(
     vectors: BlockVectors,
     sentence_vector: F32 | None,
     word_vectors: Callable[[Sequence[str]], F32],
+    pieces: Pieces | None = None,
 ) -> Features:
     """The signals for one grey-zone sentence against the windows of its cited blocks;
-    without `sentence_vector`, the ones that need no embedding (cosine and window overlap 0)."""
+    without `sentence_vector`, the ones that need no embedding (cosine and window overlap 0);
+    without `pieces` (its word-piece states), no alignment (0, all unmatched)."""
     cited = tuple(sorted(set(verdict.cited)))
     terms = _content(sentence)
     block_keys = ctx.block_keys(cited)
@@ -221,7 +236,7 @@ def features(
     return (
         f
         if sentence_vector is None
-        else with_cosine(f, sentence, cited, ctx, vectors, sentence_vector)
+        else with_cosine(f, sentence, cited, ctx, vectors, sentence_vector, pieces)
     )
 
 
@@ -232,8 +247,10 @@ def with_cosine(
     ctx: GateContext,
     vectors: BlockVectors,
     sentence_vector: F32,
+    pieces: Pieces | None = None,
 ) -> Features:
-    """`f` with the signals of the sentence's embedding: best window cosine and overlap."""
+    """`f` with the signals of the sentence's embedding: best window cosine and overlap, and
+    with `pieces`, the word pieces' alignment."""
     parts = [block_windows(n, vectors(n)) for n in sorted(set(cited))]
     windows = [w for part in parts for w in part[0]]
     if not windows:
@@ -243,16 +260,25 @@ def with_cosine(
     w = windows[best]
     window_keys = ctx.text_keys(ctx.block_text(w.block)[w.start : w.end])
     window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
-    return replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
+    f = replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
+    aligned = None if pieces is None else align(*pieces, sentence_vector, cited, vectors)
+    if aligned is None:  # no word pieces (a block stored without them): the worst case
+        return f
+    return replace(f, alignment=aligned.mean, unmatched=aligned.unmatched)
 
 
 def best_case(f: Features) -> float:
     """The most `probability` can be for `f`, whatever its embedding signals turn out to be
-    (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap in [0, 1])."""
+    (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap, alignment and
+    unmatched share in [0, 1])."""
     return max(
-        probability(replace(f, cosine=cosine, window_overlap=overlap))
-        for cosine in (MIN_COSINE, _MAX_COSINE)
+        probability(
+            replace(f, cosine=cos, window_overlap=overlap, alignment=aligned, unmatched=share)
+        )
+        for cos in (MIN_COSINE, _MAX_COSINE)
         for overlap in (0.0, 1.0)
+        for aligned in (0.0, 1.0)
+        for share in (0.0, 1.0)
     )
 
 
@@ -293,8 +319,8 @@ class SemanticStage:
                 f"lexical: {verdict.detail}"
             )
             return self._drop(verdict, detail, scores)
-        vector = self.encoder.embed([sentence])[0]
-        f = with_cosine(f, sentence, verdict.cited, ctx, vectors, vector)
+        embedded, ((pieces, states),) = self.encoder.embed_tokens([sentence])
+        f = with_cosine(f, sentence, verdict.cited, ctx, vectors, embedded[0], (pieces, states))
         if not anchored(f):
             detail = (
                 f"semantic: not anchored in {_refs(verdict.cited)} (cosine {f.cosine:.2f}, "

@@ -161,6 +161,10 @@ class Database:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         # BM25 token count of an indexed version; the average length is derived from these.
         self._ensure_column("versions", "bm25_tokens", "INTEGER")
+        # The gate's stored word-piece states (embed/tokens.py), next to the sentence vectors.
+        self._ensure_column("chunk_sentence_vectors", "token_counts", "TEXT")
+        self._ensure_column("chunk_sentence_vectors", "token_dims", "INTEGER")
+        self._ensure_column("chunk_sentence_vectors", "tokens", "BLOB")
 
     def _ensure_column(self, table: str, column: str, declaration: str) -> None:
         """Add `column` to `table` unless it is there already (an idempotent migration)."""

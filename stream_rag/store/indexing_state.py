@@ -9,6 +9,9 @@ from ..types import Chunk
 from .database import Database, in_batches
 from .records import chunk_of, utc_now
 
+# (chunk_id, model, spans_json, dim, vectors, token_counts_json, token_dims, tokens)
+SentenceVectorRow = tuple[str, str, str, int, bytes, str | None, int | None, bytes | None]
+
 
 class IndexingState(Database):
     """The indexing side of `DocumentStore` (which adds documents, versions and bytes)."""
@@ -159,27 +162,37 @@ class IndexingState(Database):
                 rows,
             )
 
-    def save_sentence_vectors(self, rows: Sequence[tuple[str, str, str, int, bytes]]) -> None:
-        """Store `(chunk_id, model, spans_json, dim, float16 bytes)` rows (the gate's semantic
-        stage; see sentence_vectors.py). Rows of chunks deleted meanwhile are skipped."""
+    def save_sentence_vectors(self, rows: Sequence[SentenceVectorRow]) -> None:
+        """Store `(chunk_id, model, spans_json, dim, float16 bytes, token_counts_json,
+        token_dims, int8 bytes)` rows (the gate's semantic stage; see embed/sentences.py; the
+        token columns may be None). Rows of chunks deleted meanwhile are skipped."""
         with self._transaction() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO chunk_sentence_vectors "
-                "(chunk_id, model, spans, dim, vectors) "
-                "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+                "(chunk_id, model, spans, dim, vectors, token_counts, token_dims, tokens) "
+                "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
                 [(*row, row[0]) for row in rows],
             )
 
     def sentence_vectors(
         self, chunk_ids: Sequence[str], model: str
-    ) -> dict[str, tuple[str, int, bytes]]:
-        """chunk id -> `(spans_json, dim, bytes)` of the chunks that have vectors of `model`."""
-        found: dict[str, tuple[str, int, bytes]] = {}
+    ) -> dict[str, tuple[str, int, bytes, tuple[str, int, bytes] | None]]:
+        """chunk id -> `(spans_json, dim, bytes, tokens)` of the chunks that have vectors of
+        `model`; `tokens` is `(counts_json, dims, int8 bytes)`, or None if not stored."""
+        found: dict[str, tuple[str, int, bytes, tuple[str, int, bytes] | None]] = {}
         for batch, marks in in_batches(chunk_ids):
             query = (
-                "SELECT chunk_id, spans, dim, vectors FROM chunk_sentence_vectors "
-                f"WHERE model = ? AND chunk_id IN ({marks})"
+                "SELECT chunk_id, spans, dim, vectors, token_counts, token_dims, tokens "
+                f"FROM chunk_sentence_vectors WHERE model = ? AND chunk_id IN ({marks})"
             )
             for row in self._db().execute(query, (model, *batch)):
-                found[row["chunk_id"]] = (row["spans"], int(row["dim"]), bytes(row["vectors"]))
+                tokens = None
+                if row["tokens"] is not None:
+                    tokens = (row["token_counts"], int(row["token_dims"]), bytes(row["tokens"]))
+                found[row["chunk_id"]] = (
+                    row["spans"],
+                    int(row["dim"]),
+                    bytes(row["vectors"]),
+                    tokens,
+                )
         return found

@@ -1,0 +1,64 @@
+"""Contextual token alignment for the semantic stage (BERTScore precision): each content word
+piece of the sentence against the stored word pieces of the cited block sentences nearest to
+it, both MiniLM's last hidden states in the stored projection (embed/tokens.py). A
+paraphrase finds a close piece for each of its words; a claim that adds a detail leaves the
+detail's pieces without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..embed.sentences import SentenceVectors
+from ..embed.tokens import content_pieces, project
+
+F32 = npt.NDArray[np.float32]
+
+__all__ = ["NEAREST", "Alignment", "align"]
+
+# Block sentences (by cosine to the sentence) whose word pieces a sentence is aligned to.
+NEAREST = 8
+# A word piece whose best match is under this is counted as unmatched (`unmatched`).
+MATCHED = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Alignment:
+    mean: float  # mean over the sentence's content pieces of their best match
+    unmatched: float  # share of those pieces with no match >= MATCHED
+    worst: float  # the lowest best match
+
+
+def align(
+    pieces: Sequence[str],
+    states: F32,
+    sentence_vector: F32,
+    cited: Sequence[int],
+    vectors: Callable[[int], SentenceVectors],
+    nearest: int = NEAREST,
+) -> Alignment | None:
+    """The alignment of a sentence's word pieces (`states`, its last hidden states) to the
+    nearest cited block sentences; None if a cited block has no stored word pieces."""
+    ranked: list[tuple[float, int, int]] = []
+    stored = {}
+    for n in sorted(set(cited)):
+        block = vectors(n)
+        if block.tokens is None:
+            return None
+        stored[n] = block.tokens
+        sims = block.vectors @ sentence_vector
+        ranked += [(float(s), n, i) for i, s in enumerate(sims)]
+    ranked.sort(key=lambda item: -item[0])
+    rows = [stored[n].rows([i]) for _, n, i in ranked[:nearest]]
+    near = np.vstack(rows) if rows else np.zeros((0, 1), np.float32)
+    keep = content_pieces(pieces) or list(range(len(pieces)))
+    if not keep or not len(near):
+        return Alignment(0.0, 1.0, 0.0)
+    best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
+    return Alignment(
+        float(best.mean()), float((best < MATCHED).mean()), float(max(0.0, best.min()))
+    )
