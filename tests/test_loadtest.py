@@ -12,7 +12,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.loadtest.raw_proxy import create_raw_proxy, fixed_blocks
-from stream_rag.loadtest.report import Phase, write_report
+from stream_rag.loadtest.report import Phase, ratio_lines, write_report
 from stream_rag.loadtest.users import Answer, Endpoint, run_load
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
@@ -83,15 +83,45 @@ def test_raw_proxy_relays_the_model_and_the_report_has_every_phase(tmp_path: Pat
         with running_server(proxy) as base_url:
             answers = load(base_url, "raw")
     assert all(a.ended == "done" and a.sentences > 1 for a in answers)  # one per token
+    # Four answers from two users leave no steady part: answers/s is over the whole phase.
     phases = [
-        Phase("raw", 2, 0, answers, 2.0, 0.05, 50.0, 1000.0),
+        Phase("raw", 2, 0, answers, 2.0, 0.05, 50.0, 1000.0, 0.01, 0.02),
         Phase("gated", 2, 0, answers[:2], 4.0, None, None, 1002.0),
     ]
     report = write_report(phases, tmp_path / "out", command="test", plot=False)
     text = report.read_text(encoding="utf-8")
-    assert "| raw | 2 | 0 | 4 | 2.00 | 12.5 | 50 | 4 | 0 | 0 |" in text
+    assert "| raw | 2 | 0 | 4 | 2.00 | 12.5 | 50 | 2.5 | 5.0 | 4 | 0 | 0 |" in text
     assert "| 2 | n/a | 0.25x | 12.5, n/a, n/a |" in text  # gated 0.5/s against raw 2/s
     with (tmp_path / "out" / "answers.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 6
     assert {r["ended"] for r in rows} == {"done"}
+
+
+def answered(started: float, total: float) -> Answer:
+    return Answer("q", started, ended="done", total=total)
+
+
+def test_answers_per_second_count_the_steady_part_and_ratios_every_round() -> None:
+    # Two users, answers of 1 s back to back from t=0 to t=10, except that the first two
+    # came late (an opening burst) and the run ended with one user idle for 5 s.
+    steady = [answered(float(t), 1.0) for t in range(1, 10) for _ in range(2)]
+    answers = [answered(0.0, 1.0), answered(0.0, 1.0), *steady]
+    phase = Phase("gated", 2, 0, answers, 15.0, None, None, 0.0)
+    # From the 2nd answer's end (t=1) to the last request's start (t=9): 16 answers in 8 s.
+    assert phase.window() == (16, 8.0)
+    assert phase.rate == 2.0
+    half = Phase("ungated", 2, 0, answers[:3], 1.0, None, None, 0.0)
+    assert half.window() == (3, 1.0)  # too few answers for a steady part: the whole phase
+
+    def at(target: str, round_: int, rate: float) -> Phase:
+        # `rate` answers per second over a 10 s steady part.
+        n = int(rate * 10)
+        answers = [answered(10 * i / n, 0.0) for i in range(n + 1)]
+        return Phase(target, 1, round_, answers, 11.0, None, None, 0.0)
+
+    phases = [at("ungated", 0, 10), at("gated", 0, 9), at("ungated", 1, 10), at("gated", 1, 10)]
+    phases += [at("ungated", 2, 20), at("gated", 2, 19)]
+    text = "\n".join(ratio_lines(phases))
+    # Pooled: 38 answers in 30 s against 40; rounds: 0.9, 1.0, 0.95.
+    assert "| 1 | 0.95x (median 0.95x, 0.90-1.00) | n/a |" in text

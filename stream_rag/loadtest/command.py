@@ -3,9 +3,10 @@
 Starts the fake model at a given token rate, then three servers on loopback, each a separate
 process whose CPU time is read from /proc: the raw pass-through proxy (no retrieval, no gate),
 ungated RAG (`STREAM_RAG_UNGATED_BASELINE`: same retrieval and model, no checks) and the gated
-service. For each concurrency level the three run back to back (order alternating between
-rounds, so a busy neighbour hurts all alike) and the report shows what retrieval and gating
-cost as ratios from the same run. `--url` loads an existing deployment instead.
+service. For each concurrency level the three run in rounds, one after the other, the order
+rotating from round to round (so a busy neighbour or a slow start hurts all alike), and the
+report shows what retrieval and gating cost as ratios from the same run: pooled, and the
+median and range of the rounds' own. `--url` loads an existing deployment instead.
 """
 
 from __future__ import annotations
@@ -49,9 +50,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "pip install 'stream-rag[load]'.",
     )
     load.add_argument("--users", type=int, nargs="+", default=[10, 50], help="concurrency levels")
-    load.add_argument("--requests", type=int, default=200, help="answers per level and target")
-    load.add_argument("--duration", type=float, default=120.0, help="seconds per level at most")
-    load.add_argument("--rounds", type=int, default=1, help="repeat every level this many times")
+    load.add_argument(
+        "--requests", type=int, default=200, help="answers per level, target and round"
+    )
+    load.add_argument(
+        "--duration", type=float, default=120.0, help="seconds per level, target and round at most"
+    )
+    load.add_argument(
+        "--rounds", type=int, default=3, help="rounds per level (the targets' order rotates)"
+    )
     load.add_argument(
         "--tokens-per-second", type=float, default=0.0, help="fake model pace (0: no pacing)"
     )
@@ -98,7 +105,7 @@ def _run(args: argparse.Namespace) -> list[Phase]:
         host = urlsplit(args.url).hostname or ""
         if host not in _LOOPBACK and not args.allow_remote:
             raise LoadTestError(f"{host} is not loopback; pass --allow-remote to load it")
-        return _phases({"given": _Server(args.url.rstrip("/"), None)}, args, endpoint)
+        return _phases({"given": _Server(args.url.rstrip("/"), None)}, args, endpoint, None)
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stream-rag-load-")))
         # Runs after the processes stopped, before the directory goes: keep their logs.
@@ -111,7 +118,7 @@ def _run(args: argparse.Namespace) -> list[Phase]:
             "--tokens-per-second",
             str(args.tokens_per_second),
         ]
-        stack.enter_context(
+        fake_pid = stack.enter_context(
             server_process("fake-llm", [_MAIN, *fake], {}, fake_port, "/v1/models", work)
         )
         model_url = f"http://127.0.0.1:{fake_port}/v1"
@@ -133,7 +140,7 @@ def _run(args: argparse.Namespace) -> list[Phase]:
             servers[target] = _Server(f"http://127.0.0.1:{port}", pid)
         if endpoint == "openai" and "raw" in servers:
             raise LoadTestError("the raw baseline speaks /v1/chat only: use --endpoint chat")
-        return _phases(servers, args, endpoint)
+        return _phases(servers, args, endpoint, fake_pid)
 
 
 def _keep_logs(work: Path, out: Path) -> None:
@@ -149,26 +156,42 @@ class _Server:
 
 
 def _phases(
-    servers: dict[str, _Server], args: argparse.Namespace, endpoint: Endpoint
+    servers: dict[str, _Server], args: argparse.Namespace, endpoint: Endpoint, model_pid: int | None
 ) -> list[Phase]:
     phases: list[Phase] = []
-    order = list(servers)
-    for round_ in range(args.rounds):
-        for users in args.users:
-            # Warm up each server once per level (connections, caches), unrecorded.
-            for name in order:
-                _load(name, servers[name], endpoint, users, users, args.duration, args.distinct)
-            for name in order if round_ % 2 == 0 else reversed(order):
+    names = list(servers)
+    for users in args.users:
+        # Warm up each server once per level (connections, caches), unrecorded.
+        for name in names:
+            _load(name, servers[name], endpoint, users, users, args, f"w{users}-")
+        for round_ in range(args.rounds):
+            shift = round_ % len(names)
+            for name in names[shift:] + names[:shift]:
                 server = servers[name]
-                cpu0, t0 = cpu_seconds(server.pid), time.time()
-                answers, wall = _load(
-                    name, server, endpoint, users, args.requests, args.duration, args.distinct
+                cpu0, model0 = cpu_seconds(server.pid), cpu_seconds(model_pid)
+                loader0, t0 = time.process_time(), time.time()
+                tag = f"{users}-{round_}-"
+                answers, wall = _load(name, server, endpoint, users, args.requests, args, tag)
+                loader = time.process_time() - loader0
+                phase = Phase(
+                    name,
+                    users,
+                    round_,
+                    answers,
+                    wall,
+                    _since(cpu0, server.pid),
+                    rss_mb(server.pid),
+                    t0,
+                    loader,
+                    _since(model0, model_pid),
                 )
-                cpu = None if cpu0 is None else (cpu_seconds(server.pid) or 0.0) - cpu0
-                phase = Phase(name, users, round_, answers, wall, cpu, rss_mb(server.pid), t0)
                 phases.append(phase)
                 print(phase.summary(), file=sys.stderr, flush=True)
     return phases
+
+
+def _since(before: float | None, pid: int | None) -> float | None:
+    return None if before is None else (cpu_seconds(pid) or 0.0) - before
 
 
 def _load(
@@ -177,8 +200,8 @@ def _load(
     endpoint: Endpoint,
     users: int,
     requests: int,
-    duration: float,
-    distinct: bool,
+    args: argparse.Namespace,
+    tag: str,
 ) -> tuple[list[Answer], float]:
     kind: Endpoint = "raw" if name == "raw" else endpoint
     return anyio.run(
@@ -187,8 +210,9 @@ def _load(
             endpoint=kind,
             users=users,
             requests=requests,
-            duration_s=duration,
-            distinct=distinct,
+            duration_s=args.duration,
+            distinct=args.distinct,
+            tag=tag,
         )
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import os
 import platform
+import statistics
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,26 +28,48 @@ class Phase:
     cpu_s: float | None  # the server process's user+system CPU during the phase
     rss_mb: float | None
     t0: float  # wall-clock start (epoch seconds)
+    loader_cpu_s: float | None = None  # the load generator's CPU (this process)
+    model_cpu_s: float | None = None  # the fake model's CPU
 
     def ended(self, how: str) -> int:
         return sum(1 for a in self.answers if a.ended == how)
 
+    def window(self) -> tuple[int, float]:
+        """Answers ended in the phase's steady part, and its length in seconds: from the end
+        of the `users`-th answer (the opening burst is over) to the start of the last request
+        (after it users drop out one by one). The whole phase when that part is too short."""
+        users, answers = self.users, self.answers
+        if len(answers) > 2 * users:
+            ends = sorted(a.started + a.total for a in answers)
+            start, stop = ends[users - 1], max(a.started for a in answers)
+            counted = sum(1 for end in ends if start < end <= stop)
+            if stop > start and counted >= users:
+                return counted, stop - start
+        return len(answers), self.wall_s
+
     @property
     def rate(self) -> float:
-        return len(self.answers) / self.wall_s if self.wall_s else 0.0
+        """Answers per second in the steady part (`window`)."""
+        counted, seconds = self.window()
+        return counted / seconds if seconds else 0.0
 
     @property
     def cpu_ms_per_answer(self) -> float | None:
-        if self.cpu_s is None or not self.answers:
+        return self._per_answer(self.cpu_s)
+
+    def _per_answer(self, cpu_s: float | None) -> float | None:
+        if cpu_s is None or not self.answers:
             return None
-        return self.cpu_s * 1000 / len(self.answers)
+        return cpu_s * 1000 / len(self.answers)
 
     def summary(self) -> str:
         cpu = self.cpu_ms_per_answer
         return (
-            f"{self.target:8} users={self.users:<4} answers={len(self.answers):<5} "
-            f"{self.rate:7.1f}/s  cpu/answer={'n/a' if cpu is None else f'{cpu:.1f} ms'}  "
-            f"ttfs p50={_ms(self.ttfs(), 50)} ms  not ended={self.ended('none')}"
+            f"{self.target:8} users={self.users:<4} round={self.round} "
+            f"answers={len(self.answers):<5} {self.rate:7.1f}/s  cpu/answer: server "
+            f"{_fmt(cpu)} ms, loader {_fmt(self._per_answer(self.loader_cpu_s))}, model "
+            f"{_fmt(self._per_answer(self.model_cpu_s))}  ttfs p50={_ms(self.ttfs(), 50)} ms  "
+            f"not ended={self.ended('none')}"
         )
 
     def ttfs(self) -> list[float]:
@@ -84,19 +107,24 @@ def write_report(phases: list[Phase], out: Path, *, command: str, plot: bool = T
         "- targets: `raw` pass-through proxy (no retrieval, no gate), `ungated` RAG (same "
         "retrieval and model, no checks), `gated` (the service as shipped)",
         "",
-        "## Throughput and server cost",
+        "## Throughput and CPU",
+        "",
+        "answers/s counts the steady part of each phase (from the end of the `users`-th answer "
+        "to the start of the last request); CPU per answer is over the whole phase: the server "
+        "process, the load generator (this process) and the fake model.",
         "",
         "| target | users | round | answers | answers/s | server CPU ms/answer | RSS MB "
-        "| done | error | neither |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| loader CPU | model CPU | done | error | neither |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in phases:
         lines.append(
             f"| {p.target} | {p.users} | {p.round} | {len(p.answers)} | {p.rate:.2f} "
-            f"| {_fmt(p.cpu_ms_per_answer)} | {_fmt(p.rss_mb, 0)} | {p.ended('done')} "
-            f"| {p.ended('error')} | {p.ended('none')} |"
+            f"| {_fmt(p.cpu_ms_per_answer)} | {_fmt(p.rss_mb, 0)} "
+            f"| {_fmt(p._per_answer(p.loader_cpu_s))} | {_fmt(p._per_answer(p.model_cpu_s))} "
+            f"| {p.ended('done')} | {p.ended('error')} | {p.ended('none')} |"
         )
-    lines += _ratios(phases)
+    lines += ratio_lines(phases)
     lines += [
         "",
         "## Latency (ms)",
@@ -131,18 +159,18 @@ def write_report(phases: list[Phase], out: Path, *, command: str, plot: bool = T
     return report
 
 
-def _ratios(phases: list[Phase]) -> list[str]:
-    """gated/ungated and gated/raw per concurrency level, over the phases of every round."""
+def ratio_lines(phases: list[Phase]) -> list[str]:
+    """gated/ungated and gated/raw per concurrency level: pooled over every round (answers in
+    the steady parts over their seconds), and the median and range of the rounds' own ratios
+    (each round runs the targets one after the other, close in time)."""
     by: dict[tuple[str, int], list[Phase]] = {}
     for p in phases:
         by.setdefault((p.target, p.users), []).append(p)
 
-    def rate(target: str, users: int) -> float | None:
-        found = by.get((target, users))
-        if not found:
-            return None
-        answers = sum(len(p.answers) for p in found)
-        return answers / sum(p.wall_s for p in found)
+    def pooled(target: str, users: int) -> float | None:
+        windows = [p.window() for p in by.get((target, users), [])]
+        seconds = sum(s for _, s in windows)
+        return sum(n for n, _ in windows) / seconds if seconds else None
 
     def cpu(target: str, users: int) -> float | None:
         found = by.get((target, users))
@@ -150,24 +178,35 @@ def _ratios(phases: list[Phase]) -> list[str]:
             return None
         return sum(p.cpu_s or 0.0 for p in found) * 1000 / sum(len(p.answers) for p in found)
 
-    def ratio(a: float | None, b: float | None) -> str:
-        return "n/a" if a is None or not b else f"{a / b:.2f}x"
+    def ratio(target: str, base: str, users: int) -> str:
+        a, b = pooled(target, users), pooled(base, users)
+        if a is None or not b:
+            return "n/a"
+        rounds = {p.round: p.rate for p in by.get((base, users), []) if p.rate}
+        each = sorted(
+            p.rate / rounds[p.round] for p in by.get((target, users), []) if p.round in rounds
+        )
+        text = f"{a / b:.2f}x"
+        if len(each) > 1:
+            text += f" (median {statistics.median(each):.2f}x, {each[0]:.2f}-{each[-1]:.2f})"
+        return text
 
     users_levels = sorted({p.users for p in phases})
     lines = [
         "",
         "## Ratios (same run)",
         "",
-        "| users | gated/ungated answers/s | gated/raw answers/s | CPU ms/answer raw, ungated, "
-        "gated |",
+        "Pooled over the rounds; in brackets the median and range of the rounds' own ratios.",
+        "",
+        "| users | gated/ungated answers/s | gated/raw answers/s | server CPU ms/answer raw, "
+        "ungated, gated |",
         "|---|---|---|---|",
     ]
     for users in users_levels:
-        gated = rate("gated", users)
         cpus = ", ".join(_fmt(cpu(t, users)) for t in ("raw", "ungated", "gated"))
         lines.append(
-            f"| {users} | {ratio(gated, rate('ungated', users))} "
-            f"| {ratio(gated, rate('raw', users))} | {cpus} |"
+            f"| {users} | {ratio('gated', 'ungated', users)} | {ratio('gated', 'raw', users)} "
+            f"| {cpus} |"
         )
     return lines
 

@@ -150,10 +150,12 @@ async def run_load(
     duration_s: float,
     questions: tuple[str, ...] = QUESTIONS,
     distinct: bool = False,
+    tag: str = "",
 ) -> tuple[list[Answer], float]:
     """`users` concurrent users until `requests` answers or `duration_s` seconds, whichever
     comes first; returns the answers and the wall time. With `distinct`, every question gets
-    a serial number, so no answer is served from a cache."""
+    a serial number (after `tag`, which keeps the questions of separate runs apart), so no
+    answer is served from a cache."""
     answers: list[Answer] = []
     issued = 0
     t_run = time.perf_counter()
@@ -166,7 +168,7 @@ async def run_load(
         while issued < requests and time.perf_counter() < deadline:
             question = questions[issued % len(questions)]
             if distinct:
-                question = f"{question} (#{issued})"
+                question = f"{question} (#{tag}{issued})"
             issued += 1
             answers.append(await ask(client, endpoint, question, t_run))
 
