@@ -192,6 +192,7 @@ def serve_data(vectors: F32, data: Path) -> None:
     """A store whose documents' chunks are the points (one each), indexed as the server would."""
     from stream_rag.embed.minilm import MiniLMEmbedder
     from stream_rag.index.indexing import Indexer
+    from stream_rag.services import CHUNK_READERS
     from stream_rag.store.documents import DocumentStore
 
     store = DocumentStore(data, chunk_chars=100, chunk_overlap_chars=0)
@@ -211,7 +212,8 @@ def serve_data(vectors: F32, data: Path) -> None:
         )
         row += len(chunks)
         store.set_ready(doc_id, 1, sum(len(c.text.split()) for c in chunks), len(chunks))
-    store.set_meta("index_fingerprint", Indexer(store, index, MiniLMEmbedder()).fingerprint)
+    indexer = Indexer(store, index, MiniLMEmbedder(), readers=CHUNK_READERS)
+    store.set_meta("index_fingerprint", indexer.fingerprint)
     index.close()
     store.close()
 

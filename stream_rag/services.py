@@ -10,14 +10,14 @@ import anyio
 
 from .answer.conflicts import LexicalConflictDetector
 from .answer.pipeline import Answerer
-from .answer.readings import load_readings
+from .answer.readings import READER, load_readings
 from .config import Settings
 from .embed.backends import Embedder, build_embedder
 from .embed.queries import QueryEmbedder
 from .gate.judge import Stages
 from .http.telemetry import ObservedModel, Telemetry
 from .index.base import Index, open_index
-from .index.indexing import Indexer
+from .index.indexing import ChunkReader, Indexer
 from .ingest.extract import ExtractLimits
 from .ingest.extract_pool import ExtractionPool, InProcessExtractor, Limits
 from .model.extractive import ExtractiveModel
@@ -27,6 +27,8 @@ from .retrieve.rerank import HttpReranker, Reranker
 from .store.documents import DocumentStore
 
 DEFAULT_DIM = 384
+# What the indexer derives from each chunk for the stages above it (part of its fingerprint).
+CHUNK_READERS: tuple[ChunkReader, ...] = (READER,)
 log = logging.getLogger("stream_rag")
 
 
@@ -154,7 +156,8 @@ def open_services(
     base_model = model or build_model(settings, embedder, queries)
     model = ObservedModel(base_model, telemetry)
     stages = build_stages(settings, store, embedder)
-    indexer = Indexer(store, index, embedder, stages.semantic.encoder if stages.semantic else None)
+    encoder = stages.semantic.encoder if stages.semantic else None
+    indexer = Indexer(store, index, embedder, encoder, readers=CHUNK_READERS)
     if isinstance(base_model, ExtractiveModel):
         indexer.on_indexed = base_model.warm
     return Services(

@@ -60,6 +60,8 @@ def test_indexing_stores_the_readings(tmp_path: Path) -> None:
         chunks = services.store.chunks(result.document.id, 1)
         loaded = load_readings(services.store, [c.id for c in chunks])
         assert loaded == {c.id: analyse(c.text) for c in chunks}
+        # A new reading format must index the store again.
+        assert f"|readings-v{READING_VERSION}" in services.indexer.fingerprint
         services.store.delete(result.document.id)
         assert load_readings(services.store, [c.id for c in chunks]) == {}
     finally:

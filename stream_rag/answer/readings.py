@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..index.indexing import ChunkReader
 from .statements import Analysed, Statement, Value, analyse
 
 if TYPE_CHECKING:
@@ -94,3 +95,7 @@ def load_readings(store: DocumentStore, chunk_ids: Sequence[str]) -> dict[str, A
             if (analysed := from_json(raw)) is not None:
                 found[chunk_id] = analysed
     return found
+
+
+# What the indexer stores for the conflict check (`Indexer(readers=...)`).
+READER = ChunkReader(f"readings-v{READING_VERSION}", store_readings)

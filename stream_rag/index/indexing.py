@@ -8,7 +8,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..answer.readings import READING_VERSION, store_readings
 from ..embed.backends import Embedder, sharing
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
 from ..errors import NotFoundError, StreamRagError
@@ -52,6 +51,15 @@ class VersionJob:
     done: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkReader:
+    """Data an upper stage derives from each chunk's text, computed and stored as the chunk
+    is indexed (e.g. the conflict check's readings), so a request does not read it again."""
+
+    format: str  # name and version, part of the fingerprint: a new format indexes again
+    store: Callable[[DocumentStore, Sequence[Chunk]], None]  # blocking; skips deleted chunks
+
+
 def failure_reason(exc: BaseException, doc_id: str, version: int) -> str:
     if isinstance(exc, StreamRagError):
         return exc.message
@@ -69,11 +77,13 @@ class Indexer:
         index: Index,
         embedder: Embedder | None,
         sentence_encoder: SentenceEncoder | None = None,
+        readers: Sequence[ChunkReader] = (),
     ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
         self.sentence_encoder = sentence_encoder  # the gate's semantic stage, if on
+        self.readers = tuple(readers)
         # Told each indexed batch (document name, chunk texts): the local generator embeds
         # their sentences ahead of the first question about them.
         self.on_indexed: Callable[[str, Sequence[str]], None] | None = None
@@ -86,7 +96,7 @@ class Indexer:
         # otherwise be recomputed on every request until something indexed their chunks again.
         return (
             f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v2"
-            f"|features-v{FEATURES_VERSION}|readings-v{READING_VERSION}"
+            f"|features-v{FEATURES_VERSION}" + "".join(f"|{r.format}" for r in self.readers)
         )
 
     def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
@@ -131,7 +141,8 @@ class Indexer:
         chunks = self.store.chunk_batch(job.doc_id, job.version, job.done, batch)
         if chunks:
             store_features(self.store, chunks)  # what the gate needs, computed once
-            store_readings(self.store, chunks)  # and the conflict check
+            for reader in self.readers:  # and what the upper stages read in them
+                reader.store(self.store, chunks)
             texts = [index_text(job.name, c.text, job.headings[c.ordinal]) for c in chunks]
             dense = self.embedder.embed(texts) if self.embedder else None
             if self.embedder is not None:  # the FAQ questions each chunk answers
