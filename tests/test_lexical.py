@@ -15,8 +15,8 @@ from stream_rag.gate.lexical import (
     GateContext,
     Verdict,
     check_sentence,
-    stem,
 )
+from stream_rag.gate.terms import stem
 
 REFUNDS = (
     "Annual plans can be refunded within 30 days of purchase. Monthly plans are not refundable. "

@@ -7,27 +7,17 @@ tokenisation of the sentence. A failed check is data (a `Verdict` with a reason)
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Literal
 
 from ..index.features import ChunkFeatures
-from ..text import tokenize
 from .citations import Citation, extract
-from .quantities import NUMBER_WORDS, UNIT_WORDS, Stated, canonical, scan
-from .statements import (
-    NEGATION_CUE,
-    Statement,
-    read_statements,
-    statement_spans,
-    unvouched_quantity,
-)
-from .statements import (
-    polarity as check_polarity,
-)
+from .quantities import Stated, canonical, scan
+from .statements import Statement, read_statements, statement_spans, unvouched_quantity
+from .statements import polarity as check_polarity
+from .terms import NEGATION, content_terms, term_keys
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",
@@ -38,7 +28,6 @@ __all__ = [
     "Stage",
     "Verdict",
     "check_sentence",
-    "term_keys",
 ]
 
 # Tuned on BEGIN (WoW dev, the only split); see NOTES.md for the curve.
@@ -76,44 +65,6 @@ class Verdict:
         return {"lexical": round(self.score, 4), **self.scores}
 
 
-# --- terms ------------------------------------------------------------------------------------
-
-# Interjections that open conversational answers ("Yes, ...") and state nothing checkable.
-DISCOURSE_WORDS = frozenset(
-    ("yes", "yeah", "yea", "yep", "yup", "oh", "ok", "okay", "wow", "hey", "hi", "hello")
-) | {"absolutely"}
-# Blingfire splits "can't" into "ca n't"; the stray halves are not words.
-_FRAGMENTS = frozenset({"ca", "wo", "sha"})
-NEGATION = "not"  # one pseudo-term for every negation cue: a claim's polarity must be in the block
-_NEGATION_RE = NEGATION_CUE
-_NEGATION_HINTS = ("no", "n't", "never", "neither")  # substrings of every cue; cheaper than re
-_NUMERIC_TOKEN = re.compile(r"[\d.,:/]*\d[\d.,:/]*(?:st|nd|rd|th|s|am|pm)?")
-
-
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """Strip one inflection (-s, -es, -ies, -ied, -ed, -ing) and a final e, so that "uses",
-    "used" and "using" meet; applied alike to sentence and blocks, so odd stems do no harm."""
-    if not (word.isascii() and word.isalpha()) or len(word) <= 2:
-        return word
-    if word.endswith(("ies", "ied")) and len(word) > 4:
-        return word[:-3] + "y"
-    for suffix in ("ing", "ed"):
-        base = word[: -len(suffix)]
-        if word.endswith(suffix) and len(base) >= 2 and _VOWEL.search(base) and word[-3:] != "eed":
-            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouylsz":
-                base = base[:-1]  # stopped -> stop, running -> run
-            return base[:-1] if base.endswith("e") and len(base) > 2 else base
-    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and len(word) > 3 and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    return word[:-1] if word.endswith("e") and len(word) > 2 else word
-
-
-_VOWEL = re.compile("[aeiouy]")
-
-
 @dataclass(frozen=True, slots=True)
 class _Evidence:
     """What one block can vouch for: its terms, the quantities it states, its statements."""
@@ -123,51 +74,10 @@ class _Evidence:
     statements: tuple[Statement, ...]
 
 
-_NOT_TERMS = DISCOURSE_WORDS | _FRAGMENTS | UNIT_WORDS | NUMBER_WORDS
-
-
-@lru_cache(maxsize=65536)
-def _term(token: str) -> str | None:
-    if token in _NOT_TERMS or _NUMERIC_TOKEN.fullmatch(token):
-        return None
-    return stem(token)
-
-
-def _terms(text: str) -> list[str]:
-    """The gate's content terms of `canonical` text: BM25 tokens less numbers, stemmed."""
-    out = [term for token in tokenize(text) if (term := _term(token)) is not None]
-    if any(cue in text for cue in _NEGATION_HINTS) and _NEGATION_RE.search(text):
-        out.append(NEGATION)
-    return list(dict.fromkeys(out))
-
-
-@lru_cache(maxsize=65536)
-def _lemma_keys(token: str, term: str) -> frozenset[str]:
-    """`term` and the stems of the token's dictionary lemmas ("went" -> go, "mice" -> mouse)."""
-    if not token.isascii():
-        return frozenset((term,))
-    import lemminflect  # 0.35 s to load its tables: only once a sentence reaches the grey zone
-
-    lemmas = lemminflect.getAllLemmas(token)
-    return frozenset({term, *(stem(lemma) for forms in lemmas.values() for lemma in forms)})
-
-
-def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
-    """The content terms of `canonical` text, each with the keys it matches by (stem and
-    lemmas) and its first surface form; in order, without repeats."""
-    out: dict[str, tuple[frozenset[str], str]] = {}
-    for token in tokenize(text):
-        term = _term(token)
-        if term is not None:
-            keys, surface = out.get(term, (frozenset(), token))
-            out[term] = (keys | _lemma_keys(token, term), surface)
-    return [(term, keys, surface) for term, (keys, surface) in out.items()]
-
-
 def _evidence(text: str) -> _Evidence:
     found, words = scan(canonical(text))
     statements = read_statements(text, statement_spans(text))
-    return _Evidence(frozenset(_terms(words)), Stated.of(found, words), statements)
+    return _Evidence(frozenset(content_terms(words)), Stated.of(found, words), statements)
 
 
 # --- the gate ---------------------------------------------------------------------------------
@@ -232,7 +142,7 @@ class GateContext:
         """Judge `sentence` (markers already stripped) against the blocks it cites."""
         cited = tuple(dict.fromkeys(c.n for c in citations))
         stated, words = scan(canonical(sentence))
-        terms = _terms(words)
+        terms = content_terms(words)
         if not terms and not stated:
             return Verdict(False, "empty", cited, 0.0, "no content terms to verify")
         if not cited:

@@ -25,8 +25,9 @@ import numpy.typing as npt
 
 from ..embed.sentences import SentenceEncoder, SentenceVectors
 from .alignment import align
-from .lexical import NEGATION, GateContext, Verdict, term_keys
+from .lexical import GateContext, Verdict
 from .quantities import canonical, scan
+from .terms import NEGATION, term_keys
 
 __all__ = [
     "COEFFICIENTS",

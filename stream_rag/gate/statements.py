@@ -16,10 +16,10 @@ from typing import Protocol
 
 from ..text import word_tokens
 from .quantities import Quantity, Stated, canonical, scan
+from .terms import NEGATION_CUE, content_terms, term_of
 
 __all__ = [
     "ALIGN_SHARE",
-    "NEGATION_CUE",
     "Statement",
     "aligned",
     "clause_around",
@@ -43,10 +43,6 @@ COPIED_SHARE = 0.6
 # merely shares a name with the sentence says nothing about it).
 POLARITY_SHARE = 0.8
 
-# "not only ... but" and "not just" affirm.
-NEGATION_CUE = re.compile(
-    r"\b(?:not|no|never|nor|cannot|neither|none)\b(?!\s+(?:only|just|merely|simply)\b)|n't\b"
-)
 _CLAUSE_END = re.compile(r"[,;:.!?()\n\u2013\u2014]|\s(?:but|and|or|while|whereas|although)\s")
 # A negation governs the first content term after it ("is not covered", "no refunds").
 _SCOPE_TERMS = 1
@@ -85,27 +81,22 @@ def negated_terms(words: str) -> frozenset[str]:
     term after the cue, in the same clause ("no refunds are issued" -> refund)."""
     if "n" not in words:  # every cue has an n
         return frozenset()
-    from .lexical import _terms  # the gate imports this module
-
     out: set[str] = set()
     for match in NEGATION_CUE.finditer(words):
         after = words[match.end() : match.end() + _SCOPE_CHARS]
         clause = _CLAUSE_END.split(after, maxsplit=1)[0]
-        scope = [t for t in _terms(clause) if t != "not"]
+        scope = [t for t in content_terms(clause) if t != "not"]
         out.update(scope[:_SCOPE_TERMS])
     return frozenset(out)
 
 
 def read_statements(text: str, spans: Sequence[tuple[int, int]]) -> tuple[Statement, ...]:
     """The statements of `text` at `spans` (its statement spans, see conflicts.py)."""
-    from .lexical import _terms
-
     out = []
     for start, end in spans:
         found, words = scan(canonical(text[start:end]))
-        out.append(
-            Statement(frozenset(_terms(words)), Stated.of(found, words), negated_terms(words))
-        )
+        terms = frozenset(content_terms(words))
+        out.append(Statement(terms, Stated.of(found, words), negated_terms(words)))
     return tuple(out)
 
 
@@ -177,13 +168,11 @@ def unvouched_quantity(
 def _clause_terms(clause: str) -> set[str]:
     """The gate terms of a clause, split on spaces (blingfire's call costs more than the rest
     of the check; a clause only places a number)."""
-    from .lexical import _term
-
     return {
         term
         for word in clause.split()
         for token in word_tokens(word)
-        if (term := _term(token)) is not None
+        if (term := term_of(token)) is not None
     }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..gate.quantities import Date, Stated, Time, Value, canonical, scan
 from ..gate.statements import Statement, read_statements, statement_spans
+from ..gate.terms import content_terms, stem
 from ..text import tokenize
 
 if TYPE_CHECKING:
@@ -124,13 +125,10 @@ def _time(item: list[int]) -> Time:
 
 def compute(text: str) -> ChunkFeatures:
     """The features of one chunk's ORIGINAL text (what the gate checks against)."""
-    from ..gate.lexical import _terms as gate_terms
-    from ..gate.lexical import stem
-
     found, words = scan(canonical(text))
     spans = tuple(statement_spans(text))
     return ChunkFeatures(
-        terms=frozenset(gate_terms(words)),
+        terms=frozenset(content_terms(words)),
         stems=frozenset(stem(t) for t in tokenize(text)),
         stated=Stated.of(found, words),
         spans=spans,

@@ -28,7 +28,7 @@ import numpy as np
 from ..answer.conversation import resolve
 from ..answer.prompt import HEADER_RE, Message, parse_blocks, parse_history, parse_question
 from ..embed.backends import Embedder, Vectors
-from ..gate.lexical import stem
+from ..gate.terms import stem
 from ..ingest.chunking import pieces, sentence_spans
 from ..text import tokenize
 

@@ -1,0 +1,101 @@
+"""The gate's content terms: BM25 tokens less numbers and words that state nothing, stemmed.
+
+Shared by the gate's checks, the statements it reads in blocks and the chunk features
+computed at ingest, which must all read a text alike.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..text import tokenize
+from .quantities import NUMBER_WORDS, UNIT_WORDS
+
+__all__ = [
+    "DISCOURSE_WORDS",
+    "NEGATION",
+    "NEGATION_CUE",
+    "content_terms",
+    "stem",
+    "term_keys",
+    "term_of",
+]
+
+# Interjections that open conversational answers ("Yes, ...") and state nothing checkable.
+DISCOURSE_WORDS = frozenset(
+    ("yes", "yeah", "yea", "yep", "yup", "oh", "ok", "okay", "wow", "hey", "hi", "hello")
+) | {"absolutely"}
+# Blingfire splits "can't" into "ca n't"; the stray halves are not words.
+_FRAGMENTS = frozenset({"ca", "wo", "sha"})
+# "not only ... but" and "not just" affirm.
+NEGATION_CUE = re.compile(
+    r"\b(?:not|no|never|nor|cannot|neither|none)\b(?!\s+(?:only|just|merely|simply)\b)|n't\b"
+)
+NEGATION = "not"  # one pseudo-term for every negation cue: a claim's polarity must be in the block
+_NEGATION_HINTS = ("no", "n't", "never", "neither")  # substrings of every cue; cheaper than re
+_NUMERIC_TOKEN = re.compile(r"[\d.,:/]*\d[\d.,:/]*(?:st|nd|rd|th|s|am|pm)?")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Strip one inflection (-s, -es, -ies, -ied, -ed, -ing) and a final e, so that "uses",
+    "used" and "using" meet; applied alike to sentence and blocks, so odd stems do no harm."""
+    if not (word.isascii() and word.isalpha()) or len(word) <= 2:
+        return word
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed"):
+        base = word[: -len(suffix)]
+        if word.endswith(suffix) and len(base) >= 2 and _VOWEL.search(base) and word[-3:] != "eed":
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouylsz":
+                base = base[:-1]  # stopped -> stop, running -> run
+            return base[:-1] if base.endswith("e") and len(base) > 2 else base
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and len(word) > 3 and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    return word[:-1] if word.endswith("e") and len(word) > 2 else word
+
+
+_VOWEL = re.compile("[aeiouy]")
+_NOT_TERMS = DISCOURSE_WORDS | _FRAGMENTS | UNIT_WORDS | NUMBER_WORDS
+
+
+@lru_cache(maxsize=65536)
+def term_of(token: str) -> str | None:
+    """The gate term of one token: stemmed, or None for numbers and words that state nothing."""
+    if token in _NOT_TERMS or _NUMERIC_TOKEN.fullmatch(token):
+        return None
+    return stem(token)
+
+
+def content_terms(text: str) -> list[str]:
+    """The gate's content terms of `canonical` text: BM25 tokens less numbers, stemmed."""
+    out = [term for token in tokenize(text) if (term := term_of(token)) is not None]
+    if any(cue in text for cue in _NEGATION_HINTS) and NEGATION_CUE.search(text):
+        out.append(NEGATION)
+    return list(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=65536)
+def _lemma_keys(token: str, term: str) -> frozenset[str]:
+    """`term` and the stems of the token's dictionary lemmas ("went" -> go, "mice" -> mouse)."""
+    if not token.isascii():
+        return frozenset((term,))
+    import lemminflect  # 0.35 s to load its tables: only once a sentence reaches the grey zone
+
+    lemmas = lemminflect.getAllLemmas(token)
+    return frozenset({term, *(stem(lemma) for forms in lemmas.values() for lemma in forms)})
+
+
+def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
+    """The content terms of `canonical` text, each with the keys it matches by (stem and
+    lemmas) and its first surface form; in order, without repeats."""
+    out: dict[str, tuple[frozenset[str], str]] = {}
+    for token in tokenize(text):
+        term = term_of(token)
+        if term is not None:
+            keys, surface = out.get(term, (frozenset(), token))
+            out[term] = (keys | _lemma_keys(token, term), surface)
+    return [(term, keys, surface) for term, (keys, surface) in out.items()]
