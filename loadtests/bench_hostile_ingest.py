@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 from loadtests.server_proc import Server, descendants, percentile, rss_mb
+from stream_rag.sse import parse_lines
 from tests.hostile import docx_bomb, heavy_pdf, wordy_pdf
 
 QUESTIONS = [
@@ -67,9 +68,8 @@ def chat_client(url: str, traffic: Traffic, offset: int) -> None:
             last = ""
             try:
                 with client.stream("POST", "/v1/chat", json={"question": question}) as reply:
-                    for line in reply.iter_lines():
-                        if line.startswith("event:"):
-                            last = line.split(":", 1)[1].strip()
+                    for event in parse_lines(reply.iter_lines()):
+                        last = event.event
             except httpx.HTTPError as exc:
                 traffic.chat_errors[type(exc).__name__] += 1
                 continue

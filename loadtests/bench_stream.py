@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import os
 import statistics
@@ -46,6 +45,7 @@ from stream_rag.loadtest.command import cpu_seconds
 from stream_rag.loadtest.users import QUESTIONS
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.retrieve.metrics import percentile
+from stream_rag.sse import EventStreamParser
 from tests.helpers import free_port
 
 Timelines = dict[str, list[tuple[str, float]]]
@@ -77,20 +77,19 @@ async def one_stream(client: httpx.AsyncClient, question: str) -> dict[str, Any]
     arrivals: dict[int, float] = {}
     done: dict[str, Any] = {}
     ended = "neither"
-    name = "message"
+    parser = EventStreamParser()
     sent = time.monotonic()
     async with client.stream("POST", "/v1/chat", json={"question": question}) as response:
         async for line in response.aiter_lines():
-            if line.startswith("event:"):
-                name = line.partition(":")[2].strip()
-            elif line.startswith("data:"):
-                data = json.loads(line.partition(":")[2])
-                if name == "sentence":
-                    arrivals[data["index"]] = time.monotonic()
-                elif name == "done":
-                    done, ended = data, "done"
-                elif name == "error":
-                    ended = f"error:{data.get('code')}"
+            if (event := parser.line(line)) is None:
+                continue
+            data = event.json()
+            if event.event == "sentence":
+                arrivals[data["index"]] = time.monotonic()
+            elif event.event == "done":
+                done, ended = data, "done"
+            elif event.event == "error":
+                ended = f"error:{data.get('code')}"
     return {"question": question, "sent": sent, "arrivals": arrivals, "done": done, "ended": ended}
 
 

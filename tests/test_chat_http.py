@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +16,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
+from stream_rag.sse import EventStreamParser
 
 from .helpers import running_server
 
@@ -29,15 +29,14 @@ QUESTION = "Refunds for plans?"
 
 def read_events(response: httpx.Response) -> Iterator[tuple[str, dict[str, Any], float]]:
     """(event name, data, arrival time) for each SSE event; ping comments as ("ping", {})."""
-    name = "message"
+    parser = EventStreamParser()
     for line in response.iter_lines():
-        if line.startswith(":"):
+        comments = parser.comments
+        event = parser.line(line)
+        if event is not None:
+            yield event.event, event.json(), time.monotonic()
+        elif parser.comments > comments:
             yield "ping", {}, time.monotonic()
-        elif line.startswith("event:"):
-            name = line.partition(":")[2].strip()
-        elif line.startswith("data:"):
-            yield name, json.loads(line.partition(":")[2]), time.monotonic()
-            name = "message"
 
 
 def upload(base_url: str, name: str, data: bytes) -> str:

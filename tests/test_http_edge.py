@@ -15,6 +15,7 @@ from stream_rag.answer.prompt import Message
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
+from stream_rag.sse import EventStreamParser
 from stream_rag.store.documents import DocumentStore
 
 from .conftest import store_snapshot, wait_indexed
@@ -119,14 +120,7 @@ class BrokenModel:
 
 
 def sse_events(text: str) -> list[tuple[str, dict[str, object]]]:
-    events, name = [], "message"
-    for line in text.splitlines():
-        if line.startswith("event:"):
-            name = line.partition(":")[2].strip()
-        elif line.startswith("data:"):
-            events.append((name, json.loads(line.partition(":")[2])))
-            name = "message"
-    return events
+    return [(event.event, event.json()) for event in EventStreamParser().feed(text)]
 
 
 def test_an_unexpected_exception_ends_the_stream_with_an_error_event(

@@ -126,6 +126,7 @@ def _ask_whole(services: Services, args: argparse.Namespace) -> int:
 def ask_remote(args: argparse.Namespace) -> int:
     import httpx
 
+    from ..sse import parse_lines
     from .keys import client_headers
 
     body = {"question": args.question, "collection": args.collection, "top_k": args.top_k}
@@ -143,13 +144,8 @@ def ask_remote(args: argparse.Namespace) -> int:
                 message = response.json().get("error", {}).get("message", response.text)
                 print(f"stream-rag: error: {message}", file=sys.stderr)
                 return 1
-            name = "message"
-            for line in response.iter_lines():
-                if line.startswith("event:"):
-                    name = line.partition(":")[2].strip()
-                elif line.startswith("data:"):
-                    printer.show(name, json.loads(line.partition(":")[2]))
-                    name = "message"
+            for event in parse_lines(response.iter_lines()):
+                printer.show(event.event, event.json())
     except httpx.HTTPError as exc:
         print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
         return 1

@@ -7,7 +7,6 @@ sentence arrived and how the stream ended. Works against `/v1/chat`, the OpenAI-
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,6 +14,8 @@ from typing import Literal
 
 import anyio
 import httpx
+
+from ..sse import EventStreamParser
 
 Endpoint = Literal["chat", "openai", "raw"]
 QUESTIONS = (
@@ -62,21 +63,17 @@ class StreamReader:
         self.t0 = t0
         self.endpoint = endpoint
         self.last: float | None = None
-        self._event = "message"
+        self._parser = EventStreamParser()
 
     def line(self, line: str) -> None:
         """One line of the response body, as it arrives."""
-        if line.startswith("event:"):
-            self._event = line[6:].strip()
-        elif line.startswith("data:"):
-            payload = line[5:].strip()
-            if payload != "[DONE]":
-                data = json.loads(payload)
-                if self.endpoint == "openai":
-                    self.chunk(data)
-                else:
-                    self.event(self._event, data)
-            self._event = "message"
+        event = self._parser.line(line)
+        if event is None or event.data == "[DONE]":
+            return
+        if self.endpoint == "openai":
+            self.chunk(event.json())
+        else:
+            self.event(event.event, event.json())
 
     def sentence(self) -> None:
         now = time.perf_counter()
