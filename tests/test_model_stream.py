@@ -250,8 +250,8 @@ def test_decoder_holds_a_trailing_cr_until_it_knows_whether_an_lf_follows() -> N
 
 @pytest.mark.anyio
 async def test_a_server_refusing_stream_options_is_asked_again_without_it() -> None:
-    """Strict OpenAI-compatible servers answer unknown fields with 400: the model retries once
-    without `stream_options` and remembers not to send it to that server again."""
+    """Strict OpenAI-compatible servers answer unknown fields with 400: when the refusal names
+    `stream_options`, the model retries once without it and never sends it there again."""
     fake = create_fake_llm(FakeConfig(reject_fields=("stream_options",)))
     with running_server(fake) as base_url:
         model = OpenAIChatModel(f"{base_url}/v1", "m")
@@ -267,7 +267,7 @@ async def test_a_server_refusing_stream_options_is_asked_again_without_it() -> N
 
 
 @pytest.mark.anyio
-async def test_a_400_the_retry_does_not_cure_is_a_model_error() -> None:
+async def test_a_400_about_another_field_is_a_model_error_without_a_retry() -> None:
     fake = create_fake_llm(FakeConfig(reject_fields=("max_tokens",)))
     with running_server(fake) as base_url:
         model = OpenAIChatModel(f"{base_url}/v1", "m")
@@ -277,5 +277,5 @@ async def test_a_400_the_retry_does_not_cure_is_a_model_error() -> None:
                     [piece async for piece in pieces]
         finally:
             await model.aclose()
-    assert fake.state.stats.requests == 2  # one retry, no more
+    assert fake.state.stats.requests == 1  # dropping stream_options would not cure it
     assert model.include_usage is True  # the field was not the trouble: usage still asked for

@@ -15,7 +15,7 @@ from ..errors import StreamRagError
 from .stream import PieceDecoder, StreamReplyError
 
 if TYPE_CHECKING:
-    from openai import AsyncAPIResponse, AsyncStream
+    from openai import APIStatusError, AsyncAPIResponse, AsyncStream
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 
@@ -144,9 +144,10 @@ class OpenAIChatModel:
             # on a new connection.
             return await self._send(payload, include_usage=self.include_usage)
         except openai.APIStatusError as exc:
-            # Some OpenAI-compatible servers refuse fields they do not know: ask again without
-            # it, and if that works never send it to this one again.
-            if not self.include_usage or exc.status_code not in (400, 422):
+            # Some OpenAI-compatible servers refuse fields they do not know: when the refusal
+            # names the usage option, ask again without it and never send it to this one again.
+            # Any other 400 (a bad message, a context too long) would fail again.
+            if not (self.include_usage and exc.status_code in (400, 422) and _about_usage(exc)):
                 raise
             response = await self._send(payload, include_usage=False)
             self.include_usage = False
@@ -183,6 +184,13 @@ def _body(response: Any) -> AsyncIterator[bytes]:
     if response.headers.get("content-encoding", "identity").lower() == "identity":
         return cast("AsyncIterator[bytes]", response.aiter_raw())
     return cast("AsyncIterator[bytes]", response.aiter_bytes())
+
+
+def _about_usage(exc: APIStatusError) -> bool:
+    """Whether a refusal is about `stream_options.include_usage` (its message or its body,
+    e.g. a validation error's field path, names it)."""
+    text = f"{exc.message} {exc.body}"
+    return "stream_options" in text or "include_usage" in text
 
 
 def _describe(exc: Exception) -> str:
