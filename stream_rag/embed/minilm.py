@@ -20,7 +20,8 @@ Implementation notes:
   attention mask unnecessary (every key in a group is a real token).
 * GELU is the exact erf form used by BERT; erf is a float32 rational
   approximation (max abs error < 5e-7 against ``math.erf``).
-* Everything is float32. An instance holds only read-only weights; every call
+* Everything is float32 (precision="int8": the encoder weight matrices are int8, on
+  onnxruntime). An instance holds only read-only weights; every call
   allocates its own scratch buffers, so one instance can be shared by threads.
 * Calls of >= 1024 tokens run their batches on ``num_threads`` worker
   threads. During every call numpy's OpenBLAS is held at one thread
@@ -31,6 +32,7 @@ Implementation notes:
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import math
 import threading
@@ -47,7 +49,7 @@ from tokenizers import Tokenizer
 from .blas import SINGLE_THREADED_BLAS, default_num_threads
 from .layers import Layer, frozen, gelu, gelu_, layer_norm_
 from .model_files import ModelNotInstalledError, check_model_dir, find_model_dir
-from .ort import OrtEncoder
+from .ort import PRECISIONS, OrtEncoder
 from .ort import available as ort_available
 
 __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
@@ -86,6 +88,7 @@ class MiniLMEmbedder:
         num_threads: int | None = None,
         limit_blas_threads: bool = True,
         runtime: str = "auto",
+        precision: str = "fp32",
     ) -> None:
         """Load the model.
 
@@ -106,9 +109,14 @@ class MiniLMEmbedder:
                 one sentence or a few queries) on onnxruntime when it is installed,
                 "numpy" never does, "onnxruntime" requires it; big calls stay on the
                 packed numpy path, as fast there (see ort.py).
+            precision: "fp32", or "int8": the encoder's weight matrices in int8 on
+                onnxruntime (needs it) for calls of every size; `with_precision` gives
+                the same model at the other precision.
         """
         if runtime not in ("auto", "numpy", "onnxruntime"):
             raise ValueError(f"runtime must be auto, numpy or onnxruntime, got {runtime!r}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if num_threads is None:
@@ -186,11 +194,42 @@ class MiniLMEmbedder:
         for layer in self._layers:
             if layer.w_qkv.dtype != np.float32:  # pragma: no cover - sanity
                 raise TypeError("weights must be float32")
-        self._local = threading.local()  # `sharing` memo, per thread
-        self._ort: OrtEncoder | None = None
-        if runtime == "onnxruntime" or (runtime == "auto" and ort_available()):
-            self._ort = OrtEncoder(self._layers, self._heads, float(self._eps))
+        # Shared with `with_precision` copies: the `sharing` memo (per thread, keyed by
+        # precision), and the onnxruntime encoder of each precision, made when first asked.
+        self._local = threading.local()
+        self._encoders: dict[str, OrtEncoder] = {}
+        self._encoders_lock = threading.Lock()
+        self._use_ort = runtime == "onnxruntime" or (runtime == "auto" and ort_available())
+        self.precision: str = "fp32"
+        self._ort: OrtEncoder | None = self._encoder("fp32") if self._use_ort else None
         self.runtime: str = "onnxruntime" if self._ort is not None else "numpy"
+        if precision != "fp32":
+            self._set_precision(precision)
+
+    def with_precision(self, precision: str) -> MiniLMEmbedder:
+        """This model at `precision` ("fp32" or "int8"; same name, weights and `sharing`
+        block), e.g. int8 for search queries while the gate's sentence vectors stay fp32."""
+        if precision == self.precision:
+            return self
+        view = copy.copy(self)
+        view._set_precision(precision)
+        return view
+
+    def _set_precision(self, precision: str) -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+        if precision != "fp32" and not self._use_ort:
+            raise ValueError(f"precision {precision} needs onnxruntime (runtime auto/onnxruntime)")
+        self._ort = self._encoder(precision) if self._use_ort else None
+        self.precision = precision
+
+    def _encoder(self, precision: str) -> OrtEncoder:
+        with self._encoders_lock:
+            encoder = self._encoders.get(precision)
+            if encoder is None:
+                encoder = OrtEncoder(self._layers, self._heads, float(self._eps), precision)
+                self._encoders[precision] = encoder
+            return encoder
 
     # ------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -221,13 +260,14 @@ class MiniLMEmbedder:
         if not items:
             return np.empty((0, self.dim), dtype=np.float32)
         ids = self.tokenize(items)
-        memo: dict[tuple[int, ...], F32] | None = getattr(self._local, "memo", None)
+        memo: dict[tuple[str, tuple[int, ...]], F32] | None = getattr(self._local, "memo", None)
         if memo is None:
             return self._embed_ids(ids)
-        keys = [tuple(seq) for seq in ids]
+        keys = [(self.precision, tuple(seq)) for seq in ids]
         new = list(dict.fromkeys(key for key in keys if key not in memo))
         if new:
-            memo.update(zip(new, self._embed_ids([list(key) for key in new]), strict=True))
+            vectors = self._embed_ids([list(tokens) for _, tokens in new])
+            memo.update(zip(new, vectors, strict=True))
         return np.stack([memo[key] for key in keys])
 
     def embed_tokens(self, texts: Sequence[str]) -> tuple[F32, list[tuple[list[str], F32]]]:
@@ -240,9 +280,11 @@ class MiniLMEmbedder:
         ids = [enc.ids for enc in encodings]
         states: dict[int, F32] = {}
         vectors = self._embed_ids(ids, states)
-        memo: dict[tuple[int, ...], F32] | None = getattr(self._local, "memo", None)
+        memo: dict[tuple[str, tuple[int, ...]], F32] | None = getattr(self._local, "memo", None)
         if memo is not None:  # the ingest batch's other passes share these vectors
-            memo.update((tuple(seq), v) for seq, v in zip(ids, vectors, strict=True))
+            memo.update(
+                ((self.precision, tuple(seq)), v) for seq, v in zip(ids, vectors, strict=True)
+            )
         pieces = [
             (list(enc.tokens[1 : len(seq) - 1]), states[i][1 : len(seq) - 1])
             for i, (enc, seq) in enumerate(zip(encodings, ids, strict=True))
@@ -270,12 +312,16 @@ class MiniLMEmbedder:
         # order only serves to put equal lengths together for attention.
         order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
         n_tokens = sum(len(x) for x in ids)
-        if self._ort is not None and n_tokens <= SMALL_CALL_TOKENS:
+        encoder = self._ort
+        if encoder is not None and n_tokens <= SMALL_CALL_TOKENS:
             hidden: list[F32] | None = None if states is None else []
-            out[order] = self._ort.encode([ids[i] for i in order], self._embedded, hidden)
+            out[order] = encoder.encode([ids[i] for i in order], self._embedded, hidden)
             if states is not None and hidden is not None:
                 states.update(zip(order, hidden, strict=True))
             return out
+        # int8 runs big calls on onnxruntime too: its integer GEMMs are ~2x numpy's fp32
+        # ones (docs/decisions.md), where fp32 onnxruntime is no faster than numpy.
+        bulk = encoder if self.precision == "int8" else None
         workers = self.num_threads if n_tokens >= _MIN_PARALLEL_TOKENS else 1
         n_batches = -(-len(order) // self.batch_size)
         if workers > 1:
@@ -288,7 +334,11 @@ class MiniLMEmbedder:
 
         def run(batch: list[int]) -> F32:
             hidden: list[F32] | None = None if states is None else []
-            vecs = self._encode_packed([ids[i] for i in batch], hidden)
+            seqs = [ids[i] for i in batch]
+            if bulk is not None:
+                vecs = bulk.encode(seqs, self._embedded, hidden)
+            else:
+                vecs = self._encode_packed(seqs, hidden)
             if states is not None and hidden is not None:
                 states.update(zip(batch, hidden, strict=True))  # distinct keys per batch
             return vecs

@@ -1,0 +1,109 @@
+"""The int8 encoder (weights quantized at load, on onnxruntime) against the fp32 one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.embed.ort import quantized
+
+pytest.importorskip("onnxruntime", reason="a dependency: pip install -e .")
+
+FIXTURE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
+
+PASSAGES = [
+    "Refunds are paid within 30 days of the return reaching our warehouse.",
+    "To reset your password, open Settings, choose Security and follow the email link.",
+    "The laminar boundary layer on a flat plate becomes turbulent near Re = 5e5.",
+    "Our office in Lisbon is open Monday to Friday from 9 am to 6 pm.",
+    "Sync pauses while the laptop runs on battery saver and resumes on mains power.",
+    "Hardware security keys can be registered as a second factor for every account.",
+    "Shipping to Canada takes five to eight working days by standard post.",
+    "The heat transfer coefficient rises with the Mach number in hypersonic flow.",
+]
+QUERIES = [
+    "how long until I get my money back after returning an item",
+    "I forgot my password, how do I change it",
+    "at what Reynolds number does transition to turbulence happen",
+    "what are the opening hours of the Lisbon office",
+    "why did my files stop syncing on battery",
+    "can I use a YubiKey for two-factor login",
+    "delivery time for orders to Canada",
+    "heating at high Mach numbers",
+]
+
+
+@pytest.fixture(scope="module")
+def int8(minilm: MiniLMEmbedder) -> MiniLMEmbedder:
+    return minilm.with_precision("int8")
+
+
+def test_weights_round_trip_per_output_channel() -> None:
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(64, 48)).astype(np.float32) * np.linspace(0.01, 3, 48, dtype=np.float32)
+    q, scale = quantized(w)
+    assert q.dtype == np.int8
+    assert scale.shape == (48,)
+    assert np.abs(q).max(axis=0).tolist() == [127] * 48  # each column uses its full range
+    assert (np.abs(q * scale - w) <= scale / 2 * 1.0001).all()
+
+
+def test_int8_vectors_are_close_to_the_reference(int8: MiniLMEmbedder) -> None:
+    items = json.loads(FIXTURE.read_text("utf-8"))["items"]
+    texts = [item["text"] for item in items]
+    expected = np.asarray([item["embedding"] for item in items], dtype=np.float64)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    got = int8.embed(texts).astype(np.float64)  # long texts included: the bulk path too
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = (got * expected).sum(1)
+    assert cosines.min() >= 0.97, dict(zip(texts, cosines.round(4), strict=True))
+    assert cosines.mean() >= 0.99
+
+
+def test_int8_queries_rank_fp32_passages_as_fp32_queries_do(
+    minilm: MiniLMEmbedder, int8: MiniLMEmbedder
+) -> None:
+    passages = minilm.embed(PASSAGES)
+    fp32_scores = minilm.embed(QUERIES) @ passages.T
+    int8_scores = int8.embed(QUERIES) @ passages.T
+    assert int8_scores.argmax(axis=1).tolist() == list(range(len(QUERIES)))
+    assert fp32_scores.argmax(axis=1).tolist() == list(range(len(QUERIES)))
+    # Query by query: the same top three, and every pair of passages whose fp32 scores are
+    # 0.05 or more apart in the same order (near-ties far down may swap).
+    for fp32_row, int8_row in zip(fp32_scores, int8_scores, strict=True):
+        assert np.argsort(-fp32_row)[:3].tolist() == np.argsort(-int8_row)[:3].tolist()
+        apart = np.abs(fp32_row[:, None] - fp32_row[None, :]) >= 0.05
+        fp32_above = fp32_row[:, None] > fp32_row[None, :]
+        int8_above = int8_row[:, None] > int8_row[None, :]
+        assert (fp32_above == int8_above)[apart].all()
+    np.testing.assert_allclose(int8_scores, fp32_scores, atol=0.04)
+
+
+def test_an_int8_vector_does_not_depend_on_its_batch(int8: MiniLMEmbedder) -> None:
+    texts = ["short", *QUERIES[:3], "x " * 300]
+    together = int8.embed(texts)
+    alone = np.vstack([int8.embed([t]) for t in texts])
+    np.testing.assert_array_equal(together, alone)
+
+
+def test_precision_views_share_the_model_but_not_their_vectors(minilm: MiniLMEmbedder) -> None:
+    int8 = minilm.with_precision("int8")
+    assert minilm.with_precision("fp32") is minilm
+    assert int8.with_precision("int8") is int8
+    assert (minilm.precision, int8.precision, int8.name) == ("fp32", "int8", minilm.name)
+    assert int8.with_precision("fp32").embed(["hello"]).tolist() == minilm.embed(["hello"]).tolist()
+    with minilm.sharing():
+        first = minilm.embed(["a sentence both precisions embed"])
+        second = int8.embed(["a sentence both precisions embed"])
+        assert not np.array_equal(first, second)  # the memo keeps the two apart
+
+
+def test_int8_needs_onnxruntime() -> None:
+    with pytest.raises(ValueError, match="precision"):
+        MiniLMEmbedder(runtime="numpy", precision="int8")
+    with pytest.raises(ValueError, match="precision"):
+        MiniLMEmbedder(runtime="numpy").with_precision("int4")
