@@ -1,9 +1,14 @@
 """Real servers and Debian's Chromium for the browser tests, the screenshots and the widget
-benchmark: the API and a scripted model in uvicorn threads, the page driven by Playwright."""
+benchmark: the API and a scripted model in uvicorn threads, the page driven by Playwright.
+
+The browser tests' fixtures are here too (conftest.py exposes them): without Chromium or the
+playwright package they skip with a message saying what to install; under CI=true they fail,
+so CI can never pass without running them."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -13,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
+import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
@@ -26,7 +32,15 @@ from stream_rag.model.llm import ChatModel, OpenAIChatModel
 from .helpers import running_server
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Playwright
+    from playwright.sync_api import (
+        Browser,
+        BrowserContext,
+        ConsoleMessage,
+        Dialog,
+        Error,
+        Page,
+        Playwright,
+    )
 
     from stream_rag.embed.backends import Embedder
 
@@ -146,3 +160,101 @@ def host_page_app(
 
 # Records every sentence the widget adds and every change to a shown one (window.__srwLog).
 MUTATION_LOG_JS = (Path(__file__).parent / "mutation_log.js").read_text()
+
+
+# -- the browser tests' fixtures and helpers ---------------------------------------------
+
+POLICY = (
+    b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans are not "
+    b"possible. Refunds for team plans cover unused seats within 30 days."
+)
+CHAT = "stream-rag-chat"
+
+
+def _unavailable(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"CI=true but the browser tests cannot run: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One Chromium for the module (the sync API's event loop must not outlive it: other
+    modules run their own loops in this thread)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright package is missing: pip install -e '.[test]'")
+    path = chromium_path()
+    if path is None:
+        _unavailable(MISSING)
+    assert path is not None
+    with sync_playwright() as playwright:
+        chromium = launch(playwright, path)
+        yield chromium
+        chromium.close()
+
+
+class Console:
+    """Console errors and uncaught exceptions of every page in a context."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+        self.allowed: list[re.Pattern[str]] = []
+        self.dialogs: list[str] = []
+
+    def watch(self, page: Page) -> None:
+        page.on("console", self._message)
+        page.on("pageerror", self._uncaught)
+        page.on("dialog", self._dialog)
+
+    def _message(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+    def _uncaught(self, error: Error) -> None:
+        self.errors.append(f"uncaught: {error}")
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def unexpected(self) -> list[str]:
+        return [e for e in self.errors if not any(p.search(e) for p in self.allowed)]
+
+
+@pytest.fixture
+def console() -> Console:
+    return Console()
+
+
+@pytest.fixture
+def context(browser: Browser, console: Console) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    ctx.on("page", console.watch)
+    yield ctx
+    ctx.close()
+    assert console.unexpected() == [], "console errors in the page"
+    assert console.dialogs == [], "a dialog opened (script ran?)"
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Page:
+    return context.new_page()
+
+
+def ask(page: Page, question: str) -> None:
+    box = page.locator(f"{CHAT} textarea")
+    box.fill(question)
+    box.press("Enter")
+
+
+def turn(page: Page, n: int = 1) -> Any:
+    return page.locator(f"{CHAT} .turn").nth(n - 1)
+
+
+def wait_done(page: Page, n: int = 1) -> Any:
+    """The n-th turn once it is over: its copy button (done), refusal or error is shown."""
+    t = turn(page, n)
+    t.locator(".actions, .refusal, .error").first.wait_for()
+    return t

@@ -15,6 +15,8 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
+from .browser import browser, console, context, page  # noqa: F401  (the browser tests' fixtures)
+
 # No machine-speed limits: on a loaded machine an example may take seconds.
 hypothesis_settings.register_profile(
     "stream_rag", deadline=None, suppress_health_check=[HealthCheck.too_slow]
