@@ -1,0 +1,27 @@
+"""The gate's content terms (gate/terms.py): the stemmer."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_rag.gate.terms import stem
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("refund", "refunds", "refunded", "refunding"),
+        ("use", "uses", "used", "using"),
+        ("stop", "stops", "stopped", "stopping"),
+        ("study", "studies", "studied"),
+        ("box", "boxes"),
+        ("make", "makes", "making"),
+    ],
+)
+def test_stem_joins_inflections(words: tuple[str, ...]) -> None:
+    assert len({stem(word) for word in words}) == 1
+
+
+@pytest.mark.parametrize("word", ["bus", "class", "status", "thing", "bring", "need", "30", "退款"])
+def test_stem_leaves_other_words_alone(word: str) -> None:
+    assert stem(word) == word
