@@ -12,7 +12,7 @@ from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 from stream_rag.http.openapi import document
 
-HINT = "stream_rag/http/openapi.py (PATHS, and SCHEMAS for a request body)"
+HINT = "stream_rag/http/openapi.py (PATHS; SCHEMAS in openapi_schemas.py for a body)"
 
 
 def app_operations(settings: Settings) -> set[tuple[str, str]]:

@@ -2,7 +2,8 @@
 
 Handlers parse their own input, so nothing is generated from code; `tests/test_openapi.py`
 checks that every route of the app is described here and nothing else is. A new route or
-request field goes into `PATHS` below (and the README's HTTP API section).
+request field goes into `PATHS` below, a request or response body into `SCHEMAS`
+(openapi_schemas.py), and both into the README's HTTP API section.
 """
 
 from __future__ import annotations
@@ -10,13 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
+from ..store.records import COLLECTION_NAME
+from .openapi_schemas import SCHEMAS, ref
 
 JSON = "application/json"
 SSE = "text/event-stream"
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
 
 
 def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
@@ -24,14 +23,15 @@ def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
 
 
 def _errors(*statuses: int) -> dict[str, Any]:
-    return {str(s): _json(_ref("Error"), "error") for s in statuses}
+    return {str(s): _json(ref("Error"), "error") for s in statuses}
 
 
 def _body(name: str) -> dict[str, Any]:
-    return {"required": True, "content": {JSON: {"schema": _ref(name)}}}
+    return {"required": True, "content": {JSON: {"schema": ref(name)}}}
 
 
-_COLLECTION = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+# The name rule of store/records.py, as a JSON Schema pattern.
+_COLLECTION = f"^{COLLECTION_NAME.pattern}$"
 _DOC_ID = {"name": "doc_id", "in": "path", "required": True, "schema": {"type": "string"}}
 _VERSION_N = {
     "name": "n",
@@ -51,7 +51,7 @@ _UPLOAD = {
                     "name": {"type": "string", "maxLength": 255},
                     "collection": {
                         "type": "string",
-                        "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                        "pattern": _COLLECTION,
                     },
                 },
             }
@@ -62,159 +62,6 @@ _BYTES = {
     "description": "the version's original bytes",
     "content": {"application/octet-stream": {"schema": {"type": "string"}}},
 }
-_ANSWER_FIELDS: dict[str, Any] = {
-    "question": {"type": "string", "minLength": 1, "maxLength": 4000},
-    "collection": {"type": "string"},
-    "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
-    "min_evidence": {"type": "number", "minimum": 0, "maximum": 1},
-    "gate_threshold": {"type": "number", "minimum": 0, "maximum": 1},
-    "check_conflicts": {"type": "boolean"},
-    "history": {
-        "type": "array",
-        "items": {
-            "type": "object",
-            "required": ["question"],
-            "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
-        },
-    },
-}
-
-SCHEMAS: dict[str, Any] = {
-    "Error": {
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {
-                "type": "object",
-                "required": ["code", "message"],
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-            }
-        },
-    },
-    "Version": {
-        "type": "object",
-        "properties": {
-            "doc_id": {"type": "string"},
-            "version": {"type": "integer"},
-            "sha256": {"type": "string"},
-            "size": {"type": "integer"},
-            "media_type": {"type": "string"},
-            "filename": {"type": "string"},
-            "created_at": {"type": "string"},
-            "chunk_count": {"type": "integer"},
-            "status": {"enum": ["indexing", "ready", "failed"]},
-            "status_reason": {"type": ["string", "null"]},
-        },
-    },
-    "Document": {
-        "type": "object",
-        "properties": {
-            "id": {"type": "string"},
-            "collection": {"type": "string"},
-            "name": {"type": "string"},
-            "latest_version": {"type": "integer"},
-            "live_version": {"type": ["integer", "null"]},
-            "versions": {"type": "array", "items": _ref("Version")},
-        },
-    },
-    "UploadResult": {
-        "type": "object",
-        "properties": {
-            "document": _ref("Document"),
-            "version": _ref("Version"),
-            "duplicate": {"type": "boolean"},
-        },
-    },
-    "SearchRequest": {
-        "type": "object",
-        "required": ["query"],
-        "properties": {
-            "query": {"type": "string", "minLength": 1},
-            "collection": {"type": "string"},
-            "top_k": {"type": "integer", "minimum": 1, "maximum": 100},
-            "weights": {
-                "type": "object",
-                "properties": {
-                    "dense": {"type": "number", "minimum": 0, "maximum": 1000},
-                    "bm25": {"type": "number", "minimum": 0, "maximum": 1000},
-                    "title": {"type": "number", "minimum": 0, "maximum": 1000},
-                },
-                "additionalProperties": False,
-            },
-            "fusion": {"enum": ["weighted", "rrf"]},
-        },
-    },
-    "AnswerRequest": {
-        "type": "object",
-        "required": ["question"],
-        "properties": _ANSWER_FIELDS,
-    },
-    "ChatCompletionRequest": {
-        "type": "object",
-        "required": ["messages"],
-        "properties": {
-            "messages": {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "type": "object",
-                    "required": ["role"],
-                    "properties": {
-                        "role": {"type": "string"},
-                        "content": {
-                            "oneOf": [
-                                {"type": "string"},
-                                {"type": "null"},
-                                {
-                                    "type": "array",
-                                    "items": {
-                                        "type": "object",
-                                        "properties": {
-                                            "type": {"type": "string"},
-                                            "text": {"type": "string"},
-                                        },
-                                    },
-                                },
-                            ]
-                        },
-                    },
-                },
-            },
-            "model": {"type": "string"},
-            "stream": {"type": "boolean"},
-            "stream_options": {
-                "type": "object",
-                "properties": {"include_usage": {"type": "boolean"}},
-            },
-            "collection": {"type": "string"},
-        },
-    },
-    "KeyRequest": {
-        "type": "object",
-        "required": ["scopes"],
-        "properties": {
-            "scopes": {"type": "array", "items": {"type": "string"}},
-            "collections": {
-                "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
-            },
-            "name": {"type": "string", "maxLength": 200},
-            "rpm": {"type": "integer", "minimum": 1},
-            "max_streams": {"type": "integer", "minimum": 1},
-        },
-    },
-    "Health": {
-        "type": "object",
-        "required": ["status"],
-        "properties": {
-            "status": {"type": "string"},
-            "failed": {"type": "array", "items": {"type": "string"}},
-            "checks": {"type": "object"},
-            "indexing_queue": {"type": "integer"},
-            "startup_indexing": {"type": "integer"},
-        },
-    },
-}
-
 _SSE_ANSWER = {
     "description": "Server-Sent Events: sources, sentence/dropped..., refusal?, then done or error",
     "content": {SSE: {"schema": {"type": "string"}}},
@@ -222,13 +69,13 @@ _SSE_ANSWER = {
 
 PATHS: dict[str, dict[str, Any]] = {
     "/": {"get": {"summary": "the web page (a redirect) or a service note", "responses": {}}},
-    "/healthz": {"get": {"summary": "liveness", "responses": {"200": _json(_ref("Health"))}}},
+    "/healthz": {"get": {"summary": "liveness", "responses": {"200": _json(ref("Health"))}}},
     "/readyz": {
         "get": {
             "summary": "readiness: dependencies answer, start-up indexing is done",
             "responses": {
-                "200": _json(_ref("Health"), "ready"),
-                "503": _json(_ref("Health"), "not ready; `failed` names the checks"),
+                "200": _json(ref("Health"), "ready"),
+                "503": _json(ref("Health"), "not ready; `failed` names the checks"),
             },
         }
     },
@@ -248,8 +95,8 @@ PATHS: dict[str, dict[str, Any]] = {
             "summary": "upload a document",
             "requestBody": _UPLOAD,
             "responses": {
-                "201": _json(_ref("UploadResult"), "stored"),
-                "200": _json(_ref("UploadResult"), "duplicate"),
+                "201": _json(ref("UploadResult"), "stored"),
+                "200": _json(ref("UploadResult"), "duplicate"),
                 **_errors(400, 408, 413, 415, 422),
             },
         },
@@ -263,7 +110,7 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": {
             "summary": "one document with its versions",
             "parameters": [_DOC_ID],
-            "responses": {"200": _json(_ref("Document")), **_errors(404)},
+            "responses": {"200": _json(ref("Document")), **_errors(404)},
         },
         "delete": {
             "summary": "delete a document and all its versions",
@@ -284,8 +131,8 @@ PATHS: dict[str, dict[str, Any]] = {
             "parameters": [_DOC_ID],
             "requestBody": _UPLOAD,
             "responses": {
-                "201": _json(_ref("UploadResult"), "stored"),
-                "200": _json(_ref("UploadResult"), "identical to the newest version"),
+                "201": _json(ref("UploadResult"), "stored"),
+                "200": _json(ref("UploadResult"), "identical to the newest version"),
                 **_errors(400, 404, 408, 413, 415, 422),
             },
         }
@@ -294,7 +141,7 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": {
             "summary": "one version's record",
             "parameters": [_DOC_ID, _VERSION_N],
-            "responses": {"200": _json(_ref("Version")), **_errors(404)},
+            "responses": {"200": _json(ref("Version")), **_errors(404)},
         }
     },
     "/v1/documents/{doc_id}/versions/{n}/chunks": {

@@ -14,7 +14,7 @@ from ..errors import InvalidFieldError, InvalidFilenameError
 from ..types import Chunk, Document, Version
 
 MAX_FILENAME_CHARS = 255
-_COLLECTION = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 VERSION_COLUMNS = (
     "doc_id, version, sha256, size, media_type, filename, created_at, chunk_count, status, "
     "status_reason"
@@ -58,7 +58,7 @@ def validate_display_name(name: str) -> str:
 
 
 def validate_collection(collection: str) -> str:
-    if not _COLLECTION.fullmatch(collection):
+    if not COLLECTION_NAME.fullmatch(collection):
         raise InvalidFieldError(
             "collection must be 1-64 characters of letters, digits, '_', '.', '-'"
         )
