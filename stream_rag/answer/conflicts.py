@@ -238,10 +238,17 @@ def _clause_terms(clause: str) -> frozenset[str]:
     return terms_of([clause])[0]
 
 
+@lru_cache(maxsize=16384)
+def _clause_spans(canon: str) -> list[tuple[int, int]]:
+    """A stored sentence's clauses, split once: the same sentences come back request after
+    request. (Read only; never changed by the caller.)"""
+    return clause_spans(canon)
+
+
 def _scoped(sentence: Statement, asked: frozenset[str], kind: SlotKind | None) -> Statement:
     """`sentence` with only the values and negations the question asks about: those in a
     clause that shares a term with the question, of a kind that fits what it asks for."""
-    spans = clause_spans(sentence.canon)
+    spans = _clause_spans(sentence.canon)
     carried = sentence.about - sentence.terms  # "It costs..." is about the sentence before
 
     def asked_at(position: int) -> bool:

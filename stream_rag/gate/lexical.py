@@ -123,10 +123,13 @@ class GateContext:
             _evidence(block) if f is None else _Evidence(f.terms, f.stated, f.statements)
             for block, f in zip(blocks, given, strict=True)
         )
-        df = Counter(term for block in self._evidence for term in block.terms)
+        df: Counter[str] = Counter()
+        for evidence in self._evidence:
+            df.update(evidence.terms)  # counted in C, not term by term in Python
         n = len(self._evidence)
-        self.weights = {term: _idf(n, count) for term, count in df.items()}
-        self.unseen_weight = _idf(n, 0)
+        idf = [_idf(n, count) for count in range(n + 1)]  # a weight per document frequency
+        self.weights = {term: idf[count] for term, count in df.items()}
+        self.unseen_weight = idf[0]
         # In a topical request the query's words are in most blocks: citing a block for them
         # proves nothing. With 1 or 2 blocks "most" would be every block, so nothing is dropped.
         self.dropped = frozenset(t for t, c in df.items() if n >= 3 and c > n / 2)
