@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..index.indexing import ChunkReader
+from ..store.database import in_batches
 from .statements import Analysed, Statement, Value, analyse
 
 if TYPE_CHECKING:
@@ -85,11 +86,8 @@ def store_readings(store: DocumentStore, chunks: Sequence[Chunk]) -> None:
 def load_readings(store: DocumentStore, chunk_ids: Sequence[str]) -> dict[str, Analysed]:
     """The usable stored readings of `chunk_ids` (blocking)."""
     found: dict[str, Analysed] = {}
-    ids = list(chunk_ids)
     db = store.connection()
-    for start in range(0, len(ids), 500):
-        batch = ids[start : start + 500]
-        marks = ",".join("?" * len(batch))
+    for batch, marks in in_batches(chunk_ids):
         query = f"SELECT chunk_id, data FROM chunk_readings WHERE chunk_id IN ({marks})"
         for chunk_id, raw in db.execute(query, batch):
             if (analysed := from_json(raw)) is not None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import paragraph_spans, pieces
+from ..store.database import in_batches
 
 if TYPE_CHECKING:
     from ..store.documents import DocumentStore
@@ -82,11 +83,8 @@ def load_questions(
 ) -> dict[str, Vectors]:
     """Stored question vectors `(k, dim)` float32 of the chunks that have at least one."""
     found: dict[str, Vectors] = {}
-    ids = list(chunk_ids)
     db = store.connection()
-    for start in range(0, len(ids), 500):
-        batch = ids[start : start + 500]
-        marks = ",".join("?" * len(batch))
+    for batch, marks in in_batches(chunk_ids):
         query = (
             "SELECT chunk_id, count, vectors FROM chunk_questions "
             f"WHERE model = ? AND count > 0 AND chunk_id IN ({marks})"
