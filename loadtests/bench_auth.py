@@ -29,16 +29,12 @@ from stream_rag.access.guard import Guard
 from stream_rag.access.keys import KeyStore
 from stream_rag.access.principals import Access
 from stream_rag.config import Settings
+from stream_rag.retrieve.metrics import percentile
 
 TEXT = (
     "Annual plans can be refunded within 30 days of purchase. Team plans are billed per seat "
     "each month, and seats removed mid-month are credited on the next invoice. {i}"
 )
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def start(data_dir: Path, port: int) -> subprocess.Popen[bytes]:

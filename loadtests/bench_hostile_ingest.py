@@ -23,7 +23,8 @@ from pathlib import Path
 
 import httpx
 
-from loadtests.server_proc import Server, descendants, percentile, rss_mb
+from loadtests.server_proc import Server, descendants, rss_mb
+from stream_rag.retrieve.metrics import percentile
 from stream_rag.sse import parse_lines
 from tests.hostile import docx_bomb, heavy_pdf, wordy_pdf
 
@@ -189,10 +190,10 @@ def main() -> int:
         ("chat", idle_c, host_c, 95),
     ):
         print(
-            f"{label}: idle n={len(idle)} p50 {percentile(idle, 50):.1f} ms "
-            f"p{q} {percentile(idle, q):.1f} ms | hostile n={len(hostile)} "
-            f"p50 {percentile(hostile, 50):.1f} ms p{q} {percentile(hostile, q):.1f} ms "
-            f"(x{percentile(hostile, q) / percentile(idle, q):.2f})"
+            f"{label}: idle n={len(idle)} p50 {percentile(idle, 0.5):.1f} ms "
+            f"p{q} {percentile(idle, q / 100):.1f} ms | hostile n={len(hostile)} "
+            f"p50 {percentile(hostile, 0.5):.1f} ms p{q} {percentile(hostile, q / 100):.1f} ms "
+            f"(x{percentile(hostile, q / 100) / percentile(idle, q / 100):.2f})"
         )
     print(f"normal-traffic errors: {dict(traffic.chat_errors) or 'none'}")
     outcome = Counter((status, detail) for _, status, detail, _ in results)

@@ -19,6 +19,8 @@ import time
 
 import httpx
 
+from stream_rag.retrieve.metrics import percentile
+
 PARAGRAPH = (
     "Lumen Notes keeps a full history of every notebook. Version {i} of this page explains "
     "how plan {i} is billed, which refunds apply within {days} days, and how support answers. "
@@ -28,11 +30,6 @@ PARAGRAPH = (
 def make_document(i: int, kilobytes: int) -> bytes:
     text = "".join(PARAGRAPH.format(i=i, days=i % 60) for _ in range(kilobytes * 1024 // 180))
     return f"# Document {i}\n\n{text}".encode()
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def run(base_url: str, documents: int, concurrency: int, kilobytes: int) -> None:
