@@ -15,9 +15,9 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from itertools import pairwise
 
 import anyio
@@ -90,7 +90,15 @@ def sections(text: str, title: str = "") -> list[tuple[str, str]]:
     return out
 
 
-def restates(question_terms: set[str], sentence_terms: set[str]) -> bool:
+@lru_cache(maxsize=4096)
+def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """`sections` with each sentence's terms, kept per block: the same blocks come back for
+    question after question, and splitting and stemming them was most of an answer's CPU (the
+    fake model's too, on the cores it shares with what it load-tests)."""
+    return tuple((s, t, frozenset(_terms(s))) for s, t in sections(text, title))
+
+
+def restates(question_terms: set[str], sentence_terms: Set[str]) -> bool:
     """The sentence mostly repeats the question (an FAQ entry's title written as a sentence)."""
     if not question_terms or not sentence_terms:
         return False
@@ -107,13 +115,12 @@ def rank_sentences(
     """Every quotable sentence, scored by how well it and the heading it sits under (else its
     document's name) match the question, dense and lexical, and by its block's rank."""
     query = _terms(question)
-    sentences: list[tuple[int, int, str, set[str], str]] = []
+    sentences: list[tuple[int, int, str, frozenset[str], str]] = []
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
         name = _name_words((names or {}).get(n, ""))
-        for i, (sentence, title) in enumerate(sections(text, name)):
-            terms = _terms(sentence)
+        for i, (sentence, title, terms) in enumerate(_quotable(text, name)):
             if not restates(query, terms):
                 sentences.append((n, i, sentence, terms, title))
     if not sentences:
@@ -127,7 +134,7 @@ def rank_sentences(
     idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
     norm = sum(idf.values()) or 1.0
 
-    def lexical(terms: set[str]) -> float:
+    def lexical(terms: Set[str]) -> float:
         return sum(idf[t] for t in query & terms) / norm
 
     texts = [s for _, _, s, _, _ in sentences] + heads
