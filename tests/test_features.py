@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -12,6 +13,7 @@ from starlette.testclient import TestClient
 from stream_rag.answer.evidence import evidence_score
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.embed.sentences import chunk_sentences
 from stream_rag.gate.lexical import GateContext, check_sentence
 from stream_rag.index.features import ChunkFeatures, compute, store_features
 from stream_rag.ingest.chunking import chunk_spans
@@ -47,8 +49,9 @@ def block(n: int, text: str, features: ChunkFeatures | None) -> Block:
 
 def test_features_survive_their_json_and_older_rows_are_ignored() -> None:
     for text in chunk_texts():
-        features = compute(text)
-        assert ChunkFeatures.from_json(features.to_json()) == features
+        for semantic in (False, True):
+            features = compute(text, semantic=semantic)
+            assert ChunkFeatures.from_json(features.to_json()) == features
     stale = json.loads(compute(EXTRA[0]).to_json()) | {"v": 0}
     assert ChunkFeatures.from_json(json.dumps(stale)) is None
     assert ChunkFeatures.from_json("{not json") is None
@@ -91,7 +94,9 @@ def test_indexing_stores_features_and_deleting_removes_them(
         rows = dict(db.execute("SELECT chunk_id, data FROM chunk_features").fetchall())
         assert set(rows) == {c["id"] for c in chunks}
         for chunk in chunks:
-            assert ChunkFeatures.from_json(rows[chunk["id"]]) == compute(chunk["text"])
+            # The test server runs the semantic stage: its terms are stored too.
+            stored = ChunkFeatures.from_json(rows[chunk["id"]])
+            assert stored == compute(chunk["text"], semantic=True)
         assert client.delete(f"/v1/documents/{doc_id}").status_code == 200
         assert db.execute("SELECT count(*) FROM chunk_features").fetchone()[0] == 0
     finally:
@@ -116,6 +121,28 @@ def test_features_of_an_older_version_are_replaced_when_stored_again(
     store_features(store, list(chunks.values()))
     rows = store.chunk_features(ids)
     assert ChunkFeatures.from_json(rows[ids[0]]) == compute(chunks[ids[0]].text)
+    # A row without the semantic stage's terms is replaced when the stage needs them.
+    store.set_chunk_features([(ids[0], compute(chunks[ids[0]].text).to_json())])
+    store_features(store, list(chunks.values()), semantic=True)
+    rows = store.chunk_features(ids)
+    assert ChunkFeatures.from_json(rows[ids[0]]) == compute(chunks[ids[0]].text, semantic=True)
+
+
+def test_stored_semantic_terms_are_what_a_request_would_compute() -> None:
+    for text in chunk_texts():
+        stored = compute(text, semantic=True).semantic
+        assert stored is not None
+        plain = GateContext([text])
+        ctx = GateContext([text], features=[compute(text, semantic=True)])
+        assert ctx.block_keys((1,)) == plain.block_keys((1,)) == GateContext.text_keys(text)
+        assert ctx.block_tokens(1) == plain.block_tokens(1)
+        spans = chunk_sentences(text)
+        windows = [*spans, *((a[0], b[1]) for a, b in itertools.pairwise(spans))]
+        assert set(stored.windows) == set(windows)
+        for start, end in windows:
+            assert ctx.window_keys(1, start, end) == GateContext.text_keys(text[start:end])
+        # A window it has no stored keys for (spans of another sentence splitter) is read.
+        assert ctx.window_keys(1, 0, 7) == GateContext.text_keys(text[:7])
 
 
 def test_retrieved_blocks_carry_their_stored_features(
@@ -129,6 +156,6 @@ def test_retrieved_blocks_carry_their_stored_features(
         found = anyio.run(services.retriever.search, "What does the Pro plan cost?")
         assert found.blocks
         for block in found.blocks:
-            assert block.features == compute(block.text)
+            assert block.features == compute(block.text, semantic=True)  # the stage is on
     finally:
         services.close()

@@ -30,6 +30,7 @@ from stream_rag.gate.semantic import (
     features,
     probability,
 )
+from stream_rag.index.features import compute
 from stream_rag.ingest.local import ingest_paths
 from stream_rag.services import Services, open_services
 
@@ -278,3 +279,17 @@ def test_eval_gate_counts_verdicts_by_stage(
     # sentences, supported passed "of" supported, unsupported dropped "of" unsupported
     assert every["lexical"] == ["1", "1", "of", "1", "0", "of", "0"]
     assert every["semantic"] == ["2", "1", "of", "1", "1", "of", "1"]
+
+
+def test_stored_chunk_terms_give_the_verdicts_computing_them_gives(
+    stage: SemanticStage, minilm: MiniLMEmbedder
+) -> None:
+    """The request side reads the blocks' keys, words and window keys from the stored
+    features (computed at ingest) instead of lemmatising the blocks: same verdicts, scores."""
+    vectors = memory_vectors(BLOCKS, minilm)
+    stored = [compute(block, semantic=True) for block in BLOCKS]
+    for raw in GREY:
+        text, citations = extract(raw)
+        plain, ctx = GateContext(BLOCKS), GateContext(BLOCKS, features=stored)
+        expected = stage.judge(text, plain.check(text, citations), plain, vectors)
+        assert stage.judge(text, ctx.check(text, citations), ctx, vectors) == expected, raw

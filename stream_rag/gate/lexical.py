@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..index.features import ChunkFeatures
+from ..index.features import ChunkFeatures, SemanticTerms, text_keys
 from .citations import Citation, extract
 from .quantities import Stated, canonical, scan
 from .statements import Statement, read_statements, statement_spans, unvouched_quantity
@@ -136,6 +136,10 @@ class GateContext:
         self._unions: dict[tuple[int, ...], frozenset[str]] = {}
         self._key_unions: dict[tuple[int, ...], frozenset[str]] = {}
         self._tokens: dict[int, tuple[str, ...]] = {}
+        # The semantic stage's stored terms, where given (else computed on first use).
+        self._semantic: tuple[SemanticTerms | None, ...] = tuple(
+            None if f is None else f.semantic for f in given
+        )
 
     @property
     def n_blocks(self) -> int:
@@ -220,23 +224,36 @@ class GateContext:
         key = tuple(sorted(cited))
         union = self._key_unions.get(key)
         if union is None:
-            union = frozenset().union(*(self.text_keys(self.blocks[n - 1]) for n in key))
+            union = frozenset().union(*(self._block_keys(n) for n in key))
             self._key_unions[key] = union
         return union
+
+    def _block_keys(self, n: int) -> frozenset[str]:
+        stored = self._semantic[n - 1]
+        return stored.keys if stored is not None else self.text_keys(self.blocks[n - 1])
 
     def block_tokens(self, n: int) -> tuple[str, ...]:
         """Block n's distinct content tokens (surface forms), built on first use."""
         tokens = self._tokens.get(n)
         if tokens is None:
-            _, words = scan(canonical(self.blocks[n - 1]))
-            tokens = tuple(surface for _, _, surface in term_keys(words))
+            stored = self._semantic[n - 1]
+            if stored is not None:
+                tokens = stored.words
+            else:
+                _, words = scan(canonical(self.blocks[n - 1]))
+                tokens = tuple(surface for _, _, surface in term_keys(words))
             self._tokens[n] = tokens
         return tokens
 
+    def window_keys(self, n: int, start: int, end: int) -> frozenset[str]:
+        """The keys of `block_text(n)[start:end]`, a window of one or two of its sentences."""
+        stored = self._semantic[n - 1]
+        keys = None if stored is None else stored.windows.get((start, end))
+        return self.text_keys(self.blocks[n - 1][start:end]) if keys is None else keys
+
     @staticmethod
     def text_keys(text: str) -> frozenset[str]:
-        _, words = scan(canonical(text))
-        return frozenset().union(*(keys for _, keys, _ in term_keys(words)))
+        return text_keys(text)
 
     def _cited_terms(self, cited: tuple[int, ...]) -> frozenset[str]:
         key = tuple(sorted(cited))

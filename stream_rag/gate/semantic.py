@@ -259,7 +259,7 @@ def with_cosine(
     sims = np.vstack([part[1] for part in parts]) @ sentence_vector
     best = int(np.argmax(sims))
     w = windows[best]
-    window_keys = ctx.text_keys(ctx.block_text(w.block)[w.start : w.end])
+    window_keys = ctx.window_keys(w.block, w.start, w.end)
     window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
     f = replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
     aligned = None if pieces is None else align(*pieces, sentence_vector, cited, vectors)

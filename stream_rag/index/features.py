@@ -9,14 +9,15 @@ features (stored before this existed, or a newer `FEATURES_VERSION`) fall back t
 from __future__ import annotations
 
 import functools
+import itertools
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..gate.quantities import Date, Stated, Time, Value, canonical, scan
 from ..gate.statements import Statement, read_statements, statement_spans
-from ..gate.terms import content_terms, stem
+from ..gate.terms import content_terms, stem, term_keys
 from ..text import tokenize
 
 if TYPE_CHECKING:
@@ -24,7 +25,41 @@ if TYPE_CHECKING:
     from ..types import Chunk
 
 # Bump when what is computed changes: older rows are then ignored and recomputed.
-FEATURES_VERSION = 2  # 2: each statement's terms, quantities and negated terms
+# 2: each statement's terms, quantities and negated terms; 3: the semantic stage's terms.
+FEATURES_VERSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticTerms:
+    """What the gate's semantic stage reads of a chunk's text, so that a request neither
+    tokenises nor lemmatises it: every stem and lemma key, the distinct content words (surface
+    forms, for their word vectors), and the keys of each window of one or two adjacent
+    sentences (`chunk_sentences` spans), by its character span."""
+
+    keys: frozenset[str]
+    words: tuple[str, ...]
+    windows: Mapping[tuple[int, int], frozenset[str]] = field(default_factory=dict)
+
+    def to_data(self) -> dict[str, Any]:
+        # Window keys as positions in one sorted vocabulary: a chunk's words recur in them.
+        vocab = sorted(self.keys.union(*self.windows.values()))
+        at = {key: i for i, key in enumerate(vocab)}
+        data: dict[str, Any] = {"vocab": vocab, "words": self.words}
+        if len(self.keys) != len(vocab):
+            data["keys"] = sorted(at[k] for k in self.keys)
+        data["windows"] = [
+            [s, e, sorted(at[k] for k in keys)] for (s, e), keys in self.windows.items()
+        ]
+        return data
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> SemanticTerms:
+        vocab = data["vocab"]
+        keys = frozenset(vocab if "keys" not in data else (vocab[i] for i in data["keys"]))
+        windows = {
+            (int(s), int(e)): frozenset(vocab[i] for i in at) for s, e, at in data["windows"]
+        }
+        return cls(keys, tuple(data["words"]), windows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +73,7 @@ class ChunkFeatures:
     stated: Stated
     spans: tuple[tuple[int, int], ...]
     statements: tuple[Statement, ...] = ()
+    semantic: SemanticTerms | None = None  # computed when the semantic stage is on
 
     def to_json(self) -> str:
         statements = [
@@ -51,6 +87,7 @@ class ChunkFeatures:
                 **_stated_json(self.stated),
                 "spans": self.spans,
                 "statements": statements,
+                **({} if self.semantic is None else {"semantic": self.semantic.to_data()}),
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -68,12 +105,14 @@ class ChunkFeatures:
                 Statement(frozenset(terms), _stated(stated), frozenset(negated))
                 for terms, negated, stated in data["statements"]
             )
+            semantic = data.get("semantic")
             return cls(
                 frozenset(data["terms"]),
                 frozenset(data["stems"]),
                 _stated(data),
                 spans,
                 statements,
+                None if semantic is None else SemanticTerms.from_data(semantic),
             )
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
@@ -123,8 +162,9 @@ def _time(item: list[int]) -> Time:
     return hour, minute
 
 
-def compute(text: str) -> ChunkFeatures:
-    """The features of one chunk's ORIGINAL text (what the gate checks against)."""
+def compute(text: str, *, semantic: bool = False) -> ChunkFeatures:
+    """The features of one chunk's ORIGINAL text (what the gate checks against); with
+    `semantic`, the semantic stage's terms too."""
     found, words = scan(canonical(text))
     spans = tuple(statement_spans(text))
     return ChunkFeatures(
@@ -133,16 +173,52 @@ def compute(text: str) -> ChunkFeatures:
         stated=Stated.of(found, words),
         spans=spans,
         statements=read_statements(text, spans),
+        semantic=semantic_terms(text, words) if semantic else None,
     )
 
 
-def store_features(store: DocumentStore, chunks: Sequence[Chunk]) -> None:
-    """Compute and store the features of `chunks` that have no usable ones stored yet
-    (blocking)."""
+def semantic_terms(text: str, words: str | None = None) -> SemanticTerms:
+    """The semantic stage's terms of `text` (`words`: its `scan`ned canonical form, if known),
+    each window's keys read from the window's own text, as a request would."""
+    from ..embed.sentences import chunk_sentences
+
+    if words is None:
+        _, words = scan(canonical(text))
+    items = term_keys(words)
+    spans = chunk_sentences(text)
+    windows = {(s, e): text_keys(text[s:e]) for s, e in spans}
+    for (start, _), (_, end) in itertools.pairwise(spans):
+        windows[(start, end)] = text_keys(text[start:end])
+    return SemanticTerms(
+        frozenset().union(*(keys for _, keys, _ in items)),
+        tuple(surface for _, _, surface in items),
+        windows,
+    )
+
+
+def text_keys(text: str) -> frozenset[str]:
+    """Every stem and lemma key of raw `text`'s content terms (what the semantic stage
+    matches a sentence's terms against)."""
+    _, words = scan(canonical(text))
+    return frozenset().union(*(keys for _, keys, _ in term_keys(words)))
+
+
+def store_features(
+    store: DocumentStore, chunks: Sequence[Chunk], *, semantic: bool = False
+) -> None:
+    """Compute and store the features of `chunks` that have no usable ones stored yet, with
+    the semantic stage's terms if `semantic` (blocking)."""
     stored = store.chunk_features([c.id for c in chunks])
     # Rows of an older FEATURES_VERSION count as missing: indexing again replaces them.
-    have = {cid for cid, raw in stored.items() if ChunkFeatures.from_json(raw) is not None}
-    rows = [(c.id, compute(c.text).to_json()) for c in chunks if c.id not in have]
+    have = {
+        cid
+        for cid, raw in stored.items()
+        if (f := ChunkFeatures.from_json(raw)) is not None
+        and (f.semantic is not None or not semantic)
+    }
+    rows = [
+        (c.id, compute(c.text, semantic=semantic).to_json()) for c in chunks if c.id not in have
+    ]
     if rows:
         store.set_chunk_features(rows)
 

@@ -140,7 +140,8 @@ class Indexer:
         """Embed and upsert the next `batch` chunks of `job`; True once all are in the index."""
         chunks = self.store.chunk_batch(job.doc_id, job.version, job.done, batch)
         if chunks:
-            store_features(self.store, chunks)  # what the gate needs, computed once
+            # What the gate needs (its semantic stage's terms too, if on), computed once.
+            store_features(self.store, chunks, semantic=self.sentence_encoder is not None)
             for reader in self.readers:  # and what the upper stages read in them
                 reader.store(self.store, chunks)
             texts = [index_text(job.name, c.text, job.headings[c.ordinal]) for c in chunks]
