@@ -17,7 +17,7 @@ from .embed.queries import QueryEmbedder
 from .gate.judge import Stages
 from .http.telemetry import ObservedModel, Telemetry
 from .index.base import Index, open_index
-from .index.indexing import ChunkReader, Indexer
+from .index.indexing import ChunkReader, Indexer, hnsw_graphs
 from .ingest.extract import ExtractLimits
 from .ingest.extract_pool import ExtractionPool, InProcessExtractor, Limits
 from .model.extractive import ExtractiveModel
@@ -51,9 +51,11 @@ class Services:
 
     def close(self) -> None:
         """Close what these services opened (the reranker is async: see `aclose`). Deleted
-        points are vacuumed first, while nothing is being served."""
+        points are vacuumed first, while nothing is being served, unless that would drop the
+        index's HNSW graphs (the next start would search exactly until an optimize); they wait
+        for the vacuum a delete makes once they are `STALE_SHARE` of the points."""
         try:
-            if self.index.stale_points():
+            if self.index.stale_points() and not hnsw_graphs(self.index):
                 self.index.vacuum()
         except Exception:  # never keep the store open because the index misbehaved
             log.exception("vacuuming the index on close failed")

@@ -3,16 +3,20 @@ searches go on; writes made meanwhile wait and are kept."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 import qdrant_edge as qe
 
+from stream_rag.config import Settings
 from stream_rag.index.base import IndexPoint
 from stream_rag.index.bm25 import SparseVector
 from stream_rag.index.edge import EdgeIndex
+from stream_rag.services import open_services
 
 DIM = 16
 
@@ -168,3 +172,29 @@ def test_the_collection_filter_is_skipped_only_while_one_collection_has_points(
         assert len(reopened.search_dense(probe, "default", 100)) == 30
     finally:
         reopened.close()
+
+
+def test_closing_keeps_the_graphs_and_a_vacuum_that_drops_them_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path, settings = tmp_path / "edge", Settings(data_dir=tmp_path / "data")
+    index = EdgeIndex.open(path, DIM)
+    index.upsert(points(0, 3000, np.random.default_rng(5)))
+    index.build_hnsw(threshold_kb=1)
+    index.delete_versions("d0")  # ten points
+    open_services(settings, index=index).close()
+    # A vacuum at close would have rewritten the segment without its graph.
+    index = EdgeIndex.open(path, DIM)
+    assert (index.hnsw_segments(), index.stale_points()) == (1, 10)
+    services = open_services(settings, index=index)
+    try:
+        with caplog.at_level(logging.WARNING, logger="stream_rag"):
+            assert services.indexer.vacuum_if_stale(share=0.0)
+    finally:
+        services.close()
+    assert "dropped the index's HNSW graphs: run `stream-rag optimize`" in caplog.text
+    index = EdgeIndex.open(path, DIM)
+    try:
+        assert (index.hnsw_segments(), index.stale_points()) == (0, 0)
+    finally:
+        index.close()

@@ -68,6 +68,13 @@ def failure_reason(exc: BaseException, doc_id: str, version: int) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def hnsw_graphs(index: Index) -> int:
+    """Segments with an HNSW graph that `build_hnsw` made (the embedded index's; a Qdrant
+    server builds and keeps its own, so 0 there). A vacuum rewrites segments without them."""
+    count = getattr(index, "hnsw_segments", None)
+    return int(count()) if callable(count) else 0
+
+
 class Indexer:
     """Indexes one version at a time; blocking, so run it in a worker thread."""
 
@@ -228,7 +235,14 @@ class Indexer:
         IDF, but a vacuum holds the GIL while it rewrites segments, so not on every delete."""
         stale = self.index.stale_points()
         if stale and stale >= share * (stale + self.index.count()):
+            graphs = hnsw_graphs(self.index)
             self.index.vacuum()
+            if graphs:  # searched exactly from now on: slow at 100k points, so say so
+                log.warning(
+                    "vacuuming %d deleted points dropped the index's HNSW graphs: run "
+                    "`stream-rag optimize` (or POST /v1/index/optimize) to build them again",
+                    stale,
+                )
             return True
         return False
 
