@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidFieldError
-from ..http.limits import MAX_QUESTION_CHARS, check_history_chars
 from ..text import tokenize
+from .limits import MAX_QUESTION_CHARS, check_history_chars
 
 MAX_TURNS = 50  # turns accepted in a request
 PROMPT_TURNS = 3  # turns shown to the model and used to resolve a follow-up

@@ -25,7 +25,6 @@ from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from ..gate.segment import Segment, SentenceBuffer, split_segments
 from ..http.lifecycle import Drain
-from ..http.limits import MAX_QUESTION_CHARS
 from ..http.telemetry import Telemetry
 from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
@@ -34,6 +33,7 @@ from ..retrieve.hybrid import Block, Retriever, SearchResult
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .conversation import CONDENSE_PROMPT, condense_request, resolve
 from .evidence import evidence_score
+from .limits import MAX_QUESTION_CHARS
 from .prompt import Message, build_messages
 from .refusals import conflict_message
 from .results import (

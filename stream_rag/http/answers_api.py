@@ -14,12 +14,12 @@ from starlette.responses import JSONResponse, Response
 
 from ..access import tenancy
 from ..answer.conversation import history_of
+from ..answer.limits import check_question
 from ..answer.pipeline import Options
 from ..errors import InvalidFieldError
 from ..events import SentenceOut, to_sse
 from . import openai_compat, state
 from .lifecycle import unless_client_leaves
-from .limits import check_question
 from .web import EventIds, is_reconnect
 
 

@@ -1,16 +1,12 @@
-"""Request size limits: JSON bodies are capped while they are read (before parsing), and
-questions and conversations are capped in characters on every endpoint that takes them."""
+"""Request size limits: JSON bodies are capped while they are read (before parsing). Questions
+and conversations are capped in characters by answer/limits.py."""
 
 from __future__ import annotations
 
 from starlette.requests import Request
 
-from ..errors import InputError, InvalidFieldError
+from ..errors import InputError
 from . import jsonbody
-
-MAX_QUESTION_CHARS = 4000
-# All earlier turns together (`history`, or `messages` before the last user message).
-MAX_HISTORY_CHARS = 16000
 
 
 class BodyTooLargeError(InputError):
@@ -58,16 +54,3 @@ async def read_json(request: Request, limit: int) -> object:
     millisecond, so it runs on the event loop."""
     check_json_type(request)
     return jsonbody.parse(await read_body(request, limit))
-
-
-def check_question(question: str, field: str = "question") -> str:
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidFieldError(f"'{field}' is longer than {MAX_QUESTION_CHARS} characters")
-    return question
-
-
-def check_history_chars(total: int, field: str) -> None:
-    if total > MAX_HISTORY_CHARS:
-        raise InvalidFieldError(
-            f"'{field}' holds more than {MAX_HISTORY_CHARS} characters in total"
-        )

@@ -7,9 +7,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from ..access import tenancy
+from ..answer.limits import check_question
 from ..errors import InputError, InvalidFieldError
 from . import state
-from .limits import check_question
 
 
 async def search(request: Request) -> JSONResponse:
