@@ -1,0 +1,57 @@
+"""The stage packages import only from stages below them (docs/decisions.md, "Layers"); the
+few upward imports left are listed here, so a new one fails until it is fixed or listed."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).parent.parent / "stream_rag"
+# Lowest first. Shared modules (text, types, errors, config, sse) sit below them all; the
+# services (embed, model, access) and the composition (services.py, cli/, loadtest/) are
+# not ranked.
+STAGES = ("ingest", "store", "index", "retrieve", "gate", "events", "answer", "http")
+KNOWN = {
+    # store.add extracts and chunks; upload stages into the store's blobs (docs/decisions.md).
+    ("ingest/upload.py", "store"),
+    ("ingest/local.py", "store"),
+    ("ingest/local.py", "index"),
+    # The gate's text readers (quantities, statements, terms) run at ingest for the features.
+    ("index/features.py", "gate"),
+    # The request id and absolute URLs of the events; the drain and metrics of a pipeline.
+    ("events.py", "http"),
+    ("answer/pipeline.py", "http"),
+}
+
+
+def _stage(module: str) -> str | None:
+    top = module.split(".")[0]
+    return top if top in STAGES else None
+
+
+def _imports(path: Path) -> set[str]:
+    """The stream_rag modules `path` imports (anywhere in it, TYPE_CHECKING blocks too)."""
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            found.add(".".join([*base, *([node.module] if node.module else [])]))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("stream_rag."):
+            found.add(node.module or "")
+    return {m.removeprefix("stream_rag.") for m in found if m.startswith("stream_rag")}
+
+
+def test_stages_import_only_from_below() -> None:
+    upward = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = path.relative_to(PACKAGE).as_posix()
+        source = _stage(name.removesuffix(".py").replace("/", "."))
+        if source is None:
+            continue
+        for module in _imports(path):
+            target = _stage(module)
+            if target is not None and STAGES.index(target) > STAGES.index(source):
+                upward.add((name, target))
+    assert upward - KNOWN == set(), "an import from a higher stage (see docs/decisions.md)"
+    assert KNOWN - upward == set(), "fixed: take it off KNOWN"
