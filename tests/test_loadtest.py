@@ -4,6 +4,7 @@ report. (`stream-rag loadtest` itself runs minutes of load: see loadtests/ and t
 from __future__ import annotations
 
 import csv
+from collections import Counter
 from pathlib import Path
 
 import anyio
@@ -11,6 +12,7 @@ import anyio
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
+from stream_rag.loadtest.command import round_order
 from stream_rag.loadtest.raw_proxy import create_raw_proxy, fixed_blocks
 from stream_rag.loadtest.report import Phase, ratio_lines, write_report
 from stream_rag.loadtest.users import Answer, Endpoint, run_load
@@ -125,3 +127,15 @@ def test_answers_per_second_count_the_steady_part_and_ratios_every_round() -> No
     text = "\n".join(ratio_lines(phases))
     # Pooled: 38 answers in 30 s against 40; rounds: 0.9, 1.0, 0.95.
     assert "| 1 | 0.95x (median 0.95x, 0.90-1.00) | n/a |" in text
+
+
+def test_rounds_run_every_order_so_no_target_always_follows_the_same_one() -> None:
+    names = ["raw", "ungated", "gated"]
+    orders = [tuple(round_order(names, r)) for r in range(6)]
+    assert len(set(orders)) == 6  # every ordering once
+    follows = Counter((o[i], o[i + 1]) for o in orders for i in range(2))
+    assert set(follows.values()) == {2}
+    assert len(follows) == 6
+    positions = Counter((name, o.index(name)) for o in orders for name in o)
+    assert set(positions.values()) == {2}
+    assert len(positions) == 9

@@ -4,7 +4,8 @@ Starts the fake model at a given token rate, then three servers on loopback, eac
 process whose CPU time is read from /proc: the raw pass-through proxy (no retrieval, no gate),
 ungated RAG (`STREAM_RAG_UNGATED_BASELINE`: same retrieval and model, no checks) and the gated
 service. For each concurrency level the three run in rounds, one after the other, the order
-rotating from round to round (so a busy neighbour or a slow start hurts all alike), and the
+changing from round to round (so a busy neighbour, or what the phase before left behind,
+hurts all alike), and the
 report shows what retrieval and gating cost as ratios from the same run: pooled, and the
 median and range of the rounds' own. `--url` loads an existing deployment instead.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import shutil
 import subprocess
@@ -57,7 +59,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--duration", type=float, default=120.0, help="seconds per level, target and round at most"
     )
     load.add_argument(
-        "--rounds", type=int, default=3, help="rounds per level (the targets' order rotates)"
+        "--rounds", type=int, default=6, help="rounds per level (the targets' order changes)"
     )
     load.add_argument(
         "--tokens-per-second", type=float, default=0.0, help="fake model pace (0: no pacing)"
@@ -165,9 +167,9 @@ def _phases(
         for name in names:
             _load(name, servers[name], endpoint, users, users, args, f"w{users}-")
         for round_ in range(args.rounds):
-            shift = round_ % len(names)
-            for name in names[shift:] + names[:shift]:
+            for name in round_order(names, round_):
                 server = servers[name]
+                gc.collect()  # the load generator's garbage from the phase before, not in this one
                 cpu0, model0 = cpu_seconds(server.pid), cpu_seconds(model_pid)
                 loader0, t0 = time.process_time(), time.time()
                 tag = f"{users}-{round_}-"
@@ -188,6 +190,15 @@ def _phases(
                 phases.append(phase)
                 print(phase.summary(), file=sys.stderr, flush=True)
     return phases
+
+
+def round_order(names: list[str], round_: int) -> list[str]:
+    """The targets' order in round `round_`: every ordering in turn, each rotation followed by
+    its mirror (for three targets: r u g, g u r, u g r, r g u, g r u, u r g), so over six
+    rounds each target runs first, second and last, and after each of the others, equally."""
+    shift = (round_ // 2) % len(names)
+    rotated = names[shift:] + names[:shift]
+    return rotated if round_ % 2 == 0 else rotated[::-1]
 
 
 def _since(before: float | None, pid: int | None) -> float | None:
