@@ -32,8 +32,15 @@ _MAIN = "import sys; from stream_rag.cli import main; sys.exit(main())"
 BM25_ONLY = {"dense": 0.0, "bm25": 1.0}
 
 
-async def run(base: str, queries: list[str], clients: int) -> dict[str, list[float]]:
+Timings = dict[str, dict[str, list[float]]]
+
+
+async def run(
+    base: str, queries: list[str], clients: int
+) -> tuple[dict[str, list[float]], Timings]:
+    """Client-side latency by mode, and the server's `timings_ms` by mode and branch."""
     times: dict[str, list[float]] = {"hybrid": [], "bm25": []}
+    branches: Timings = {"hybrid": {}, "bm25": {}}
     todo = list(enumerate(queries))
 
     async def client(http: httpx.AsyncClient) -> None:
@@ -48,11 +55,13 @@ async def run(base: str, queries: list[str], clients: int) -> dict[str, list[flo
                 response = await http.post("/v1/search", json=body)
                 response.raise_for_status()
                 times[mode].append((time.perf_counter() - t0) * 1000)
+                for branch, ms in response.json()["timings_ms"].items():
+                    branches[mode].setdefault(branch, []).append(ms)
 
     async with httpx.AsyncClient(base_url=base, timeout=60) as http, anyio.create_task_group() as g:
         for _ in range(clients):
             g.start_soon(client, http)
-    return times
+    return times, branches
 
 
 def main() -> None:
@@ -115,7 +124,7 @@ def main() -> None:
                 asked = questions
             else:
                 asked = [f"{q} (#{clients}-{i})" for i, q in enumerate(questions)]
-            times = anyio.run(run, base, asked, clients)
+            times, branches = anyio.run(run, base, asked, clients)
             hybrid, bm25 = percentile(times["hybrid"], 0.5), percentile(times["bm25"], 0.5)
             h99, b99 = percentile(times["hybrid"], 0.99), percentile(times["bm25"], 0.99)
             print(
@@ -125,6 +134,9 @@ def main() -> None:
                 f" query embeddings, {len(asked)} queries each)",
                 flush=True,
             )
+            for mode, found in branches.items():
+                medians = " ".join(f"{k} {percentile(v, 0.5):.2f}" for k, v in found.items())
+                print(f"  server timings_ms p50, {mode}: {medians}", flush=True)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,12 @@ class Settings:
     embed_model: str = "text-embedding-3-small"
     embed_api_key: str | None = None
     embed_timeout_s: float = 30.0
+    # The local MiniLM's precision per use ("fp32" or "int8", docs/decisions.md): search
+    # queries, passages embedded at ingest (chunks, their FAQ questions), and the gate's
+    # semantic stage (block sentences at ingest, grey-zone sentences; calibrated on fp32).
+    embed_query_precision: str = "int8"
+    embed_passage_precision: str = "fp32"
+    embed_gate_precision: str = "fp32"
     # Retrieval defaults; every request may override top_k, weights and fusion.
     top_k: int = 8
     candidates: int = 50
@@ -172,6 +178,9 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
         if self.cpu_workers < 1:
             raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be at least 1")
+        for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):
+            if getattr(self, name) not in ("fp32", "int8"):
+                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be 'fp32' or 'int8'")
         if self.query_cache_size < 0:
             raise InvalidFieldError("STREAM_RAG_QUERY_CACHE_SIZE must be >= 0")
         if self.fusion not in ("weighted", "rrf"):

@@ -12,7 +12,7 @@ from .answer.conflicts import LexicalConflictDetector
 from .answer.pipeline import Answerer
 from .answer.readings import READER, load_readings
 from .config import Settings
-from .embed.backends import Embedder, build_embedder
+from .embed.backends import Embedder, at_precision, build_embedder
 from .embed.queries import QueryEmbedder
 from .gate.judge import Stages
 from .http.telemetry import ObservedModel, Telemetry
@@ -142,7 +142,9 @@ def open_services(
         None
         if embedder is None
         else QueryEmbedder(
-            embedder, cache_size=settings.query_cache_size, on_batch=telemetry.embed_batch.observe
+            at_precision(embedder, settings.embed_query_precision),
+            cache_size=settings.query_cache_size,
+            on_batch=telemetry.embed_batch.observe,
         )
     )
     retriever = Retriever(
@@ -159,7 +161,10 @@ def open_services(
     model = ObservedModel(base_model, telemetry)
     stages = build_stages(settings, store, embedder)
     encoder = stages.semantic.encoder if stages.semantic else None
-    indexer = Indexer(store, index, embedder, encoder, readers=CHUNK_READERS)
+    passages = (
+        None if embedder is None else at_precision(embedder, settings.embed_passage_precision)
+    )
+    indexer = Indexer(store, index, passages, encoder, readers=CHUNK_READERS)
     if isinstance(base_model, ExtractiveModel):
         indexer.on_indexed = base_model.warm
     return Services(
@@ -196,8 +201,13 @@ def build_model(
             stall_s=settings.llm_stall_s,
             max_tokens=settings.llm_max_tokens,
         )
-    # The question was embedded for retrieval a moment before: the generator reuses that.
-    return ExtractiveModel(embedder=embedder, known=None if queries is None else queries.cached)
+    # The question was embedded for retrieval a moment before: the generator reuses that,
+    # unless it is int8 (scored against fp32 sentences it moved one sample answer to the
+    # wrong document; docs/decisions.md).
+    known = None
+    if queries is not None and settings.embed_query_precision == "fp32":
+        known = queries.cached
+    return ExtractiveModel(embedder=embedder, known=known)
 
 
 def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | None) -> Stages:
@@ -210,5 +220,6 @@ def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | 
     semantic = None
     if settings.gate_semantic and isinstance(embedder, MiniLMEmbedder):
         cutoff = settings.gate_semantic_cutoff
-        semantic = SemanticStage(embedder, DEFAULT_CUTOFF if cutoff is None else cutoff)
+        encoder = embedder.with_precision(settings.embed_gate_precision)
+        semantic = SemanticStage(encoder, DEFAULT_CUTOFF if cutoff is None else cutoff)
     return Stages(semantic, store, build_verifier(settings))

@@ -8,8 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.ort import quantized
+from stream_rag.errors import InvalidFieldError
+from stream_rag.services import open_services
 
 pytest.importorskip("onnxruntime", reason="a dependency: pip install -e .")
 
@@ -107,3 +110,39 @@ def test_int8_needs_onnxruntime() -> None:
         MiniLMEmbedder(runtime="numpy", precision="int8")
     with pytest.raises(ValueError, match="precision"):
         MiniLMEmbedder(runtime="numpy").with_precision("int4")
+
+
+@pytest.mark.parametrize(
+    ("queries", "passages", "gate"), [("int8", "fp32", "fp32"), ("fp32", "int8", "int8")]
+)
+def test_each_use_gets_its_configured_precision(
+    tmp_path: Path, minilm: MiniLMEmbedder, queries: str, passages: str, gate: str
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        embed_query_precision=queries,
+        embed_passage_precision=passages,
+        embed_gate_precision=gate,
+    )
+    services = open_services(settings, embedder=minilm)
+    try:
+        assert services.retriever.queries is not None
+        query_embedder = services.retriever.queries.embedder
+        assert isinstance(query_embedder, MiniLMEmbedder)
+        assert query_embedder.precision == queries
+        assert isinstance(services.indexer.embedder, MiniLMEmbedder)
+        assert services.indexer.embedder.precision == passages
+        semantic = services.answerer.stages.semantic
+        assert semantic is not None
+        assert isinstance(semantic.encoder, MiniLMEmbedder)
+        assert semantic.encoder.precision == gate
+        assert services.embedder is minilm  # the fp32 model itself, e.g. for /readyz
+    finally:
+        services.close()
+
+
+def test_precision_settings_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(InvalidFieldError, match="EMBED_QUERY_PRECISION"):
+        Settings(data_dir=tmp_path, embed_query_precision="int4")
+    env = {"STREAM_RAG_EMBED_PASSAGE_PRECISION": "int8", "STREAM_RAG_DATA_DIR": str(tmp_path)}
+    assert Settings.from_env(env_file=None, environ=env).embed_passage_precision == "int8"

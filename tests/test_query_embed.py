@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import numpy as np
 import pytest
 
@@ -161,3 +163,62 @@ async def test_a_leader_that_leaves_still_serves_the_rest_of_its_batch() -> None
     assert len(got) == 1
     np.testing.assert_array_equal(got[0], embedder.vector("follower"))
     assert embedder.calls == [["follower", "leader"]] or embedder.calls == [["leader", "follower"]]
+
+
+def wait_for(condition: Callable[[], bool]) -> None:
+    """Poll `condition` from this thread (other threads make it true), up to 30 s."""
+    deadline = time.monotonic() + 30
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.001)
+
+
+def test_embed_here_shares_the_cache_and_a_running_call_across_threads() -> None:
+    embedder = RecordingEmbedder()
+    sizes: list[int] = []
+    queries = QueryEmbedder(embedder, on_batch=sizes.append)
+    embedder.release.clear()  # the first thread's call blocks until released
+    got: list[Vectors] = []
+    threads = [threading.Thread(target=lambda: got.append(queries.embed_here("peak")))]
+    threads[0].start()
+    wait_for(lambda: len(embedder.calls) == 1)
+    threads.append(threading.Thread(target=lambda: got.append(queries.embed_here("peak"))))
+    threads[1].start()
+    wait_for(lambda: queries.misses == 2)  # the second found the first's call running
+    embedder.release.set()
+    for thread in threads:
+        thread.join(30)
+    assert embedder.calls == [["peak"]]
+    assert sizes == [1]
+    assert len(got) == 2
+    for vector in got:
+        np.testing.assert_array_equal(vector, embedder.vector("peak"))
+    np.testing.assert_array_equal(queries.embed_here("peak"), embedder.vector("peak"))
+    assert queries.cached("peak") is not None
+    assert (queries.hits, queries.misses, len(embedder.calls)) == (1, 2, 1)
+    assert queries._here == {}
+
+
+@pytest.mark.anyio
+async def test_embed_here_and_embed_fill_one_cache() -> None:
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder, wait_s=0)
+    vector = await anyio.to_thread.run_sync(queries.embed_here, "from a worker")
+    np.testing.assert_array_equal(await queries.embed("from a worker"), vector)
+    await queries.embed("from the loop")
+    np.testing.assert_array_equal(
+        queries.embed_here("from the loop"), embedder.vector("from the loop")
+    )
+    assert embedder.calls == [["from a worker"], ["from the loop"]]
+
+
+def test_embed_here_failure_reaches_the_caller_and_is_not_cached() -> None:
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder)
+    embedder.fail = True
+    with pytest.raises(RuntimeError, match="backend down"):
+        queries.embed_here("x")
+    assert queries._here == {}
+    embedder.fail = False
+    np.testing.assert_array_equal(queries.embed_here("x"), embedder.vector("x"))
+    assert len(embedder.calls) == 2

@@ -64,7 +64,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         from ..answer.evaluate import main as eval_answers
 
         return eval_answers(settings, args)
-    from ..embed.backends import build_embedder
+    from ..embed.backends import at_precision, build_embedder
     from ..retrieve.evaluate import MODES, evaluate_retrieval, format_reports
     from ..retrieve.metrics import load_beir
 
@@ -83,12 +83,20 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     }
     print(
         f"# {args.beir}: {len(data.corpus)} documents, {len(data.queries)} judged queries; "
-        f"{status}; fusion {args.fusion} " + " ".join(f"{k} {v}" for k, v in weights.items())
+        f"{status}; fusion {args.fusion} "
+        + " ".join(f"{k} {v}" for k, v in weights.items())
+        + f"; precision: queries {settings.embed_query_precision},"
+        f" passages {settings.embed_passage_precision}"
     )
+    passages = queries = embedder
+    if embedder is not None:
+        passages = at_precision(embedder, settings.embed_passage_precision)
+        queries = at_precision(embedder, settings.embed_query_precision)
     reports = evaluate_retrieval(
         data,
         modes,
-        embedder,
+        passages,
+        query_embedder=queries,
         weights=weights,
         fusion=args.fusion,
         progress=lambda message: print(f"# {message}", file=sys.stderr),

@@ -98,6 +98,16 @@ class OpenAIEmbedder:
         return normalised
 
 
+def at_precision(embedder: Embedder, precision: str) -> Embedder:
+    """`embedder` at `precision` ("fp32", "int8") where it has a choice (the local MiniLM's
+    `with_precision`: same name and weights), else itself (remote embedders)."""
+    switch = getattr(embedder, "with_precision", None)
+    if callable(switch):
+        view: Embedder = switch(precision)
+        return view
+    return embedder
+
+
 def build_embedder(settings: Settings) -> tuple[Embedder | None, str]:
     """The configured embedder and a one-line status; None turns the dense branch off."""
     if settings.embed_base_url:

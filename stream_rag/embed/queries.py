@@ -13,8 +13,10 @@ once, before the first of them has filled the cache.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import anyio
@@ -60,19 +62,60 @@ class QueryEmbedder:
         # One embedding call at a time: the next batch fills while this one runs. Made on
         # first use, inside the event loop.
         self._running: anyio.Lock | None = None
+        # `embed_here` runs on worker threads: the cache and its own in-flight questions are
+        # touched under this lock (the event loop takes it too).
+        self._lock = threading.Lock()
+        self._here: dict[str, Future[Vectors]] = {}
 
     def cached(self, text: str) -> Vectors | None:
         """The vector of `text` if a recent query embedded it (from any thread; no LRU touch)."""
         return self._cache.get(text)
 
+    def embed_here(self, text: str) -> Vectors:
+        """`embed` on the calling (worker) thread, in one call of its own: from the cache, or
+        waiting for another thread already embedding `text`, or embedding it here. For a
+        search that does its other work in the same thread: no hand-off, no batch to wait on
+        (int8 runs one text per call anyway, see ort.py)."""
+        with self._lock:
+            cached = self._hit(text)
+            if cached is not None:
+                return cached
+            running = self._here.get(text)
+            if running is None:
+                mine: Future[Vectors] = Future()
+                self._here[text] = mine
+        if running is not None:
+            return running.result()
+        try:
+            if self.on_batch is not None:
+                self.on_batch(1)
+            vector: Vectors = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+        except BaseException as exc:
+            mine.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                del self._here[text]
+        self._remember(text, vector)
+        mine.set_result(vector)
+        return vector
+
+    def _hit(self, text: str) -> Vectors | None:
+        """The cached vector (an LRU touch) or None, counting the hit or miss; under `_lock`."""
+        cached = self._cache.get(text)
+        if cached is None:
+            self.misses += 1
+            return None
+        self._cache.move_to_end(text)
+        self.hits += 1
+        return cached
+
     async def embed(self, text: str) -> Vectors:
         """The L2-normalised vector of `text` (1-D)."""
-        cached = self._cache.get(text)
+        with self._lock:
+            cached = self._hit(text)
         if cached is not None:
-            self._cache.move_to_end(text)
-            self.hits += 1
             return cached
-        self.misses += 1
         batch = self._pending.get(text)
         if batch is None and self._open is not None and len(self._open.texts) < self.max_batch:
             batch = self._open
@@ -122,7 +165,8 @@ class QueryEmbedder:
     def _remember(self, text: str, vector: Vectors) -> None:
         if self.cache_size <= 0:
             return
-        self._cache[text] = vector
-        self._cache.move_to_end(text)
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        with self._lock:
+            self._cache[text] = vector
+            self._cache.move_to_end(text)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)

@@ -44,13 +44,15 @@ def evaluate_retrieval(
     modes: Sequence[str],
     embedder: Embedder | None,
     *,
+    query_embedder: Embedder | None = None,
     weights: Mapping[str, float] | None = None,
     fusion: FusionMethod = "weighted",
     reference: bool = True,
     progress: Callable[[str], None] = lambda message: None,
 ) -> list[ModeReport]:
     """Metrics per mode; latency is the search alone (the query embedding is excluded and
-    reported as its own row when the dense branch runs)."""
+    reported as its own row when the dense branch runs). `query_embedder` embeds the questions
+    (default: `embedder`, which embeds the documents)."""
     weights = weights or {"dense": 0.5, "bm25": 0.5}
     titled = bool(weights.get("title")) and "hybrid" in modes
     ids = list(data.corpus)
@@ -93,7 +95,7 @@ def evaluate_retrieval(
                 query_vectors = []
                 for _, text in queries:
                     t0 = time.perf_counter()
-                    query_vectors.append(embedder.embed([text])[0])
+                    query_vectors.append((query_embedder or embedder).embed([text])[0])
                     embed_ms.append((time.perf_counter() - t0) * 1000)
             runs: dict[str, dict[str, list[str]]] = {m: {} for m in modes}
             latency: dict[str, list[float]] = {m: [] for m in modes}

@@ -4,10 +4,9 @@ resolved to blocks that carry the chunk's ORIGINAL text and its document's ident
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -111,27 +110,6 @@ class _Plan:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-async def _both(
-    first: Callable[[], Awaitable[T]], second: Callable[[], Awaitable[R]]
-) -> tuple[T, R]:
-    """Await both at once; an error is raised as itself (not in an exception group)."""
-    results: list[object] = [None, None]
-    errors: list[Exception] = []
-
-    async def run(i: int, call: Callable[[], Awaitable[object]]) -> None:
-        try:
-            results[i] = await call()
-        except Exception as exc:
-            errors.append(exc)
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(run, 0, first)
-        group.start_soon(run, 1, second)
-    if errors:
-        raise errors[0]
-    return cast(T, results[0]), cast(R, results[1])
-
-
 class Retriever:
     def __init__(
         self,
@@ -213,27 +191,16 @@ class Retriever:
     async def _search(
         self, plan: _Plan, then: Callable[[SearchResult], T]
     ) -> tuple[SearchResult, T]:
-        query, chosen = plan.query, plan.weights
         started = time.perf_counter()
-        vector: Vectors | None = None
-        sparse: list[IndexHit] | None = None
-        if self.queries is not None and (chosen["dense"] or chosen["title"]):
-            queries = self.queries
-            if chosen["bm25"] != 0 and queries.cached(query) is None:
-                # BM25 needs no vector: it runs in a worker while the question is embedded.
-                vector, sparse = await _both(
-                    partial(queries.embed, query), partial(self._worker, self._bm25, plan)
-                )
-            else:
-                vector = await queries.embed(query)
-            plan.timings["embed"] = (time.perf_counter() - started) * 1000
+        # The question is embedded in the same worker call as the searches: one hand-off per
+        # search, as for BM25 alone (docs/decisions.md, "Search: one worker call").
         if self.reranker is None:
-            return await self._worker(self._search_sync, plan, vector, sparse, started, then)
-        fused = await self._worker(self._fused, plan, vector, sparse)
+            return await self._worker(self._search_sync, plan, started, then)
+        fused = await self._worker(self._fused, plan)
         rerank_status = "off"
         if fused:
             t0 = time.perf_counter()
-            fused, rerank_status = await self._rerank(query, fused)
+            fused, rerank_status = await self._rerank(plan.query, fused)
             plan.timings["rerank"] = (time.perf_counter() - t0) * 1000
         plan.rerank = rerank_status
         return await self._worker(self._finish, plan, fused, started, then)
@@ -246,14 +213,18 @@ class Retriever:
         return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
 
     def _search_sync(
-        self,
-        plan: _Plan,
-        vector: Vectors | None,
-        sparse: list[IndexHit] | None,
-        started: float,
-        then: Callable[[SearchResult], T],
+        self, plan: _Plan, started: float, then: Callable[[SearchResult], T]
     ) -> tuple[SearchResult, T]:
-        return self._finish(plan, self._fused(plan, vector, sparse), started, then)
+        return self._finish(plan, self._fused(plan), started, then)
+
+    def _vector(self, plan: _Plan) -> Vectors | None:
+        """The question's vector when a branch needs it (blocking)."""
+        if self.queries is None or not (plan.weights["dense"] or plan.weights["title"]):
+            return None
+        t0 = time.perf_counter()
+        vector = self.queries.embed_here(plan.query)
+        plan.timings["embed"] = (time.perf_counter() - t0) * 1000
+        return vector
 
     def _bm25(self, plan: _Plan) -> list[IndexHit]:
         t0 = time.perf_counter()
@@ -262,18 +233,16 @@ class Retriever:
         plan.timings["bm25"] = (time.perf_counter() - t0) * 1000
         return hits
 
-    def _fused(
-        self, plan: _Plan, vector: Vectors | None, sparse: list[IndexHit] | None = None
-    ) -> list[Fused]:
-        """Both branches (BM25's hits unless already found), live-version filter and fusion
-        (blocking)."""
-        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": sparse or []}
+    def _fused(self, plan: _Plan) -> list[Fused]:
+        """The question's vector, both branches, live-version filter and fusion (blocking)."""
+        vector = self._vector(plan)
+        branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
         timings = plan.timings
         if vector is not None and plan.weights["dense"] != 0:
             t0 = time.perf_counter()
             branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
             timings["dense"] = (time.perf_counter() - t0) * 1000
-        if sparse is None and plan.weights["bm25"] != 0:
+        if plan.weights["bm25"] != 0:
             branches["bm25"] = self._bm25(plan)
         t0 = time.perf_counter()
         live = self.store.live_versions({h.doc_id for hits in branches.values() for h in hits})
