@@ -62,6 +62,7 @@ class Services:
         close_embedder = getattr(self.embedder, "close", None)
         if callable(close_embedder):
             close_embedder()
+        self.retriever.close()
         self.index.close()
         self.store.close()
 

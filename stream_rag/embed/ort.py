@@ -94,6 +94,15 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp
         norm = [total, const(name + ".g", g), const(name + ".b", b)]
         return op("LayerNormalization", norm, name, axis=-1, epsilon=eps)
 
+    def attention_out(x: str, ctx: str, layer: Layer, p: str) -> str:
+        """The rest of a layer after attention: output projection, residual LayerNorm, the
+        feed-forward and its residual LayerNorm."""
+        out = linear(ctx, layer.w_o, layer.b_o, p + "o")
+        x = add_norm(x, out, layer.ln1_g, layer.ln1_b, p + "ln1")
+        h = op("Gelu", [linear(x, layer.w_1, layer.b_1, p + "ffn1")], p + "gelu")
+        y = linear(h, layer.w_2, layer.b_2, p + "ffn2")
+        return add_norm(x, y, layer.ln2_g, layer.ln2_b, p + "ln2")
+
     split_heads = const("split_heads", np.array([0, 0, heads, head_dim], np.int64))
     merge_heads = const("merge_heads", np.array([0, 0, dim], np.int64))
     thirds = const("thirds", np.array([dim, dim, dim], np.int64))
@@ -103,6 +112,22 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp
 
         qkv = linear(x, layer.w_qkv, layer.b_qkv, p + "qkv")
         nodes.append(helper.make_node("Split", [qkv, thirds], [p + "q", p + "k", p + "v"], axis=-1))
+        if precision == "int8":
+            # One text per call (see `OrtEncoder`): no padding, so no mask; onnxruntime's
+            # fused attention replaces the eleven operators below. 1/sqrt(hd) is in w_q.
+            mha = [p + "q", p + "k", p + "v"]
+            nodes.append(
+                helper.make_node(
+                    "MultiHeadAttention",
+                    mha,
+                    [p + "ctx_m"],
+                    domain="com.microsoft",
+                    num_heads=heads,
+                    scale=1.0,
+                )
+            )
+            x = attention_out(x, p + "ctx_m", layer, p)
+            continue
         # (B, L, H, hd) -> q, v: (B, H, L, hd); k: (B, H, hd, L). 1/sqrt(hd) is in w_q.
         q = op(
             "Transpose",
@@ -127,11 +152,7 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp
         ctx = op("MatMul", [attn, v], p + "ctx")
         ctx = op("Transpose", [ctx], p + "ctx_t", perm=[0, 2, 1, 3])
         ctx = op("Reshape", [ctx, merge_heads], p + "ctx_m")
-        out = linear(ctx, layer.w_o, layer.b_o, p + "o")
-        x = add_norm(x, out, layer.ln1_g, layer.ln1_b, p + "ln1")
-        h = op("Gelu", [linear(x, layer.w_1, layer.b_1, p + "ffn1")], p + "gelu")
-        y = linear(h, layer.w_2, layer.b_2, p + "ffn2")
-        x = add_norm(x, y, layer.ln2_g, layer.ln2_b, p + "ln2")
+        x = attention_out(x, ctx, layer, p)
     op("Identity", [x], "hidden")
     graph = helper.make_graph(
         nodes,

@@ -3,8 +3,10 @@ resolved to blocks that carry the chunk's ORIGINAL text and its document's ident
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -130,6 +132,9 @@ class Retriever:
         self.dense_status = dense_status or ("on" if embedder else "off")
         self.queries = queries or (QueryEmbedder(embedder) if embedder is not None else None)
         self._limiter: anyio.CapacityLimiter | None = None
+        # BM25 runs here while a worker embeds the question (see `_fused`); made on first use.
+        self._side: ThreadPoolExecutor | None = None
+        self._side_lock = threading.Lock()
         # Called with each search's timings (ms by branch), e.g. for the Prometheus metrics.
         self.on_search: Callable[[Mapping[str, float]], None] | None = None
 
@@ -212,6 +217,21 @@ class Retriever:
             self._limiter = anyio.CapacityLimiter(self.settings.cpu_workers)
         return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
 
+    def close(self) -> None:
+        """Let the side threads go (searches after this start new ones)."""
+        with self._side_lock:
+            side, self._side = self._side, None
+        if side is not None:
+            side.shutdown(wait=False)
+
+    def _side_pool(self) -> ThreadPoolExecutor:
+        with self._side_lock:
+            if self._side is None:
+                self._side = ThreadPoolExecutor(
+                    max_workers=self.settings.cpu_workers, thread_name_prefix="stream-rag-bm25"
+                )
+            return self._side
+
     def _search_sync(
         self, plan: _Plan, started: float, then: Callable[[SearchResult], T]
     ) -> tuple[SearchResult, T]:
@@ -235,6 +255,16 @@ class Retriever:
 
     def _fused(self, plan: _Plan) -> list[Fused]:
         """The question's vector, both branches, live-version filter and fusion (blocking)."""
+        sparse: Future[list[IndexHit]] | None = None
+        if (
+            plan.weights["bm25"] != 0
+            and (plan.weights["dense"] or plan.weights["title"])
+            and self.queries is not None
+            and self.queries.cached(plan.query) is None
+        ):
+            # BM25 needs no vector: it runs on a side thread (the machine's other core when
+            # it is free) while this one embeds the question, with no event-loop hand-off.
+            sparse = self._side_pool().submit(self._bm25, plan)
         vector = self._vector(plan)
         branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
         timings = plan.timings
@@ -242,7 +272,9 @@ class Retriever:
             t0 = time.perf_counter()
             branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
             timings["dense"] = (time.perf_counter() - t0) * 1000
-        if plan.weights["bm25"] != 0:
+        if sparse is not None:
+            branches["bm25"] = sparse.result()
+        elif plan.weights["bm25"] != 0:
             branches["bm25"] = self._bm25(plan)
         t0 = time.perf_counter()
         live = self.store.live_versions({h.doc_id for hits in branches.values() for h in hits})
