@@ -106,6 +106,10 @@ class Settings:
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
     # rest queue, so the event loop keeps the GIL often enough to deliver sentences.
     cpu_workers: int = 2
+    # `stream-rag serve`'s GIL switch interval: how long a worker thread running Python may
+    # keep the event loop waiting (Python's default, 5 ms, is paid on every wake-up while the
+    # workers are busy, e.g. a burst's retrieval; docs/decisions.md).
+    gil_switch_ms: float = 1.0
     # A load-test baseline ONLY: skip the pre-generation checks and the gate, send every unit.
     ungated_baseline: bool = False
     # One JSON line per HTTP request on stderr (`stream-rag serve`), instead of uvicorn's log.
@@ -181,6 +185,8 @@ class Settings:
         for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):
             if getattr(self, name) not in ("fp32", "int8"):
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be 'fp32' or 'int8'")
+        if not 0 < self.gil_switch_ms <= 100:
+            raise InvalidFieldError("STREAM_RAG_GIL_SWITCH_MS must be above 0 and at most 100")
         if self.query_cache_size < 0:
             raise InvalidFieldError("STREAM_RAG_QUERY_CACHE_SIZE must be >= 0")
         if self.fusion not in ("weighted", "rrf"):

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from stream_rag.config import Settings
 from stream_rag.errors import InvalidFieldError
+from stream_rag.http.lifecycle import Drain
 
 
 def test_defaults() -> None:
@@ -34,8 +36,25 @@ def test_environment_beats_env_file_and_overrides_beat_both(tmp_path: Path) -> N
         ("STREAM_RAG_CHUNK_CHARS", "10"),
         ("STREAM_RAG_BODY_TIMEOUT_S", "0"),
         ("STREAM_RAG_BODY_MIN_KB_S", "-1"),
+        ("STREAM_RAG_GIL_SWITCH_MS", "0"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(InvalidFieldError, match=name):
         Settings.from_env(environ={name: value}, env_file=None)
+
+
+def test_the_server_sets_the_gil_switch_interval(tmp_path: Path) -> None:
+    from starlette.applications import Starlette
+
+    from stream_rag.http.serving import build_server
+
+    before = sys.getswitchinterval()
+    try:
+        app = Starlette()
+        app.state.drain = Drain(1.0)
+        settings = Settings(data_dir=tmp_path, gil_switch_ms=2.5)
+        build_server(app, settings)
+        assert sys.getswitchinterval() == pytest.approx(0.0025)
+    finally:
+        sys.setswitchinterval(before)

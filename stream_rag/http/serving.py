@@ -10,6 +10,7 @@ running after `STREAM_RAG_DRAIN_S` with `error: shutting_down`.
 from __future__ import annotations
 
 import asyncio
+import sys
 from types import FrameType
 
 import h11
@@ -79,6 +80,8 @@ class DrainingServer(uvicorn.Server):
 
 
 def build_server(app: Starlette, settings: Settings) -> DrainingServer:
+    # Process-wide, so set here for the server and not by the app, which others may embed.
+    sys.setswitchinterval(settings.gil_switch_ms / 1000)
     protocol = type(
         "GuardedH11Protocol", (GuardedH11Protocol,), {"header_timeout_s": settings.header_timeout_s}
     )
