@@ -189,6 +189,8 @@ async def run(
             )
         )
         cpu.report(f"{concurrency} streams", concurrency)
+        # The machine's load, other processes included: figures mean little without it.
+        print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
         timelines = (await fake.get("/_bench/timelines")).json()
         report("1 stream   ", single, timelines)
         report(f"{concurrency} streams", list(many), timelines)
