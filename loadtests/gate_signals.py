@@ -148,8 +148,10 @@ def extras(
             out[f"align_i8_{dims}"] = float(_best(project(states[keep], dims), near_q).mean())
         aligned = align(pieces, states, vector, cited, vectors)
         assert aligned is not None
-        out["align_unmatched"] = aligned.unmatched
-        out["align_worst"] = aligned.worst
+        near_q = np.vstack([_stored_form(h, p, DIMS) for h, p in nearest])
+        best = _best(project(states[keep], DIMS), near_q)
+        out["align_unmatched"] = float((best < 0.5).mean())
+        out["align_worst"] = float(best.min())
         sims = windows @ vector
         w = max(range(len(sims)), key=lambda i: sims[i])
         window_text = _window_text(w, cited, ctx, vectors)

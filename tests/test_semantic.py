@@ -218,8 +218,8 @@ GREY = [
 def test_a_sentence_that_fails_whatever_its_cosine_is_not_embedded(
     minilm: MiniLMEmbedder,
 ) -> None:
-    """The verdict is the one the full signals give; the sentence is embedded only when its
-    cosine could change it (scores then carry the cosine)."""
+    """The verdict is the one the full signals give (token alignment included); the sentence
+    is embedded only when its embedding could change it (scores then carry the cosine)."""
     counting = CountingEncoder(minilm)
     stage = SemanticStage(counting)
     vectors = memory_vectors(BLOCKS, minilm)
@@ -229,7 +229,8 @@ def test_a_sentence_that_fails_whatever_its_cosine_is_not_embedded(
         ctx = GateContext(BLOCKS)
         lexical = ctx.check(text, citations)
         assert lexical.grey, raw
-        full = features(text, lexical, ctx, vectors, minilm.embed([text])[0], stage.word_vectors)
+        embedded_text, (pieces,) = minilm.embed_tokens([text])
+        full = features(text, lexical, ctx, vectors, embedded_text[0], stage.word_vectors, pieces)
         verdict = stage.judge(text, lexical, ctx, vectors)
         assert verdict.ok == (anchored(full) and probability(full) >= stage.cutoff), raw
         assert (text in counting.embedded) == ("cosine" in verdict.scores), raw

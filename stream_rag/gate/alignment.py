@@ -2,7 +2,8 @@
 piece of the sentence against the stored word pieces of the cited block sentences nearest to
 it, both MiniLM's last hidden states in the stored projection (embed/tokens.py). A
 paraphrase finds a close piece for each of its words; a claim that adds a detail leaves the
-detail's pieces without one.
+detail's pieces without one (`words`: how well each word of the sentence is matched, for the
+unsupported-term analysis in semantic.py).
 """
 
 from __future__ import annotations
@@ -20,17 +21,15 @@ F32 = npt.NDArray[np.float32]
 
 __all__ = ["NEAREST", "Alignment", "align"]
 
-# Block sentences (by cosine to the sentence) whose word pieces a sentence is aligned to.
+# Block sentences (by cosine to the sentence) whose word pieces a sentence is aligned to
+# (3, 5, 8 and 12 measured: docs/decisions.md).
 NEAREST = 8
-# A word piece whose best match is under this is counted as unmatched (`unmatched`).
-MATCHED = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class Alignment:
     mean: float  # mean over the sentence's content pieces of their best match
-    unmatched: float  # share of those pieces with no match >= MATCHED
-    worst: float  # the lowest best match
+    words: dict[str, float]  # each content word (pieces joined) -> mean best match of its pieces
 
 
 def align(
@@ -57,8 +56,22 @@ def align(
     near = np.vstack(rows) if rows else np.zeros((0, 1), np.float32)
     keep = content_pieces(pieces) or list(range(len(pieces)))
     if not keep or not len(near):
-        return Alignment(0.0, 1.0, 0.0)
+        return Alignment(0.0, {})
     best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
-    return Alignment(
-        float(best.mean()), float((best < MATCHED).mean()), float(max(0.0, best.min()))
-    )
+    return Alignment(float(best.mean()), _word_scores(pieces, keep, best))
+
+
+def _word_scores(pieces: Sequence[str], keep: Sequence[int], best: F32) -> dict[str, float]:
+    """Each word (a piece and its `##` continuations) -> mean best match of its kept pieces."""
+    word, words, spelled = -1, list[int](), list[str]()
+    for piece in pieces:
+        if piece.startswith("##") and spelled:
+            spelled[-1] += piece[2:]
+        else:
+            word += 1
+            spelled.append(piece)
+        words.append(word)
+    matches: dict[int, list[float]] = {}
+    for row, score in zip(keep, best, strict=True):
+        matches.setdefault(words[row], []).append(float(score))
+    return {spelled[w]: sum(v) / len(v) for w, v in matches.items()}

@@ -48,10 +48,10 @@ Pieces = tuple[list[str], F32]  # a sentence's word pieces and their last hidden
 
 # Fitted by `python -m loadtests.calibrate_gate` on WiCE dev + BEGIN dev (docs/decisions.md);
 # the order is that of `Features.vector()`. Refit whenever a signal changes.
-COEFFICIENTS: tuple[float, ...] = (0.0, 3.7955, 0.0, 0.0, 0.0, 0.0, -1.0035, -6.9487, 0.0, 0.0)
-INTERCEPT = 3.3660
+COEFFICIENTS: tuple[float, ...] = (0.0, 0.6454, 0.0, 0.0, 0.0, 0.0, 0.0, -1.9276, 8.0034, -4.9737)
+INTERCEPT = -2.5370
 # Probability a grey-zone sentence needs to pass (default; chosen for rejection).
-DEFAULT_CUTOFF = 0.45
+DEFAULT_CUTOFF = 0.5
 # Anchors, checked before the model: the sentence must resemble a window of its cited blocks
 # and share a fifth of its weighted terms with them. A model fitted on grey-zone sentences
 # has seen few that share nothing, so it must not be asked about them (a sentence cited to
@@ -97,7 +97,9 @@ class Features:
     soft_unsupported: float  # `unsupported`, each term discounted by its nearest block word
     worst_term: float  # the largest single discounted unsupported term
     alignment: float = 0.0  # mean best match of its word pieces in the nearest sentences
-    unmatched: float = 1.0  # share of its word pieces with no good match there
+    # The largest weight of a term no cited block has, discounted by its word's best match
+    # in the alignment (a missing detail keeps its weight; a reworded word loses it).
+    missing_worst: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         return (
@@ -110,7 +112,7 @@ class Features:
             math.log1p(self.soft_unsupported),
             self.worst_term,
             self.alignment,
-            self.unmatched,
+            self.missing_worst,
         )
 
     def to_json(self, *, embedded: bool = True) -> dict[str, float]:
@@ -120,7 +122,7 @@ class Features:
                 "cosine": round(self.cosine, 4),
                 "window_overlap": round(self.window_overlap, 4),
                 "alignment": round(self.alignment, 4),
-                "unmatched": round(self.unmatched, 4),
+                "missing_worst": round(self.missing_worst, 4),
             }
             if embedded
             else {}
@@ -210,7 +212,7 @@ def features(
 ) -> Features:
     """The signals for one grey-zone sentence against the windows of its cited blocks;
     without `sentence_vector`, the ones that need no embedding (cosine and window overlap 0);
-    without `pieces` (its word-piece states), no alignment (0, all unmatched)."""
+    without `pieces` (its word-piece states), no alignment (0)."""
     cited = tuple(sorted(set(verdict.cited)))
     terms = _content(sentence)
     block_keys = ctx.block_keys(cited)
@@ -263,23 +265,29 @@ def with_cosine(
     window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
     f = replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
     aligned = None if pieces is None else align(*pieces, sentence_vector, cited, vectors)
-    if aligned is None:  # no word pieces (a block stored without them): the worst case
+    if aligned is None:  # no word pieces (a block stored without them): alignment 0
         return f
-    return replace(f, alignment=aligned.mean, unmatched=aligned.unmatched)
+    block_keys = ctx.block_keys(tuple(sorted(set(cited))))
+    missing_worst = 0.0
+    for term, keys, surface in _content(sentence):
+        match = aligned.words.get(surface.lower())
+        if match is not None and not keys & block_keys:
+            weight = ctx.weights.get(term, ctx.unseen_weight) / ctx.unseen_weight
+            missing_worst = max(missing_worst, weight * (1.0 - max(0.0, match)))
+    return replace(f, alignment=aligned.mean, missing_worst=missing_worst)
 
 
 def best_case(f: Features) -> float:
     """The most `probability` can be for `f`, whatever its embedding signals turn out to be
-    (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap, alignment and
-    unmatched share in [0, 1])."""
+    (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap and alignment in
+    [0, 1]; the contextual missing weight at least 0, and its coefficient is never positive)."""
     return max(
         probability(
-            replace(f, cosine=cos, window_overlap=overlap, alignment=aligned, unmatched=share)
+            replace(f, cosine=cos, window_overlap=overlap, alignment=aligned, missing_worst=0.0)
         )
         for cos in (MIN_COSINE, _MAX_COSINE)
         for overlap in (0.0, 1.0)
         for aligned in (0.0, 1.0)
-        for share in (0.0, 1.0)
     )
 
 
