@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..embed.blas import SINGLE_THREADED_BLAS
 from ..embed.sentences import SentenceVectors
 from ..embed.tokens import content_pieces, project
 
@@ -57,7 +58,10 @@ def align(
     keep = content_pieces(pieces) or list(range(len(pieces)))
     if not keep or not len(near):
         return Alignment(0.0, {})
-    best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
+    # Small GEMMs: on OpenBLAS's thread pool each would wait for its threads (milliseconds
+    # on a busy machine, measured), so they run on this thread alone.
+    with SINGLE_THREADED_BLAS:
+        best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
     return Alignment(float(best.mean()), _word_scores(pieces, keep, best))
 
 
