@@ -12,13 +12,14 @@ all runs; the embedding of the sentence is included. `--no-stored-features`: the
 features computed on first use instead (chunks indexed before they were stored).
 `--corpus` (BEIR corpus.jsonl): index the first `--docs` documents twice into throwaway
 stores, without and with sentence vectors, alternating, and print chunks/s of each (same run,
-same load).
+same load) and the bytes stored per chunk (sentence vectors, word-piece states).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -111,6 +112,7 @@ def bench_ingest(
         # Process CPU time per chunk: the cost itself, steadier than wall time when other
         # processes share the cores.
         cpu_ms: dict[str, list[float]] = {"without": [], "with": []}
+        stored = (0.0, 0.0, 0)
         for r in range(rounds):
             for label in ("without", "with") if r % 2 == 0 else ("with", "without"):
                 settings = Settings(
@@ -130,6 +132,8 @@ def bench_ingest(
                         services.indexer.index_version(doc_id, version)
                     rates[label].append(chunks / (time.perf_counter() - start))
                     cpu_ms[label].append((time.process_time() - cpu) * 1000 / chunks)
+                    if label == "with":
+                        stored = stored_bytes(settings.data_dir / "stream_rag.sqlite3")
                 finally:
                     services.close()
         best = {k: max(v) for k, v in rates.items()}
@@ -144,6 +148,22 @@ def bench_ingest(
             shown = ", ".join(f"{v:.1f}" for v in values)
             print(f"  {label:<8} sentence vectors: {shown} ms CPU per chunk")
         print(f"  CPU cost ratio (least / least): {least['with'] / least['without']:.2f}x")
+        print(
+            f"  stored per chunk: {stored[0]:.0f} B sentence vectors (float16), "
+            f"{stored[1]:.0f} B word-piece states (int8) over {stored[2]} chunks"
+        )
+
+
+def stored_bytes(database: Path) -> tuple[float, float, int]:
+    """Mean bytes per chunk of the gate's sentence vectors and word-piece states."""
+    db = sqlite3.connect(database)
+    try:
+        row = db.execute(
+            "SELECT avg(length(vectors)), avg(length(tokens)), count(*) FROM chunk_sentence_vectors"
+        ).fetchone()
+    finally:
+        db.close()
+    return float(row[0] or 0), float(row[1] or 0), int(row[2])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceVectors, embed_sentences
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import Example, load
-from stream_rag.gate.semantic import Features, SemanticStage, anchored
+from stream_rag.gate.semantic import SENTENCE_PRECISION, Features, SemanticStage, anchored
 from stream_rag.gate.semantic import features as compute_features
 
 F64 = npt.NDArray[np.float64]
@@ -67,7 +67,14 @@ def stored_vectors(embedder: MiniLMEmbedder) -> Callable[[str], SentenceVectors]
     return stored
 
 
-def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedder) -> list[Row]:
+def featurise(
+    examples: Sequence[Example],
+    dataset: str,
+    embedder: MiniLMEmbedder,
+    precision: str = SENTENCE_PRECISION,
+) -> list[Row]:
+    """Each example's lexical verdict and, in the grey zone, its signals: the blocks as
+    ingest stores them (fp32), the sentence embedded at `precision` as a request would."""
     from stream_rag.gate.lexical import GateContext
 
     stage = SemanticStage(embedder)
@@ -78,7 +85,8 @@ def featurise(examples: Sequence[Example], dataset: str, embedder: MiniLMEmbedde
         verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
         feats = None
         if verdict.grey:
-            vectors, (pieces,) = embedder.embed_tokens([ex.sentence])
+            request = embedder.with_precision(precision)
+            vectors, (pieces,) = request.embed_tokens([ex.sentence])
             feats = compute_features(
                 ex.sentence,
                 verdict,
@@ -215,13 +223,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cutoff", type=float, default=0.5)
     parser.add_argument("--weight-positive", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--precision",
+        default=SENTENCE_PRECISION,
+        help=f"the generated sentence's MiniLM, fp32 or int8 (default {SENTENCE_PRECISION})",
+    )
     args = parser.parse_args(argv)
     embedder = MiniLMEmbedder()
     rows: list[Row] = []
     names = []
     for path in args.data:
         names.append(path.stem)
-        rows.extend(featurise(load(path), path.stem, embedder))
+        rows.extend(featurise(load(path), path.stem, embedder, args.precision))
     # Only anchored grey-zone sentences reach the model; the others are dropped unasked.
     grey = [i for i, r in enumerate(rows) if r.features is not None and anchored(r.features)]
     x = np.array([f.vector() for i in grey if (f := rows[i].features) is not None])

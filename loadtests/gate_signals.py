@@ -1,10 +1,11 @@
-"""Measure candidate signals for the gate's semantic stage against the committed ones, with
-the same k-fold protocol as `calibrate_gate` (folds stratified by data set and label, one
-model fitted on both sets pooled, coefficients of fixed sign, out-of-fold verdicts).
+"""Measure candidate signals for the gate's semantic stage against the signals committed
+before token alignment went in (fp32 sentences), with the same k-fold protocol as
+`calibrate_gate` (folds stratified by data set and label, one model fitted on both sets
+pooled, coefficients of fixed sign, out-of-fold verdicts).
 
     python -m loadtests.gate_signals ../shared/data/attribution/wice_dev.jsonl begin.jsonl
 
-Candidates (each added alone to the committed signals, then together):
+Candidates (each added alone to those signals, then together):
 - union_cover: IDF-weighted share of the sentence's terms (stems or lemmas) in the union of
   the 3 block sentences nearest to it (claims supported by two or three sentences together);
 - union_unsupported: the weight of its terms in none of those 3 sentences (log1p);
@@ -54,7 +55,9 @@ from stream_rag.gate.semantic import features as compute_features
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]
-COMMITTED = ("cosine", "log_soft", "worst_term")  # the signals with non-zero coefficients
+# The signals with non-zero coefficients before token alignment went in: the baseline each
+# candidate is added to (the table in docs/decisions.md).
+COMMITTED = ("cosine", "log_soft", "worst_term")
 SIGNS = {"cosine": 1, "log_soft": -1, "worst_term": -1, "union_cover": 1}
 SIGNS |= {"union_unsupported": -1, "entity_cover": 1, "clause_cosine": 1, "token_align": 1}
 SIGNS |= {"align_content": 1, "align_i8_384": 1, "align_i8_128": 1, "align_i8_64": 1}
@@ -235,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fold = folds([rows[i] for i in grey], args.folds, args.seed)  # type: ignore[misc]
     y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
     candidates = [n for n in SIGNS if n not in COMMITTED and n in rows[grey[0]].extra]
-    steps = [("committed signals", list(COMMITTED))]
+    steps = [("signals before alignment", list(COMMITTED))]
     steps += [(f"+ {n}", [*COMMITTED, n]) for n in candidates]
     steps.append(("+ all candidates", [*COMMITTED, *candidates]))
     print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")

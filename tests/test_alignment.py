@@ -87,7 +87,7 @@ def test_a_judged_sentence_reports_its_alignment(minilm: MiniLMEmbedder) -> None
     for raw in (PARAPHRASE, EXTRA_CLAIM):
         text, citations = extract(raw)
         lexical = ctx.check(text, citations)
-        vectors, (pieces,) = minilm.embed_tokens([text])
+        vectors, (pieces,) = stage.sentence_encoder.embed_tokens([text])
         found[raw] = features(
             text, lexical, ctx, lambda n: blocks[n - 1], vectors[0], stage.word_vectors, pieces
         )
