@@ -58,10 +58,10 @@ class Settings:
     embed_timeout_s: float = 30.0
     # The local MiniLM's precision per use ("fp32" or "int8", docs/decisions.md): search
     # queries, passages embedded at ingest (chunks, their FAQ questions), and the gate's
-    # semantic stage (block sentences at ingest, grey-zone sentences; calibrated on fp32).
+    # grey-zone sentences (calibrated on int8 against block sentences stored in fp32).
     embed_query_precision: str = "int8"
     embed_passage_precision: str = "fp32"
-    embed_gate_precision: str = "fp32"
+    embed_gate_precision: str = "int8"
     # Retrieval defaults; every request may override top_k, weights and fusion.
     top_k: int = 8
     candidates: int = 50

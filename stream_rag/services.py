@@ -221,6 +221,10 @@ def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | 
     semantic = None
     if settings.gate_semantic and isinstance(embedder, MiniLMEmbedder):
         cutoff = settings.gate_semantic_cutoff
-        encoder = embedder.with_precision(settings.embed_gate_precision)
-        semantic = SemanticStage(encoder, DEFAULT_CUTOFF if cutoff is None else cutoff)
+        # Block sentences (stored at ingest) in fp32, the grey-zone sentence at its setting.
+        semantic = SemanticStage(
+            embedder.with_precision("fp32"),
+            DEFAULT_CUTOFF if cutoff is None else cutoff,
+            settings.embed_gate_precision,
+        )
     return Stages(semantic, store, build_verifier(settings))

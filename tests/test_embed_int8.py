@@ -135,7 +135,9 @@ def test_each_use_gets_its_configured_precision(
         semantic = services.answerer.stages.semantic
         assert semantic is not None
         assert isinstance(semantic.encoder, MiniLMEmbedder)
-        assert semantic.encoder.precision == gate
+        assert semantic.encoder.precision == "fp32"  # the blocks' side, stored at ingest
+        assert isinstance(semantic.sentence_encoder, MiniLMEmbedder)
+        assert semantic.sentence_encoder.precision == gate
         assert services.embedder is minilm  # the fp32 model itself, e.g. for /readyz
     finally:
         services.close()
