@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from ..embed.blas import SINGLE_THREADED_BLAS
 from ..embed.sentences import SentenceEncoder, SentenceVectors
 from .alignment import align
 from .lexical import GateContext, Verdict
@@ -321,6 +322,14 @@ class SemanticStage:
         """A new verdict for a grey one; anything else is returned unchanged."""
         if not verdict.grey:
             return verdict
+        # Its matrix products are small: with OpenBLAS's threads they had a tail of 15-50 ms
+        # on a busy machine (waiting for a second core), against ~1.5 ms on one thread.
+        with SINGLE_THREADED_BLAS:
+            return self._judge(sentence, verdict, ctx, vectors)
+
+    def _judge(
+        self, sentence: str, verdict: Verdict, ctx: GateContext, vectors: BlockVectors
+    ) -> Verdict:
         # The signals that need no embedding first: most grey sentences that fail, fail
         # whatever their cosine (too little overlap to anchor, or too much unsupported), and
         # are dropped without paying for the sentence's embedding (docs/decisions.md).
