@@ -18,6 +18,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.http.openapi import document
+from stream_rag.sse import EventStreamParser
 
 from .conftest import wait_indexed
 
@@ -156,8 +157,7 @@ def check(response: Reply) -> None:
         if "chat.completion.chunk" in text:
             assert text.rstrip().endswith("data: [DONE]")
         else:
-            last = [line for line in text.splitlines() if line.startswith("event:")][-1]
-            assert last.split(":", 1)[1].strip() in ("done", "error"), text[-500:]
+            assert EventStreamParser().feed(text)[-1].event in ("done", "error"), text[-500:]
 
 
 @pytest.mark.parametrize(("path", "method"), JSON_OPERATIONS)
