@@ -4,6 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
 
 from stream_rag.cli.commands import main
 from stream_rag.config import Settings
@@ -133,3 +137,32 @@ def test_a_new_feature_format_indexes_stored_versions_again_at_start(
         assert services.store.meta("index_fingerprint") == services.indexer.fingerprint
     finally:
         services.close()
+
+
+def test_remote_commands_report_a_proxy_error_page_and_a_stream_that_is_not_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reverse proxy's HTML 502 is not a stream_rag error body; neither is an event stream
+    whose data is not JSON: both end in a message and exit 1, not a traceback."""
+
+    async def gateway(request: Request) -> Response:
+        return HTMLResponse("<html><body><h1>502 Bad Gateway</h1></body></html>", 502)
+
+    async def garbled(request: Request) -> Response:
+        return Response("event: sources\ndata: {not json\n\n", media_type="text/event-stream")
+
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.txt").write_text("Alpha.")
+    unused = ["--data-dir", str(tmp_path / "unused")]
+    with running_server(
+        Starlette(routes=[Route("/v1/{path:path}", gateway, methods=["POST"])])
+    ) as url:
+        assert main([*unused, "ingest", str(kb), "--url", url]) == 1
+        assert main([*unused, "ask", "refunds?", "--url", url]) == 1
+    out, err = capsys.readouterr()
+    assert "a.txt: HTTP 502 Bad Gateway: <html><body><h1>502 Bad Gateway" in out
+    assert "stream-rag: error: HTTP 502 Bad Gateway: <html>" in err
+    with running_server(Starlette(routes=[Route("/v1/chat", garbled, methods=["POST"])])) as url:
+        assert main([*unused, "ask", "refunds?", "--url", url]) == 1
+    assert f"{url} sent an event that is not JSON" in capsys.readouterr().err

@@ -127,7 +127,7 @@ def ask_remote(args: argparse.Namespace) -> int:
     import httpx
 
     from ..sse import parse_lines
-    from .keys import client_headers
+    from .keys import client_headers, error_message
 
     body = {"question": args.question, "collection": args.collection, "top_k": args.top_k}
     printer = AnswerPrinter()
@@ -141,13 +141,15 @@ def ask_remote(args: argparse.Namespace) -> int:
         ) as response:
             if response.status_code != 200:
                 response.read()
-                message = response.json().get("error", {}).get("message", response.text)
-                print(f"stream-rag: error: {message}", file=sys.stderr)
+                print(f"stream-rag: error: {error_message(response)}", file=sys.stderr)
                 return 1
             for event in parse_lines(response.iter_lines()):
                 printer.show(event.event, event.json())
     except httpx.HTTPError as exc:
         print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
+        return 1
+    except ValueError:  # an event whose data is not JSON: not a stream_rag server
+        print(f"stream-rag: error: {args.url} sent an event that is not JSON", file=sys.stderr)
         return 1
     return printer.exit_code()
 

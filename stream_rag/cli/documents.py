@@ -85,13 +85,12 @@ def ingest_remote(settings: Settings, args: argparse.Namespace) -> int:
                 print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
                 return 1
             else:
-                body = response.json()
                 if response.status_code in (200, 201):
-                    result = UploadResult.from_json(body)
+                    result = UploadResult.from_json(response.json())
                     bucket = report.duplicates if result.duplicate else report.added
                     bucket.append((path, result))
                 else:
-                    report.failed.append((path, body.get("error", {}).get("message", "?")))
+                    report.failed.append((path, keys.error_message(response)))
             progress.advance(path.name)
     progress.close()
     return _print_report(report)

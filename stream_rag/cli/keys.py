@@ -6,9 +6,13 @@ import argparse
 import json
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from ..access.keys import ALL, SCOPES, KeyStore, load_keys_file
 from ..config import Settings
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,3 +108,14 @@ def client_headers() -> dict[str, str]:
     """For commands that call a running server (`--url`): the key in `STREAM_RAG_API_KEY`."""
     key = os.environ.get("STREAM_RAG_API_KEY", "").strip()
     return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def error_message(response: httpx.Response) -> str:
+    """What a failed `--url` call says: a stream_rag error body's message, else the status and
+    the start of whatever answered (a proxy's HTML error page is not JSON)."""
+    try:
+        message = response.json()["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        text = " ".join(response.text.split())[:200]
+        return f"HTTP {response.status_code} {response.reason_phrase}: {text}".rstrip(": ")
+    return str(message)
