@@ -185,7 +185,9 @@ def test_sigterm_lets_streams_finish_then_stops(tmp_path: Path) -> None:
                     def refused() -> bool:
                         try:
                             httpx.get(f"{base_url}/healthz", timeout=HANG_GUARD_S)
-                        except httpx.ConnectError:
+                        # A connection the kernel queued just before the listener closed is
+                        # dropped unanswered: refused as well (seen once on a loaded machine).
+                        except (httpx.ConnectError, httpx.RemoteProtocolError):
                             return True
                         return False
 
