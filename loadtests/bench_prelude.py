@@ -1,11 +1,11 @@
 """CPU per answer of the gated path's own steps, in process, on the bundled sample KB.
 
-    python -m loadtests.bench_prelude --questions 300 [--distinct] [--batch 10]
+    python -m loadtests.bench_prelude --questions 300 [--distinct]
 
 `stream-rag loadtest` says what an answer costs the server in all; this says where the gated
 path's share goes, one step at a time and without the noise of a shared machine (CPU time,
-not wall time): the question's embedding (in batches of `--batch`, as concurrent requests
-get it), retrieval with the vector known, the pre-generation checks (evidence score and
+not wall time): the question's embedding (as a search does it, in its worker call), retrieval
+with the vector known, the pre-generation checks (evidence score and
 conflict check), the gate context, and the gate on the fake model's answer (the default
 `fake-llm`: three faithful sentences quoted from the blocks). The ungated baseline runs the
 embedding and retrieval only.
@@ -86,20 +86,16 @@ async def answer_once(answerer: Answerer, question: str, spent: dict[str, list[f
     return judged
 
 
-async def run(services: Services, questions: list[str], batch: int) -> dict[str, list[float]]:
+async def run(services: Services, questions: list[str]) -> dict[str, list[float]]:
     spent: dict[str, list[float]] = {step: [] for step in STEPS}
     queries = services.retriever.queries
     assert queries is not None, "the sample KB runs with the MiniLM embedder"
     sentences = 0
-    for start in range(0, len(questions), batch):
-        group = questions[start : start + batch]
+    for question in questions:
         t0 = time.process_time()
-        async with anyio.create_task_group() as tasks:  # one batched embedding call
-            for question in group:
-                tasks.start_soon(queries.embed, question)
-        spent["embed"] += [cpu_ms(t0) / len(group)] * len(group)
-        for question in group:
-            sentences += await answer_once(services.answerer, question, spent)
+        queries.embed_here(question)
+        spent["embed"].append(cpu_ms(t0))
+        sentences += await answer_once(services.answerer, question, spent)
     print(f"{len(questions)} answers, {sentences / len(questions):.2f} sentences judged each")
     return spent
 
@@ -114,19 +110,18 @@ def show(name: str, values: list[float]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--questions", type=int, default=300)
-    parser.add_argument("--batch", type=int, default=10, help="questions per embedding call")
     parser.add_argument("--distinct", action="store_true", help="number every question")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-prelude-") as tmp:
         services = open_sample(Path(tmp))
         try:
             warm = list(QUESTIONS)
-            anyio.run(run, services, warm, args.batch)  # loads, caches, first calls
+            anyio.run(run, services, warm)  # loads, caches, first calls
             questions = [
                 f"{QUESTIONS[i % len(QUESTIONS)]}" + (f" (#{i})" if args.distinct else "")
                 for i in range(args.questions)
             ]
-            spent = anyio.run(run, services, questions, args.batch)
+            spent = anyio.run(run, services, questions)
         finally:
             services.close()
     for step in STEPS:
