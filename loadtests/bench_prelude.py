@@ -7,8 +7,9 @@ path's share goes, one step at a time and without the noise of a shared machine 
 not wall time): the question's embedding (as a search does it, in its worker call), retrieval
 with the vector known, the pre-generation checks (evidence score and
 conflict check), the gate context, and the gate on the fake model's answer (the default
-`fake-llm`: three faithful sentences quoted from the blocks). The ungated baseline runs the
-embedding and retrieval only.
+`fake-llm`: three faithful sentences quoted from the blocks), each over a new context (the
+service reuses one built for the same blocks, with its verdicts: not measured here). The
+ungated baseline runs the embedding and retrieval only.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from pathlib import Path
 
 import anyio
 
+from stream_rag.answer.contexts import build_context
 from stream_rag.answer.pipeline import Answerer
 from stream_rag.answer.prompt import build_messages
 from stream_rag.answer.results import Options
 from stream_rag.config import Settings
+from stream_rag.gate.lexical import DEFAULT_THRESHOLD
 from stream_rag.gate.segment import SentenceBuffer
 from stream_rag.ingest.local import ingest_paths, sample_kb_dir
 from stream_rag.loadtest.users import QUESTIONS
@@ -64,7 +67,9 @@ async def answer_once(answerer: Answerer, question: str, spent: dict[str, list[f
     refusal = answerer.precheck(question, blocks, options)
     spent["precheck"].append(cpu_ms(t0))
     t0 = time.process_time()
-    context = answerer.gate_context_sync(blocks, options)
+    # A new context every time: what an answer over blocks not seen recently costs (the
+    # service keeps contexts by their blocks, see answer/contexts.py).
+    context = build_context(blocks, answerer.settings.gate_threshold or DEFAULT_THRESHOLD)
     spent["context"].append(cpu_ms(t0))
     if refusal is not None:
         spent["gate"].append(0.0)

@@ -31,6 +31,7 @@ from ..model.usage import Usage
 from ..model.usage import start as start_usage
 from ..retrieve.hybrid import Block, Retriever, SearchResult
 from .conflicts import ConflictDetector, LexicalConflictDetector
+from .contexts import ContextCache
 from .conversation import CONDENSE_PROMPT, condense_request, resolve
 from .evidence import evidence_score
 from .limits import MAX_QUESTION_CHARS
@@ -86,6 +87,7 @@ class Answerer:
         self.detector = detector or LexicalConflictDetector()
         self.telemetry = telemetry
         self.stages = stages or Stages()
+        self.contexts = ContextCache()
         # The app replaces this with its own, which SIGTERM sets off.
         self.drain = Drain(settings.drain_s)
 
@@ -161,13 +163,9 @@ class Answerer:
         return None
 
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
+        """The gate context over `blocks`: one built for the same blocks before, or new."""
         threshold = options.gate_threshold or self.settings.gate_threshold or DEFAULT_THRESHOLD
-        return GateContext(
-            [b.text for b in blocks],
-            [b.doc_id for b in blocks],
-            threshold=threshold,
-            features=[b.features for b in blocks],
-        )
+        return self.contexts.get(blocks, threshold)
 
     def _judge(
         self, context: GateContext | None, blocks: Sequence[Block]

@@ -98,6 +98,9 @@ def _refs(numbers: Iterable[int]) -> str:
     return "".join(f"[{n}]" for n in numbers)
 
 
+_MAX_VERDICTS = 256  # per context
+
+
 class GateContext:
     """The issued blocks of one request (block n is `blocks[n - 1]`), digested once: terms,
     document frequencies, IDF, the terms dropped for being in most blocks, and quantities."""
@@ -136,6 +139,9 @@ class GateContext:
         self._unions: dict[tuple[int, ...], frozenset[str]] = {}
         self._key_unions: dict[tuple[int, ...], frozenset[str]] = {}
         self._tokens: dict[int, tuple[str, ...]] = {}
+        # A context may serve several requests over the same blocks (`ContextCache`): a
+        # sentence judged before gets the same verdict (the check is a pure function of it).
+        self._verdicts: dict[tuple[str, tuple[Citation, ...]], Verdict] = {}
         # The semantic stage's stored terms, where given (else computed on first use).
         self._semantic: tuple[SemanticTerms | None, ...] = tuple(
             None if f is None else f.semantic for f in given
@@ -147,6 +153,16 @@ class GateContext:
 
     def check(self, sentence: str, citations: Sequence[Citation]) -> Verdict:
         """Judge `sentence` (markers already stripped) against the blocks it cites."""
+        key = (sentence, tuple(citations))
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._check(sentence, citations)
+            if len(self._verdicts) >= _MAX_VERDICTS:
+                self._verdicts.clear()
+            self._verdicts[key] = verdict
+        return verdict
+
+    def _check(self, sentence: str, citations: Sequence[Citation]) -> Verdict:
         cited = tuple(dict.fromkeys(c.n for c in citations))
         stated, words = scan(canonical(sentence))
         terms = content_terms(words)
