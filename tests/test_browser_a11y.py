@@ -1,9 +1,5 @@
 """The widget by keyboard alone, at 400 px wide, and its contrast in light and dark, in a real
-browser.
-
-Chromium, its pages and the shared helpers are in browser.py (no Chromium: skipped, or failed
-under CI=true).
-"""
+browser."""
 
 from __future__ import annotations
 

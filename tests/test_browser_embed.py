@@ -1,9 +1,5 @@
 """The widget embedded in other sites' pages, in a real browser: cross-origin, with a chat key,
-under the host page's CSS.
-
-Chromium, its pages and the shared helpers are in browser.py (no Chromium: skipped, or failed
-under CI=true).
-"""
+under the host page's CSS."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The served page in a real browser: the documents panel, and a server that asks for a key.
-
-Chromium, its pages and the shared helpers are in browser.py (no Chromium: skipped, or failed
-under CI=true).
-"""
+"""The served page in a real browser: the documents panel, and a server that asks for a key."""
 
 from __future__ import annotations
 
