@@ -126,5 +126,16 @@ class UploadResult:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One chat message as a chat model takes it (the prompt is built in answer/prompt.py)."""
+
+    role: str
+    content: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
 def _version_from_json(body: dict[str, Any]) -> Version:
     return Version(**{f.name: body[f.name] for f in fields(Version)})

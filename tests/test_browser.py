@@ -15,10 +15,10 @@ from contextlib import aclosing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stream_rag.answer.prompt import Message
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, OpenAIChatModel
+from stream_rag.types import Message
 
 from .browser import (
     CHAT,

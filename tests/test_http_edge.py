@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.answer.prompt import Message
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.sse import EventStreamParser
 from stream_rag.store.documents import DocumentStore
+from stream_rag.types import Message
 
 from .conftest import store_snapshot, wait_indexed
 from .test_api import multipart

@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from stream_rag.answer.prompt import Message
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
 from stream_rag.model.stream import PieceDecoder, StreamReplyError, content_pieces
+from stream_rag.types import Message
 from tests.helpers import running_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"

@@ -30,12 +30,13 @@ from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
 from ..model.usage import start as start_usage
 from ..retrieve.hybrid import Block, Retriever, SearchResult
+from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache
 from .conversation import CONDENSE_PROMPT, condense_request, resolve
 from .evidence import evidence_score
 from .limits import MAX_QUESTION_CHARS
-from .prompt import Message, build_messages
+from .prompt import build_messages
 from .refusals import conflict_message
 from .results import (
     AnswerResult,

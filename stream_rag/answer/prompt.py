@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..retrieve.hybrid import Block
+from ..types import Message
 from .conversation import PROMPT_TURNS, Turn
 
 SYSTEM = """\
@@ -24,15 +24,6 @@ HISTORY_HEADER = (
 )
 # The block header line; the fake model and the local generator parse it back.
 HEADER_RE = re.compile(r"^\[(\d+)\] (.*) \(id: (\S+), version (\d+)\)$", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    role: str
-    content: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
 
 
 def format_blocks(blocks: Sequence[Block]) -> str:

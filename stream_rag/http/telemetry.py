@@ -23,9 +23,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 if TYPE_CHECKING:
-    from ..answer.prompt import Message as ChatMessage
     from ..events import Event
     from ..model.llm import ChatModel
+    from ..types import Message as ChatMessage
 
 __all__ = ["PROMETHEUS_TEXT", "ObservedApp", "ObservedModel", "Telemetry", "current_request_id"]
 

@@ -26,11 +26,12 @@ import anyio.to_thread
 import numpy as np
 
 from ..answer.conversation import resolve
-from ..answer.prompt import HEADER_RE, Message, parse_blocks, parse_history, parse_question
+from ..answer.prompt import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..embed.backends import Embedder, Vectors
 from ..gate.terms import stem
 from ..ingest.chunking import pieces, sentence_spans
 from ..text import tokenize
+from ..types import Message
 
 NO_ANSWER = "The sources do not answer this question."
 _TOKEN = re.compile(r"\S+\s*")

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import anyio
 import httpx
 
-from ..answer.prompt import Message
 from ..errors import StreamRagError
+from ..types import Message
 from .stream import PieceDecoder, StreamReplyError
 
 if TYPE_CHECKING:
