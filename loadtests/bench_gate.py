@@ -4,7 +4,8 @@ Blocks come from a BEIR-style corpus (`--corpus ../shared/data/cranfield/corpus.
 consecutive abstracts joined to ~300 words) or, without one, from seeded synthetic text.
 Sentences are spans of the blocks, half of them with words swapped for unseen ones, and some
 with numbers, cited to one or two blocks. Prints p50/p99 of `check` (each sentence timed once,
-as in production), of `check_sentence` (with marker parsing), and of the best of 5 runs.
+as in production), of `check_sentence` (with marker parsing), and of the best of 5 runs; the
+context's kept verdicts are bypassed, so every figure is a sentence's real check.
 """
 
 from __future__ import annotations
@@ -97,22 +98,23 @@ def main(argv: list[str] | None = None) -> int:
     full_ns: list[int] = []
     best_ns: list[int] = []  # best of 5: the cost without scheduler and GC noise
     passed = 0
+    # A context remembers its verdicts (it may serve several requests over the same blocks),
+    # so only a sentence's first check does the work: each sentence is checked first through
+    # `check_sentence` (marker parsing included), then the uncached check is timed directly.
     for text, cited in sentences(rng, blocks, args.sentences):
         citations = [Citation(n) for n in cited]
-        start = time.perf_counter_ns()
-        verdict = ctx.check(text, citations)
-        check_ns.append(time.perf_counter_ns() - start)
         raw = text + "".join(f"[{n}]" for n in cited) + "."
         start = time.perf_counter_ns()
         check_sentence(raw, ctx)
         full_ns.append(time.perf_counter_ns() - start)
-        passed += verdict.ok
         runs = []
-        for _ in range(5):
+        for _ in range(6):
             start = time.perf_counter_ns()
-            ctx.check(text, citations)
+            verdict = ctx._check(text, citations)
             runs.append(time.perf_counter_ns() - start)
-        best_ns.append(min(runs))
+        check_ns.append(runs[0])
+        best_ns.append(min(runs[1:]))
+        passed += verdict.ok
     words = sum(len(b.split()) for b in blocks)
     print(f"{len(blocks)} blocks, {words} words ({'corpus' if args.corpus else 'synthetic'})")
     print(f"GateContext build: {build_us / 1000:.2f} ms (once per request)")
