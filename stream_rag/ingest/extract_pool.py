@@ -35,6 +35,10 @@ MIB = 1024 * 1024
 # document does not leave a bloated process behind for the next ones.
 _RECYCLE_RSS = 512 * MIB
 _NICE = 10
+# How long a new worker may take to start. Its start-up is not the document's: the wall
+# limit counts from when a started worker has the job (a busy machine can take a while to
+# fork and renice a fresh one, and that must not fail a small document).
+_STARTUP_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +171,19 @@ class _Worker:
         )
         self.process.start()
         child.close()
+        self._started = False
 
     def alive(self) -> bool:
         return bool(self.process.is_alive())
 
     def run(self, job: tuple[str, str, int, int]) -> _Result:
         try:
+            if not self._started:
+                # The worker says so once it is set up (limits on, reniced).
+                if not self._conn.poll(_STARTUP_S):
+                    raise StreamRagError(f"the extraction worker did not start in {_STARTUP_S:g} s")
+                self._conn.recv()
+                self._started = True
             self._conn.send(job)
             if not self._conn.poll(self.limits.wall_s):
                 raise LimitExceededError(
@@ -220,6 +231,7 @@ def _serve(conn: Connection, limits: Limits) -> None:
     os.nice(_NICE)
     memory = limits.memory_mb * MIB
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    conn.send(("ready", None, False))
     while True:
         try:
             job = conn.recv()
