@@ -9,7 +9,7 @@ the contextual alignment of the sentence's word pieces to the nearest block sent
 (alignment.py; the block side stored at ingest, the sentence's from its own pass). A
 small logistic model with committed coefficients (fitted by `loadtests/calibrate_gate.py` on
 the shared dev sets) combines them. Block-side vectors are stored at ingest
-(sentence_vectors.py); a request embeds at most the sentence itself.
+(embed/sentences.py, embed/tokens.py); a request embeds at most the sentence itself.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import httpx
 
 from ..errors import StreamRagError
 from ..types import Message
-from .stream import PieceDecoder, StreamReplyError
+from .stream import StreamReplyError, content_pieces
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncAPIResponse, AsyncStream
@@ -102,14 +102,8 @@ class OpenAIChatModel:
             raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
             chunks = _body(response.http_response)
-            decoder = PieceDecoder()
-            async for chunk in chunks:
-                for piece in decoder.feed(chunk):
-                    yield piece
-                if decoder.done:
-                    break
-            else:
-                for piece in decoder.close():
+            async with contextlib.aclosing(content_pieces(chunks)) as pieces:
+                async for piece in pieces:
                     yield piece
             # What follows `[DONE]` (the body's end) is read too: a response closed before
             # its end takes its connection along, and the next answer would open a new one.

@@ -11,7 +11,7 @@ token's chunk would otherwise pass three more generators and two decoders.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 
 from ..errors import StreamRagError
 from .usage import record
@@ -77,7 +77,7 @@ class PieceDecoder:
         return pieces
 
 
-async def content_pieces(chunks: AsyncIterable[bytes]) -> AsyncIterator[str]:
+async def content_pieces(chunks: AsyncIterable[bytes]) -> AsyncGenerator[str, None]:
     """The non-empty `choices[0].delta.content` of each event, in order, until `[DONE]`."""
     decoder = PieceDecoder()
     async for chunk in chunks:
