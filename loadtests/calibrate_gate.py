@@ -37,6 +37,7 @@ STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("+ soft unsupported (word vectors)", (0, 1, 2, 3, 4, 5, 6, 7)),
     ("+ token alignment (stored states)", (0, 1, 2, 3, 4, 5, 6, 7, 8)),
     ("+ worst missing term (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)),
+    ("+ weakest part (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
 )
 
 
@@ -121,7 +122,7 @@ def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
 # The sign each coefficient must have: more support never lowers the probability, more
 # unsupported weight never raises it. Unconstrained fits flip signs between correlated
 # signals and then extrapolate badly (a sentence sharing nothing with its block passed).
-SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1)
+SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1, 1)
 
 
 def fit_monotone(x: F64, y: F64, columns: list[int], weight_positive: float = 1.0) -> F64:
@@ -274,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out[~train] = predict(w, x[~train][:, cols])
         show(f"{label} (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)})
     print("cutoff sweep, all signals (cv):")
-    for step in range(30, 76, 5):
+    for step in (*range(30, 60, 2), *range(60, 76, 5)):
         show(
             f"  cutoff {step / 100:.2f}",
             {i: bool(out[j] >= step / 100) for j, i in enumerate(grey)},

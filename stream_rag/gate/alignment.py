@@ -3,7 +3,8 @@ piece of the sentence against the stored word pieces of the cited block sentence
 it, both MiniLM's last hidden states in the stored projection (embed/tokens.py). A
 paraphrase finds a close piece for each of its words; a claim that adds a detail leaves the
 detail's pieces without one (`words`: how well each word of the sentence is matched, for the
-unsupported-term analysis in semantic.py).
+unsupported-term analysis in semantic.py). A long claim is supported only if every part of it
+is, so the weakest part's alignment is kept too (`weakest_part`).
 """
 
 from __future__ import annotations
@@ -20,17 +21,27 @@ from ..embed.tokens import content_pieces, project
 
 F32 = npt.NDArray[np.float32]
 
-__all__ = ["NEAREST", "Alignment", "align"]
+__all__ = ["NEAREST", "PART_BOUNDARIES", "Alignment", "align", "parts"]
 
 # Block sentences (by cosine to the sentence) whose word pieces a sentence is aligned to
 # (3, 5, 8 and 12 measured: docs/decisions.md).
 NEAREST = 8
+# Word pieces that end a part of a claim: punctuation, conjunctions, relatives and the
+# prepositions that attach another fact ("..., which ...", "... after ...", "... with ...").
+PART_BOUNDARIES = (
+    frozenset((",", ";", ":", "(", ")", "-", "\u2013", "\u2014", "and", "but", "while", "whereas"))
+    | frozenset(("which", "who", "whom", "whose", "where", "when", "although", "though", "because"))
+    | frozenset(("including", "after", "before", "as", "with", "since"))
+)
+# A part needs this many content pieces to be judged alone (shorter ones join no other).
+PART_MIN_PIECES = 2
 
 
 @dataclass(frozen=True, slots=True)
 class Alignment:
     mean: float  # mean over the sentence's content pieces of their best match
     words: dict[str, float]  # each content word (pieces joined) -> mean best match of its pieces
+    weakest_part: float = 0.0  # the lowest mean best match over the sentence's parts
 
 
 def align(
@@ -62,7 +73,23 @@ def align(
     # on a busy machine, measured), so they run on this thread alone.
     with SINGLE_THREADED_BLAS:
         best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
-    return Alignment(float(best.mean()), _word_scores(pieces, keep, best))
+    by_row = dict(zip(keep, best.tolist(), strict=True))
+    weakest = min(sum(by_row[i] for i in part) / len(part) for part in parts(pieces, keep))
+    return Alignment(float(best.mean()), _word_scores(pieces, keep, best), float(weakest))
+
+
+def parts(pieces: Sequence[str], keep: Sequence[int]) -> list[list[int]]:
+    """The sentence's parts: runs of its content pieces (rows in `keep`) between boundary
+    pieces, those with at least PART_MIN_PIECES; all of `keep` if none has."""
+    kept = set(keep)
+    out: list[list[int]] = [[]]
+    for i, piece in enumerate(pieces):
+        if piece in PART_BOUNDARIES:
+            out.append([])
+        elif i in kept:
+            out[-1].append(i)
+    judged = [part for part in out if len(part) >= PART_MIN_PIECES]
+    return judged or [list(keep)]
 
 
 def _word_scores(pieces: Sequence[str], keep: Sequence[int], best: F32) -> dict[str, float]:

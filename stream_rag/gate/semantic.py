@@ -50,12 +50,12 @@ Pieces = tuple[list[str], F32]  # a sentence's word pieces and their last hidden
 
 # Fitted by `python -m loadtests.calibrate_gate` on WiCE dev + BEGIN dev (docs/decisions.md);
 # the order is that of `Features.vector()`. Refit whenever a signal changes.
-COEFFICIENTS: tuple[float, ...] = (0.0, 0.978, 0.0, 0.0, 0.0, 0.0, 0.0, -3.1444, 6.8802, -5.2846)
-INTERCEPT = -0.6834
+COEFFICIENTS: tuple[float, ...] = (0.0, 1.1131, 0, 0, 0, 0, 0, -2.0636, 5.4156, -4.8431, 1.6788)
+INTERCEPT = -1.9282
 # The generated sentence is embedded at this precision (the blocks as ingest stored them).
 SENTENCE_PRECISION = "int8"
 # Probability a grey-zone sentence needs to pass (default; chosen for rejection).
-DEFAULT_CUTOFF = 0.5
+DEFAULT_CUTOFF = 0.48
 # Anchors, checked before the model: the sentence must resemble a window of its cited blocks
 # and share a fifth of its weighted terms with them. A model fitted on grey-zone sentences
 # has seen few that share nothing, so it must not be asked about them (a sentence cited to
@@ -104,6 +104,7 @@ class Features:
     # The largest weight of a term no cited block has, discounted by its word's best match
     # in the alignment (a missing detail keeps its weight; a reworded word loses it).
     missing_worst: float = 0.0
+    weakest_part: float = 0.0  # the alignment of the sentence's least matched part
 
     def vector(self) -> tuple[float, ...]:
         return (
@@ -117,6 +118,7 @@ class Features:
             self.worst_term,
             self.alignment,
             self.missing_worst,
+            self.weakest_part,
         )
 
     def to_json(self, *, embedded: bool = True) -> dict[str, float]:
@@ -127,6 +129,7 @@ class Features:
                 "window_overlap": round(self.window_overlap, 4),
                 "alignment": round(self.alignment, 4),
                 "missing_worst": round(self.missing_worst, 4),
+                "weakest_part": round(self.weakest_part, 4),
             }
             if embedded
             else {}
@@ -278,20 +281,34 @@ def with_cosine(
         if match is not None and not keys & block_keys:
             weight = ctx.weights.get(term, ctx.unseen_weight) / ctx.unseen_weight
             missing_worst = max(missing_worst, weight * (1.0 - max(0.0, match)))
-    return replace(f, alignment=aligned.mean, missing_worst=missing_worst)
+    return replace(
+        f,
+        alignment=aligned.mean,
+        missing_worst=missing_worst,
+        weakest_part=aligned.weakest_part,
+    )
 
 
 def best_case(f: Features) -> float:
     """The most `probability` can be for `f`, whatever its embedding signals turn out to be
     (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap and alignment in
-    [0, 1]; the contextual missing weight at least 0, and its coefficient is never positive)."""
+    [0, 1], and so is the weakest part's; the contextual missing weight at least 0, and its
+    coefficient is never positive)."""
     return max(
         probability(
-            replace(f, cosine=cos, window_overlap=overlap, alignment=aligned, missing_worst=0.0)
+            replace(
+                f,
+                cosine=cos,
+                window_overlap=overlap,
+                alignment=aligned,
+                missing_worst=0.0,
+                weakest_part=part,
+            )
         )
         for cos in (MIN_COSINE, _MAX_COSINE)
         for overlap in (0.0, 1.0)
         for aligned in (0.0, 1.0)
+        for part in (0.0, 1.0)
     )
 
 
