@@ -13,7 +13,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import StoredVectors, chunk_sentences, embed_sentences
 from stream_rag.embed.tokens import DIMS, TokenStates, compress, content_pieces, project
-from stream_rag.gate.alignment import Alignment, align
+from stream_rag.gate.alignment import Alignment, align, parts
 from stream_rag.gate.citations import extract
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SemanticStage, features
@@ -54,6 +54,19 @@ def test_stored_states_round_trip_and_keep_the_pieces_cosines(minilm: MiniLMEmbe
     assert np.abs(stored.states - project(full)).max() < 0.01  # int8 steps only
 
 
+def test_a_claim_is_cut_into_parts_at_clauses() -> None:
+    pieces = ["the", "warranty", "covers", "defects", ",", "and", "the", "company", "offers"]
+    pieces += ["free", "repairs", "worldwide", "."]
+    keep = content_pieces(pieces)
+    assert [[pieces[i] for i in part] for part in parts(pieces, keep)] == [
+        ["warranty", "covers", "defects"],
+        ["company", "offers", "free", "repairs", "worldwide"],
+    ]
+    # A part of one content piece is not judged alone; with no part of two, the whole is.
+    short = ["it", "rained", ",", "then", "snowed"]
+    assert parts(short, content_pieces(short)) == [content_pieces(short)]
+
+
 def _alignment(minilm: MiniLMEmbedder, raw: str) -> Alignment:
     text, _ = extract(raw)
     vectors, ((pieces, states),) = minilm.embed_tokens([text])
@@ -77,6 +90,10 @@ def test_alignment_is_high_for_a_paraphrase_and_an_added_detail_goes_unmatched(
     assert min(paraphrase.words.values()) > 0.55
     assert extra.words["worldwide"] < 0.45
     assert extra.words["defects"] > 0.9
+    # The added clause is the extra claim's weakest part, below its mean and below the
+    # paraphrase's weakest.
+    assert extra.weakest_part < extra.mean
+    assert extra.weakest_part < paraphrase.weakest_part
 
 
 def test_a_judged_sentence_reports_its_alignment(minilm: MiniLMEmbedder) -> None:
@@ -96,6 +113,7 @@ def test_a_judged_sentence_reports_its_alignment(minilm: MiniLMEmbedder) -> None
             assert verdict.stage == "semantic"
             assert verdict.scores["alignment"] == round(found[raw].alignment, 4)
             assert verdict.scores["missing_worst"] == round(found[raw].missing_worst, 4)
+            assert verdict.scores["weakest_part"] == round(found[raw].weakest_part, 4)
     assert 0.0 < found[EXTRA_CLAIM].alignment < found[PARAPHRASE].alignment <= 1.0
     # "worldwide" (no cited block has it, and nothing there means it) outweighs "faults".
     assert found[EXTRA_CLAIM].missing_worst > found[PARAPHRASE].missing_worst >= 0.0
