@@ -33,9 +33,9 @@ from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SemanticStage
-from stream_rag.gate.terms import _lemma_keys, stem, term_of
 from stream_rag.index.features import compute
 from stream_rag.ingest.local import ingest_paths
+from stream_rag.language.terms import _lemma_keys, stem, term_of
 from stream_rag.services import open_services
 
 

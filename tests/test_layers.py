@@ -7,17 +7,15 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "stream_rag"
-# Lowest first. Shared modules (text, types, errors, config, sse) sit below them all; the
-# services (embed, model, access) and the composition (services.py, cli/, loadtest/) are
-# not ranked.
+# Lowest first. Shared modules (text, language/, types, errors, config, sse) sit below them
+# all; the services (embed, model, access) and the composition (services.py, cli/, loadtest/)
+# are not ranked.
 STAGES = ("ingest", "store", "index", "retrieve", "gate", "events", "answer", "http")
 KNOWN = {
     # store.add extracts and chunks; upload stages into the store's blobs (docs/decisions.md).
     ("ingest/upload.py", "store"),
     ("ingest/local.py", "store"),
     ("ingest/local.py", "index"),
-    # The gate's text readers (quantities, statements, terms) run at ingest for the features.
-    ("index/features.py", "gate"),
     # The request id and absolute URLs of the events; the drain and metrics of a pipeline.
     ("events.py", "http"),
     ("answer/pipeline.py", "http"),

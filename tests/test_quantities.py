@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.gate.quantities import Quantity, Stated, canonical, quantities, scan
+from stream_rag.language.quantities import Quantity, Stated, canonical, quantities, scan
 
 
 def stated(text: str) -> Stated:

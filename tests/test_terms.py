@@ -1,10 +1,10 @@
-"""The gate's content terms (gate/terms.py): the stemmer."""
+"""The content terms (language/terms.py): the stemmer."""
 
 from __future__ import annotations
 
 import pytest
 
-from stream_rag.gate.terms import stem
+from stream_rag.language.terms import stem
 
 
 @pytest.mark.parametrize(

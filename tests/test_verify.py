@@ -17,8 +17,8 @@ from stream_rag.config import Settings
 from stream_rag.errors import InvalidFieldError
 from stream_rag.gate.judge import Stages
 from stream_rag.gate.lexical import GateContext, Verdict
-from stream_rag.gate.terms import stem
 from stream_rag.gate.verify import LLM_PROMPT, HttpVerifier, build_verifier
+from stream_rag.language.terms import stem
 from stream_rag.text import tokenize
 
 from .helpers import running_server

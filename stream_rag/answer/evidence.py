@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..gate.terms import stem
+from ..language.terms import stem
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 

@@ -12,8 +12,8 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Literal
 
-from ..gate.quantities import NUMBER_WORDS, Quantity, canonical, scan
-from ..gate.statements import statement_spans
+from ..language.quantities import NUMBER_WORDS, Quantity, canonical, scan
+from ..language.statements import statement_spans
 from ..text import STOP_WORDS, normalise, tokenize
 
 __all__ = [

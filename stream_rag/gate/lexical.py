@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..index.features import ChunkFeatures, SemanticTerms, text_keys
+from ..language.quantities import Stated, canonical, scan
+from ..language.statements import Statement, read_statements, statement_spans, unvouched_quantity
+from ..language.statements import polarity as check_polarity
+from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
-from .quantities import Stated, canonical, scan
-from .statements import Statement, read_statements, statement_spans, unvouched_quantity
-from .statements import polarity as check_polarity
-from .terms import NEGATION, content_terms, term_keys
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",

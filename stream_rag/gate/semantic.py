@@ -25,10 +25,10 @@ import numpy.typing as npt
 
 from ..embed.blas import SINGLE_THREADED_BLAS
 from ..embed.sentences import SentenceEncoder, SentenceVectors
+from ..language.quantities import canonical, scan
+from ..language.terms import NEGATION, term_keys
 from .alignment import align
 from .lexical import GateContext, Verdict
-from .quantities import canonical, scan
-from .terms import NEGATION, term_keys
 
 __all__ = [
     "COEFFICIENTS",

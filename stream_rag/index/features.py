@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..gate.quantities import Date, Stated, Time, Value, canonical, scan
-from ..gate.statements import Statement, read_statements, statement_spans
-from ..gate.terms import content_terms, stem, term_keys
+from ..language.quantities import Date, Stated, Time, Value, canonical, scan
+from ..language.statements import Statement, read_statements, statement_spans
+from ..language.terms import content_terms, stem, term_keys
 from ..text import tokenize
 
 if TYPE_CHECKING:

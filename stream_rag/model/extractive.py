@@ -28,8 +28,8 @@ import numpy as np
 from ..answer.conversation import resolve
 from ..answer.prompt import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..embed.backends import Embedder, Vectors
-from ..gate.terms import stem
 from ..ingest.chunking import pieces, sentence_spans
+from ..language.terms import stem
 from ..text import tokenize
 from ..types import Message
 
