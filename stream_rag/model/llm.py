@@ -12,6 +12,7 @@ import httpx
 
 from ..errors import StreamRagError
 from ..types import Message
+from .network import use_lean_backend
 from .stream import StreamReplyError, content_pieces
 
 if TYPE_CHECKING:
@@ -86,6 +87,10 @@ class OpenAIChatModel:
             timeout=Timeout(timeout_s, read=stall_s),
             max_retries=0,
         )
+        if base_url.lower().startswith("http://"):
+            # A local model server (vLLM, llama.cpp, Ollama) at plain HTTP: one socket read per
+            # token, so the read path's own CPU counts (network.py).
+            use_lean_backend(getattr(self._client, "_client", None))
         # The client imports its chat resources on first use: here, not on the event loop
         # under the first request (that import takes ~150 ms).
         self._completions = self._client.chat.completions.with_streaming_response

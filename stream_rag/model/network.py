@@ -1,0 +1,248 @@
+"""A lean asyncio network backend for httpcore's connection pool, for plain-HTTP models.
+
+Every streamed token is one socket read. Through httpcore's default (anyio) backend a read
+enters a `fail_after` cancel scope and an exception map, pauses and resumes the transport, and
+checks an idle connection with a `poll()`. Here a read takes what an asyncio protocol has
+buffered or waits on one future with one timer, and an idle connection's state is known
+without a system call. Same exceptions, so httpx maps them as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import socket
+from collections import deque
+from collections.abc import Iterable
+from typing import Any, cast
+
+# Reading pauses only when this much is buffered and unread (a reply read slower than it arrives).
+_HIGH_WATER = 1 << 20
+
+
+class _Protocol(asyncio.Protocol):
+    __slots__ = ("buffer", "eof", "error", "paused", "size", "transport", "waiter", "writable")
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer: deque[bytes] = deque()
+        self.size = 0
+        self.eof = False
+        self.error: Exception | None = None
+        self.paused = False
+        self.waiter: asyncio.Future[None] | None = None  # a read waiting for data
+        self.writable: asyncio.Future[None] | None = None  # a write waiting for the buffer
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio's, but have the same methods.
+        self.transport = cast("asyncio.Transport", transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer.append(data)
+        self.size += len(data)
+        if self.size > _HIGH_WATER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._wake()
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.eof = True
+        self.error = exc
+        self._wake()
+        if self.writable is not None and not self.writable.done():
+            self.writable.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self.writable is not None and not self.writable.done():
+            self.writable.set_result(None)
+        self.writable = None
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class LeanStream:
+    """httpcore's `AsyncNetworkStream` over an asyncio transport (no TLS)."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: _Protocol, errors: Any) -> None:
+        self._transport = transport
+        self._protocol = protocol
+        self._errors = errors  # the httpcore module whose exceptions httpx maps
+
+    # The methods' signatures, `timeout` parameters included, are httpcore's interface.
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        protocol = self._protocol
+        if not protocol.buffer:
+            if protocol.eof:
+                if protocol.error is not None:
+                    raise self._errors.ReadError(str(protocol.error))
+                return b""
+            loop = asyncio.get_running_loop()
+            waiter = protocol.waiter = loop.create_future()
+            timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
+            try:
+                await waiter
+            except TimeoutError:
+                raise self._errors.ReadTimeout("timed out") from None
+            finally:
+                protocol.waiter = None
+                if timer is not None:
+                    timer.cancel()
+            if not protocol.buffer:
+                if protocol.error is not None:
+                    raise self._errors.ReadError(str(protocol.error))
+                return b""
+        chunk = protocol.buffer.popleft()
+        if len(chunk) > max_bytes:
+            chunk, rest = chunk[:max_bytes], chunk[max_bytes:]
+            protocol.buffer.appendleft(rest)
+        protocol.size -= len(chunk)
+        if protocol.paused and protocol.size <= _HIGH_WATER // 4:
+            protocol.paused = False
+            self._transport.resume_reading()
+        return chunk
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        if not buffer:
+            return
+        protocol = self._protocol
+        if (protocol.eof and protocol.error is not None) or self._transport.is_closing():
+            raise self._errors.WriteError("the connection is closed")
+        self._transport.write(buffer)
+        writable = protocol.writable
+        if writable is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(writable), timeout)
+            except TimeoutError:
+                raise self._errors.WriteTimeout("timed out") from None
+            if protocol.error is not None:
+                raise self._errors.WriteError(str(protocol.error))
+
+    async def aclose(self) -> None:
+        self._transport.close()
+
+    async def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> LeanStream:
+        raise self._errors.ConnectError("the lean backend serves plain HTTP only")
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # An idle connection that has data or an end waiting was closed (or broken) by
+            # the server: the pool then drops it instead of sending a request on it.
+            return bool(self._protocol.buffer) or self._protocol.eof
+        if info == "client_addr":
+            return self._transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return self._transport.get_extra_info("peername")
+        if info == "socket":
+            return self._transport.get_extra_info("socket")
+        return None
+
+
+class LeanBackend:
+    """httpcore's `AsyncNetworkBackend` on the running asyncio loop (httpcore's own anyio
+    backend on any other)."""
+
+    def __init__(self, core: Any) -> None:
+        self._errors = core
+        self._other = core.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109
+        local_address: str | None = None,
+        socket_options: Iterable[tuple[Any, ...]] | None = None,
+    ) -> Any:
+        if not _on_asyncio():
+            return await self._other.connect_tcp(host, port, timeout, local_address, socket_options)
+        loop = asyncio.get_running_loop()
+        local = None if local_address is None else (local_address, 0)
+        connecting = loop.create_connection(_Protocol, host, port, local_addr=local)
+        return await self._connect(connecting, timeout, socket_options)
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109
+        socket_options: Iterable[tuple[Any, ...]] | None = None,
+    ) -> Any:
+        if not _on_asyncio():
+            return await self._other.connect_unix_socket(path, timeout, socket_options)
+        loop = asyncio.get_running_loop()
+        connecting = loop.create_unix_connection(_Protocol, path)
+        return await self._connect(connecting, timeout, socket_options)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._other.sleep(seconds)
+
+    async def _connect(
+        self, connecting: Any, limit_s: float | None, options: Iterable[tuple[Any, ...]] | None
+    ) -> LeanStream:
+        try:
+            transport, protocol = await asyncio.wait_for(connecting, limit_s)
+        except TimeoutError:
+            raise self._errors.ConnectTimeout("timed out") from None
+        except OSError as exc:
+            raise self._errors.ConnectError(str(exc)) from None
+        sock: socket.socket | None = transport.get_extra_info("socket")
+        try:
+            for option in options or ():
+                if sock is not None:
+                    sock.setsockopt(*option)
+        except OSError as exc:
+            transport.close()
+            raise self._errors.ConnectError(str(exc)) from None
+        return LeanStream(transport, protocol, self._errors)
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # e.g. trio
+        return False
+    return True
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
+
+
+def use_lean_backend(http_client: Any) -> bool:
+    """Give the connection pool under an httpx (or httpx2) client the lean backend; False,
+    changing nothing, when the client is not built the way this expects."""
+    pool = getattr(getattr(http_client, "_transport", None), "_pool", None)
+    if pool is None or not hasattr(pool, "_network_backend"):
+        return False
+    core = importlib.import_module(type(pool).__module__.split(".")[0])
+    if not all(hasattr(core, name) for name in _NEEDED):
+        return False
+    pool._network_backend = LeanBackend(core)
+    return True
+
+
+_NEEDED = (
+    "ReadError",
+    "ReadTimeout",
+    "WriteError",
+    "WriteTimeout",
+    "ConnectError",
+    "ConnectTimeout",
+    "AnyIOBackend",
+)

@@ -1,0 +1,162 @@
+"""The lean network backend under httpx's connection pool, against real servers on 127.0.0.1:
+large bodies both ways, stalls, refusals, reads split by size, and connections the server
+closed while idle."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.abc
+import httpcore
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from stream_rag.model.llm import OpenAIChatModel
+from stream_rag.model.network import LeanBackend, use_lean_backend
+from tests.helpers import free_port, running_server
+
+BIG = hashlib.sha256(b"seed").digest() * (3 * 1024 * 1024 // 32)  # 3 MB, past the high water
+
+
+def lean_client(**kwargs: object) -> httpx.AsyncClient:
+    client = httpx.AsyncClient(**kwargs)  # type: ignore[arg-type]
+    assert use_lean_backend(client)
+    return client
+
+
+def app() -> Starlette:
+    async def download(request: Request) -> Response:
+        async def chunks() -> AsyncIterator[bytes]:
+            for start in range(0, len(BIG), 100_000):
+                yield BIG[start : start + 100_000]
+
+        return StreamingResponse(chunks())
+
+    async def upload(request: Request) -> Response:
+        digest = hashlib.sha256()
+        async for chunk in request.stream():
+            digest.update(chunk)
+        return Response(digest.hexdigest())
+
+    return Starlette(
+        routes=[
+            Route("/download", download),
+            Route("/upload", upload, methods=["POST"]),
+        ]
+    )
+
+
+@pytest.mark.anyio
+async def test_large_bodies_arrive_whole_both_ways() -> None:
+    with running_server(app()) as base_url:
+        async with lean_client(base_url=base_url) as client:
+            async with client.stream("GET", "/download") as response:
+                body = b"".join([chunk async for chunk in response.aiter_raw()])
+            sent = await client.post("/upload", content=BIG * 3)
+    assert body == BIG
+    assert sent.text == hashlib.sha256(BIG * 3).hexdigest()
+
+
+@pytest.mark.anyio
+async def test_a_stalled_body_is_a_read_timeout() -> None:
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n"
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await stream.receive()
+            await stream.send(head)  # then nothing, until the client goes away
+            with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                while True:
+                    await stream.receive()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    timeout = httpx.Timeout(10.0, read=0.3)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, serve)
+        client = lean_client(base_url=f"http://127.0.0.1:{port}", timeout=timeout)
+        async with client, client.stream("GET", "/") as response:
+            chunks = response.aiter_raw()
+            assert await chunks.__anext__() == b"first"
+            with pytest.raises(httpx.ReadTimeout):
+                await chunks.__anext__()
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_nothing_listening_is_a_connect_error() -> None:
+    async with lean_client() as client:
+        with pytest.raises(httpx.ConnectError):
+            await client.get(f"http://127.0.0.1:{free_port()}/")
+
+
+@pytest.mark.anyio
+async def test_reads_are_split_to_the_size_asked_and_end_with_empty_bytes() -> None:
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            await stream.send(b"0123456789")
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, serve)
+        stream = await LeanBackend(httpcore).connect_tcp("127.0.0.1", port, timeout=10)
+        received = [await stream.read(4, timeout=10)]
+        while len(b"".join(received)) < 10:
+            received.append(await stream.read(100, timeout=10))
+        assert received[0] == b"0123"
+        assert b"".join(received) == b"0123456789"
+        assert await stream.read(100, timeout=10) == b""  # the server closed
+        await stream.aclose()
+        group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None:
+    # Without noticing the close, the second request would go out on a dead connection and
+    # fail; the pool asks the stream whether an idle connection is readable (it is at EOF).
+    reply = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+    connections = 0
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        nonlocal connections
+        connections += 1
+        async with stream:
+            await stream.receive()
+            await stream.send(reply)  # keep-alive by HTTP/1.1's default, then closed
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, serve)
+        # Kept alive well past the wait below: only the close can expire the connection.
+        limits = httpx.Limits(keepalive_expiry=120)
+        async with lean_client(base_url=f"http://127.0.0.1:{port}", limits=limits) as client:
+            assert (await client.get("/")).text == "ok"
+            [connection] = client._transport._pool.connections  # type: ignore[attr-defined]
+            with anyio.fail_after(10):
+                # Nothing signals when the server's close reaches the client's socket.
+                while not connection.has_expired():  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+            assert (await client.get("/")).text == "ok"
+        group.cancel_scope.cancel()
+    assert connections == 2
+
+
+def test_only_plain_http_models_and_default_transports_get_the_backend() -> None:
+    assert not use_lean_backend(httpx.AsyncClient(transport=httpx.MockTransport(lambda r: None)))  # type: ignore[arg-type]
+    plain = OpenAIChatModel("http://127.0.0.1:9/v1", "m")
+    tls = OpenAIChatModel("https://127.0.0.1:9/v1", "m")
+    backends = [
+        m._client._client._transport._pool._network_backend  # type: ignore[attr-defined]
+        for m in (plain, tls)
+    ]
+    assert isinstance(backends[0], LeanBackend)
+    assert not isinstance(backends[1], LeanBackend)
