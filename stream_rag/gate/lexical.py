@@ -14,10 +14,11 @@ from typing import Literal
 
 from ..index.features import ChunkFeatures, SemanticTerms, text_keys
 from ..language.quantities import Stated, canonical, scan
-from ..language.statements import Statement, read_statements, statement_spans, unvouched_quantity
-from ..language.statements import polarity as check_polarity
+from ..language.statements import Statement, read_statements, statement_spans
 from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
+from .consistency import polarity as check_polarity
+from .consistency import unvouched_quantity
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",
