@@ -7,10 +7,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parent.parent / "stream_rag"
-# Lowest first. Shared modules (text, language/, types, errors, config, sse) sit below them
-# all; the services (embed, model, access) and the composition (services.py, cli/, loadtest/)
-# are not ranked.
+# Lowest first. The shared modules (SHARED) sit below them all; the services (embed, model,
+# access) and the composition (services.py, cli/, loadtest/) are not ranked.
 STAGES = ("ingest", "store", "index", "retrieve", "gate", "events", "answer", "http")
+SHARED = ("text", "language", "types", "errors", "config", "sse")
 KNOWN = {
     # store.add extracts and chunks; upload stages into the store's blobs (docs/decisions.md).
     ("ingest/upload.py", "store"),
@@ -53,3 +53,17 @@ def test_stages_import_only_from_below() -> None:
                 upward.add((name, target))
     assert upward - KNOWN == set(), "an import from a higher stage (see docs/decisions.md)"
     assert KNOWN - upward == set(), "fixed: take it off KNOWN"
+
+
+def test_shared_modules_import_only_shared_ones() -> None:
+    """The shared level sits below every stage and service: it imports only from itself."""
+    found = set()
+    for name in SHARED:
+        module = PACKAGE / name
+        for path in (
+            sorted(module.rglob("*.py")) if module.is_dir() else [module.with_suffix(".py")]
+        ):
+            for imported in _imports(path):
+                if imported.split(".")[0] not in SHARED:
+                    found.add((path.relative_to(PACKAGE).as_posix(), imported))
+    assert found == set()
