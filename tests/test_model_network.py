@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import socket
+import threading
 from collections.abc import AsyncIterator
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import httpcore
 import httpx
 import pytest
@@ -160,3 +163,42 @@ def test_only_plain_http_models_and_default_transports_get_the_backend() -> None
     ]
     assert isinstance(backends[0], LeanBackend)
     assert not isinstance(backends[1], LeanBackend)
+
+
+@pytest.mark.anyio
+async def test_a_close_the_event_loop_has_not_read_yet_is_seen_at_the_socket(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A busy loop may not have read the server's close when the pool looks at an idle
+    # connection: a connection quiet for long enough is then checked at the socket.
+    monkeypatch.setattr("stream_rag.model.network._POLL_AFTER_S", 0.0)
+    close, closed = threading.Event(), threading.Event()
+    accepted = 0
+
+    def serve(listener: socket.socket) -> None:
+        nonlocal accepted
+        for _ in range(2):
+            conn, _ = listener.accept()
+            accepted += 1
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                if not closed.is_set():
+                    close.wait(10)  # once the client has put the connection back
+                    conn.shutdown(socket.SHUT_RDWR)
+                    closed.set()
+                else:
+                    conn.recv(65536)  # until the client closes it
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        server = threading.Thread(target=serve, args=(listener,), daemon=True)
+        server.start()
+        async with lean_client(base_url=f"http://127.0.0.1:{port}") as client:
+            assert (await client.get("/")).text == "ok"
+            close.set()
+            # Waited for on the loop's own thread, so the loop cannot read the close first.
+            assert closed.wait(10)
+            assert (await client.get("/")).text == "ok"
+        await anyio.to_thread.run_sync(server.join, 10)
+    assert accepted == 2

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import select
 import socket
+import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any, cast
 
 # Reading pauses only when this much is buffered and unread (a reply read slower than it arrives).
 _HIGH_WATER = 1 << 20
+# An idle connection quiet for longer than this is also checked at the socket: a busy event
+# loop may not have read the server's close yet. Servers close idle connections after seconds
+# (uvicorn 5 s, nginx 75 s), so a connection used just now needs no system call.
+_POLL_AFTER_S = 1.0
 
 
 class _Protocol(asyncio.Protocol):
@@ -78,6 +84,7 @@ class LeanStream:
         self._transport = transport
         self._protocol = protocol
         self._errors = errors  # the httpcore module whose exceptions httpx maps
+        self._used = time.monotonic()  # the last read or write
 
     # The methods' signatures, `timeout` parameters included, are httpcore's interface.
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
@@ -102,6 +109,7 @@ class LeanStream:
                 if protocol.error is not None:
                     raise self._errors.ReadError(str(protocol.error))
                 return b""
+        self._used = time.monotonic()
         chunk = protocol.buffer.popleft()
         if len(chunk) > max_bytes:
             chunk, rest = chunk[:max_bytes], chunk[max_bytes:]
@@ -119,6 +127,7 @@ class LeanStream:
         if (protocol.eof and protocol.error is not None) or self._transport.is_closing():
             raise self._errors.WriteError("the connection is closed")
         self._transport.write(buffer)
+        self._used = time.monotonic()
         writable = protocol.writable
         if writable is not None:
             try:
@@ -143,7 +152,11 @@ class LeanStream:
         if info == "is_readable":
             # An idle connection that has data or an end waiting was closed (or broken) by
             # the server: the pool then drops it instead of sending a request on it.
-            return bool(self._protocol.buffer) or self._protocol.eof
+            if self._protocol.buffer or self._protocol.eof:
+                return True
+            if time.monotonic() - self._used < _POLL_AFTER_S:
+                return False
+            return _readable(self._transport.get_extra_info("socket"))
         if info == "client_addr":
             return self._transport.get_extra_info("sockname")
         if info == "server_addr":
@@ -217,6 +230,18 @@ def _on_asyncio() -> bool:
     except RuntimeError:  # e.g. trio
         return False
     return True
+
+
+def _readable(sock: Any) -> bool:
+    """Whether the socket has data or an end waiting that the event loop has not read yet."""
+    if sock is None:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return bool(poller.poll(0))
+    except (OSError, ValueError):  # closed meanwhile
+        return True
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
