@@ -1,8 +1,12 @@
-"""Gate contexts kept by their blocks (answer/contexts.py) and the verdicts a context keeps."""
+"""Gate contexts kept by their blocks (answer/contexts.py), the verdicts a context keeps, and
+the pre-generation checks' outcome kept by question and blocks."""
 
 from __future__ import annotations
 
 from stream_rag.answer.contexts import ContextCache, build_context
+from stream_rag.answer.pipeline import Answerer
+from stream_rag.answer.results import Options
+from stream_rag.config import Settings
 from stream_rag.gate.citations import extract
 from stream_rag.retrieve.hybrid import Block
 
@@ -55,3 +59,43 @@ def test_a_context_gives_a_sentence_the_verdict_a_new_context_gives() -> None:
         "low_overlap",
         "unknown_citation",
     ]
+
+
+POLICY = "Annual plans can be refunded within 30 days of purchase. Refunds go to the card."
+FAQ = "How do refunds work? Annual plans can be refunded within 14 days of purchase."
+REFUND_Q = "How long is the refund window for annual plans?"
+
+
+def refund_blocks(name: str = "name", dense: float = 0.8) -> list[Block]:
+    return [
+        Block(n, f"{d}:v1:0", d, 1, "", name, "f.md", 0, len(t), t, {"dense": dense})
+        for n, (d, t) in enumerate((("policy", POLICY), ("faq", FAQ)), 1)
+    ]
+
+
+def answerer(**settings: object) -> Answerer:
+    # precheck reads only the settings and the detector; no retrieval or model call.
+    return Answerer(None, None, Settings(**settings))  # type: ignore[arg-type]
+
+
+def test_the_checks_outcome_is_kept_for_the_same_question_and_blocks() -> None:
+    kept = answerer()
+    first = kept.precheck(REFUND_Q, refund_blocks(), Options())
+    assert first is not None and first.reason == "conflicting_sources"
+    assert kept.precheck(REFUND_Q, refund_blocks(), Options()) is first
+    # What a fresh answerer says, for anything that changes the question, blocks or options.
+    for question, blocks, options in [
+        (REFUND_Q, refund_blocks(), Options()),
+        (REFUND_Q, refund_blocks(name="other"), Options()),  # shown in the details
+        (REFUND_Q, refund_blocks(), Options(check_conflicts=False)),
+        (REFUND_Q, refund_blocks(dense=0.0), Options(min_evidence=0.6)),
+        (REFUND_Q, refund_blocks(dense=0.9), Options(min_evidence=0.6)),
+        ("How do refunds work?", refund_blocks(), Options()),
+    ]:
+        assert kept.precheck(question, blocks, options) == answerer().precheck(
+            question, blocks, options
+        )
+    assert kept.prechecks.hits == 2  # the repeat above and the first of the loop
+    low = kept.precheck(REFUND_Q, refund_blocks(dense=0.0), Options(min_evidence=0.6))
+    assert low is not None and low.reason == "low_evidence"
+    assert kept.precheck(REFUND_Q, refund_blocks(dense=0.9), Options(min_evidence=0.6)) == first

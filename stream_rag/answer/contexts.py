@@ -1,22 +1,24 @@
-"""Gate contexts kept by the blocks they digest, for the requests that retrieve the same ones.
+"""Work kept by the blocks it digests, for the requests that retrieve the same ones.
 
 A peak of support questions asks the same few things: each retrieves the same blocks, and a
-model at temperature 0 writes the same sentences. A context built once (document frequencies,
-weights, the cited blocks' term unions, verdicts already given) then serves all of them, so
-the gate's work per answer is a lookup. Keyed by what the context is a pure function of: the
-threshold and each block's chunk id, document id and text.
+model at temperature 0 writes the same sentences. A gate context built once (document
+frequencies, weights, the cited blocks' term unions, verdicts already given) then serves all of
+them, and so does the pre-generation checks' outcome for the same question, so the gate's work
+per answer is a lookup. Each is keyed by what it is a pure function of.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
+from typing import Generic, TypeVar
 
 from ..gate.lexical import GateContext
 from ..retrieve.hybrid import Block
 
-_Key = tuple[float, tuple[tuple[str, str, str], ...]]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 def build_context(blocks: Sequence[Block], threshold: float) -> GateContext:
@@ -29,29 +31,62 @@ def build_context(blocks: Sequence[Block], threshold: float) -> GateContext:
     )
 
 
-class ContextCache:
-    """The `capacity` most recently used contexts (thread-safe: built in worker threads)."""
+class Kept(Generic[K, V]):
+    """The `capacity` most recently used values (thread-safe: built in worker threads)."""
 
     def __init__(self, capacity: int = 256) -> None:
         self.capacity = capacity
         self.hits = 0
         self.misses = 0
-        self._items: OrderedDict[_Key, GateContext] = OrderedDict()
+        self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, blocks: Sequence[Block], threshold: float) -> GateContext:
-        key: _Key = (threshold, tuple((b.chunk_id, b.doc_id, b.text) for b in blocks))
+    def get(self, key: K, build: Callable[[], V]) -> V:
         with self._lock:
-            context = self._items.get(key)
-            if context is not None:
+            if key in self._items:
                 self._items.move_to_end(key)
                 self.hits += 1
-                return context
+                return self._items[key]
             self.misses += 1
-        context = build_context(blocks, threshold)  # two threads may both build it: harmless
+        value = build()  # two threads may both build it: harmless
         if self.capacity > 0:
             with self._lock:
-                self._items[key] = context
+                self._items[key] = value
                 while len(self._items) > self.capacity:
                     self._items.popitem(last=False)
-        return context
+        return value
+
+
+class ContextCache:
+    """Gate contexts by threshold and each block's chunk id, document id and text."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._kept: Kept[Hashable, GateContext] = Kept(capacity)
+
+    @property
+    def hits(self) -> int:
+        return self._kept.hits
+
+    @property
+    def misses(self) -> int:
+        return self._kept.misses
+
+    def get(self, blocks: Sequence[Block], threshold: float) -> GateContext:
+        key = (threshold, tuple((b.chunk_id, b.doc_id, b.text) for b in blocks))
+        return self._kept.get(key, lambda: build_context(blocks, threshold))
+
+
+def precheck_key(question: str, blocks: Sequence[Block], floor: float, conflicts: bool) -> Hashable:
+    """What the evidence score and the lexical conflict check read: the question, the floor,
+    and every field of the blocks that a refusal's score, message or details can show."""
+    return (
+        question,
+        floor,
+        conflicts,
+        tuple(_block_key(b) for b in blocks),
+    )
+
+
+def _block_key(b: Block) -> Hashable:
+    shown = (b.n, b.chunk_id, b.doc_id, b.version, b.sha256, b.name, b.filename, b.start, b.end)
+    return (*shown, b.text, tuple(sorted(b.scores.items())))

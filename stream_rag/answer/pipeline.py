@@ -11,7 +11,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Hashable,
+    Sequence,
+)
 from contextlib import aclosing
 from dataclasses import replace
 
@@ -32,7 +39,7 @@ from ..model.usage import start as start_usage
 from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
-from .contexts import ContextCache
+from .contexts import ContextCache, Kept, precheck_key
 from .conversation import CONDENSE_PROMPT, condense_request, resolve
 from .evidence import evidence_score
 from .limits import MAX_QUESTION_CHARS
@@ -89,6 +96,9 @@ class Answerer:
         self.telemetry = telemetry
         self.stages = stages or Stages()
         self.contexts = ContextCache()
+        # The checks' outcome for a question over the same blocks (lexical detector only: a
+        # plugged-in one may not be a pure function of its input).
+        self.prechecks: Kept[Hashable, Refusal | None] = Kept()
         # The app replaces this with its own, which SIGTERM sets off.
         self.drain = Drain(settings.drain_s)
 
@@ -141,6 +151,19 @@ class Answerer:
         if not blocks:
             return Refusal("no_sources", NO_SOURCES)
         floor = self.settings.min_evidence if options.min_evidence is None else options.min_evidence
+        check = (
+            self.settings.check_conflicts
+            if options.check_conflicts is None
+            else (options.check_conflicts)
+        )
+        if check and type(self.detector) is not LexicalConflictDetector:
+            return self._precheck(question, blocks, floor, check)
+        key = precheck_key(question, blocks, floor, check)
+        return self.prechecks.get(key, lambda: self._precheck(question, blocks, floor, check))
+
+    def _precheck(
+        self, question: str, blocks: Sequence[Block], floor: float, check: bool
+    ) -> Refusal | None:
         evidence = evidence_score(question, blocks)
         if evidence < floor:
             return Refusal(
@@ -148,11 +171,6 @@ class Answerer:
                 LOW_EVIDENCE,
                 [{"evidence": round(evidence, 4), "threshold": floor}],
             )
-        check = (
-            self.settings.check_conflicts
-            if options.check_conflicts is None
-            else (options.check_conflicts)
-        )
         if check:
             conflicts = self.detector.find(question, blocks)
             if conflicts:

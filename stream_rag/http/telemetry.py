@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from contextlib import aclosing
 from contextvars import ContextVar
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prometheus_client import CONTENT_TYPE_LATEST as PROMETHEUS_TEXT
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["PROMETHEUS_TEXT", "ObservedApp", "ObservedModel", "Telemetry", "current_request_id"]
 
 access_log = logging.getLogger("stream_rag.access")
+Metric = TypeVar("Metric", Counter, Gauge, Histogram)
 
 _REQUEST_ID: ContextVar[str | None] = ContextVar("stream_rag_request_id", default=None)
 # A caller's own id is kept when it is short and plain; anything else is replaced.
@@ -117,6 +118,18 @@ class Telemetry:
         self.queue_depth = Gauge(
             "stream_rag_indexing_queue_depth", "Versions waiting for or in indexing", registry=r
         )
+        # Children by metric and label values; label values come from a small closed set
+        # (routes, methods, statuses, branches, phases, reasons, codes).
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+    def child(self, metric: Metric, *labels: str) -> Metric:
+        """`metric.labels(*labels)`, looked up once: prometheus-client validates and locks on
+        every `labels` call, several times per answer."""
+        key = (id(metric), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
     def bind(
         self,
@@ -138,7 +151,7 @@ class Telemetry:
 
     def observe_search(self, timings: Mapping[str, float]) -> None:
         for branch, ms in timings.items():
-            self.retrieval.labels(branch).observe(ms / 1000)
+            self.child(self.retrieval, branch).observe(ms / 1000)
 
     async def watch(self, events: AsyncIterator[Event]) -> AsyncGenerator[Event, None]:
         """Pass an answer's events through, counting sentences, drops, refusals and errors."""
@@ -159,11 +172,11 @@ class Telemetry:
                         last = now
                         self.sentences.inc()
                     elif isinstance(event, Dropped):
-                        self.dropped.labels(event.reason).inc()
+                        self.child(self.dropped, event.reason).inc()
                     elif isinstance(event, Refusal):
-                        self.refusals.labels(event.reason).inc()
+                        self.child(self.refusals, event.reason).inc()
                     elif isinstance(event, Error):
-                        self.stream_errors.labels(event.code).inc()
+                        self.child(self.stream_errors, event.code).inc()
                     yield event
         finally:
             self.in_flight.dec()
@@ -194,18 +207,19 @@ class ObservedModel:
 
         started = time.perf_counter()
         first = True
-        upstream = self.telemetry.upstream
+        telemetry = self.telemetry
         try:
             async with aclosing(self.model.stream(messages)) as pieces:
                 async for piece in pieces:
                     if first:
-                        upstream.labels("first_piece").observe(time.perf_counter() - started)
+                        elapsed = time.perf_counter() - started
+                        telemetry.child(telemetry.upstream, "first_piece").observe(elapsed)
                         first = False
                     yield piece
         except StreamRagError as exc:
-            self.telemetry.upstream_errors.labels(exc.code).inc()
+            telemetry.child(telemetry.upstream_errors, exc.code).inc()
             raise
-        upstream.labels("total").observe(time.perf_counter() - started)
+        telemetry.child(telemetry.upstream, "total").observe(time.perf_counter() - started)
 
     async def check(self) -> None:
         """The wrapped model's readiness probe, if it has one (`/readyz`)."""
@@ -252,8 +266,9 @@ class ObservedApp:
             elapsed = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             method = scope["method"]
-            self.telemetry.requests.labels(route, method, str(status)).inc()
-            self.telemetry.request_seconds.labels(route, method).observe(elapsed)
+            telemetry = self.telemetry
+            telemetry.child(telemetry.requests, route, method, str(status)).inc()
+            telemetry.child(telemetry.request_seconds, route, method).observe(elapsed)
             if access_log.isEnabledFor(logging.INFO):
                 access_log.info(
                     json.dumps(
