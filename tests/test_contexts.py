@@ -81,7 +81,8 @@ def answerer(**settings: object) -> Answerer:
 def test_the_checks_outcome_is_kept_for_the_same_question_and_blocks() -> None:
     kept = answerer()
     first = kept.precheck(REFUND_Q, refund_blocks(), Options())
-    assert first is not None and first.reason == "conflicting_sources"
+    assert first is not None
+    assert first.reason == "conflicting_sources"
     assert kept.precheck(REFUND_Q, refund_blocks(), Options()) is first
     # What a fresh answerer says, for anything that changes the question, blocks or options.
     for question, blocks, options in [
@@ -97,5 +98,6 @@ def test_the_checks_outcome_is_kept_for_the_same_question_and_blocks() -> None:
         )
     assert kept.prechecks.hits == 2  # the repeat above and the first of the loop
     low = kept.precheck(REFUND_Q, refund_blocks(dense=0.0), Options(min_evidence=0.6))
-    assert low is not None and low.reason == "low_evidence"
+    assert low is not None
+    assert low.reason == "low_evidence"
     assert kept.precheck(REFUND_Q, refund_blocks(dense=0.9), Options(min_evidence=0.6)) == first
