@@ -10,9 +10,10 @@ times: the first run (it also pays for the request's own block-side work: a fres
 per sentence) in wall and thread CPU time, best of the three, and the thread's CPU time over
 all runs; the embedding of the sentence is included. `--no-stored-features`: the blocks'
 features computed on first use instead (chunks indexed before they were stored).
-`--corpus` (BEIR corpus.jsonl): index the first `--docs` documents twice into throwaway
-stores, without and with sentence vectors, alternating, and print chunks/s of each (same run,
-same load) and the bytes stored per chunk (sentence vectors, word-piece states).
+`--corpus` (BEIR corpus.jsonl): index the first `--docs` documents into throwaway stores,
+without and with sentence vectors (at each `--precision`, default int8), alternating, and
+print chunks/s and CPU per chunk of each (same run, same load) and the bytes stored per
+chunk (sentence vectors, word-piece states).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from stream_rag.config import Settings
@@ -32,7 +33,7 @@ from stream_rag.embed.sentences import SentenceVectors, embed_sentences
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext
-from stream_rag.gate.semantic import SemanticStage
+from stream_rag.gate.semantic import SENTENCE_PRECISION, SemanticStage
 from stream_rag.index.features import compute
 from stream_rag.ingest.local import ingest_paths
 from stream_rag.language.terms import _lemma_keys, stem, term_of
@@ -45,6 +46,7 @@ def percentile(samples: list[float], q: int) -> float:
 
 def bench_stage(path: Path, embedder: MiniLMEmbedder, stored_features: bool = True) -> None:
     examples = load(path)
+    blocks = embedder.with_precision(SENTENCE_PRECISION)  # as ingest stores them
     cases = []
     for ex in examples:
         features = [compute(b, semantic=True) for b in ex.blocks] if stored_features else None
@@ -52,7 +54,7 @@ def bench_stage(path: Path, embedder: MiniLMEmbedder, stored_features: bool = Tr
         verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
         if verdict.grey:
             stored: dict[int, SentenceVectors] = {
-                n: embed_sentences([ex.blocks[n - 1]], embedder)[0] for n in set(ex.cited)
+                n: embed_sentences([ex.blocks[n - 1]], blocks)[0] for n in set(ex.cited)
             }
             cases.append((ex.sentence, verdict, ctx, stored))
     print(f"{path.name}: {len(cases)} of {len(examples)} sentences reach the semantic stage")
@@ -116,23 +118,34 @@ def corpus_texts(corpus: Path) -> Iterator[str]:
 
 
 def bench_ingest(
-    corpus: Path, docs: int, rounds: int, embedder: MiniLMEmbedder, llm: bool = False
+    corpus: Path,
+    docs: int,
+    rounds: int,
+    embedder: MiniLMEmbedder,
+    llm: bool = False,
+    precisions: Sequence[str] = ("int8",),
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "docs"
         folder.mkdir()
         for i, text in zip(range(docs), corpus_texts(corpus), strict=False):
             (folder / f"doc{i:05d}.txt").write_text(text, encoding="utf-8")
-        rates: dict[str, list[float]] = {"without": [], "with": []}
+        # "without": no semantic stage; "with fp32" / "with int8": its block side stored at
+        # that precision (STREAM_RAG_EMBED_GATE_PRECISION).
+        labels = ["without", *(f"with {p}" for p in precisions)]
+        rates: dict[str, list[float]] = {label: [] for label in labels}
         # Process CPU time per chunk: the cost itself, steadier than wall time when other
         # processes share the cores.
-        cpu_ms: dict[str, list[float]] = {"without": [], "with": []}
-        stored = (0.0, 0.0, 0)
+        cpu_ms: dict[str, list[float]] = {label: [] for label in labels}
+        stored: dict[str, tuple[float, float, int]] = {}
         for r in range(rounds):
-            for label in ("without", "with") if r % 2 == 0 else ("with", "without"):
+            for label in labels if r % 2 == 0 else labels[::-1]:
                 settings = Settings(
-                    data_dir=Path(tmp) / f"{label}{r}",
-                    gate_semantic=label == "with",
+                    data_dir=Path(tmp) / f"{label.replace(' ', '_')}{r}",
+                    gate_semantic=label != "without",
+                    embed_gate_precision=label.removeprefix("with ")
+                    if label != "without"
+                    else "int8",
                     # Never called while indexing: it only turns the extractive model's
                     # sentence warm-up off, as in a deployment with a chat model.
                     llm_base_url="http://127.0.0.1:9/v1" if llm else None,
@@ -147,26 +160,30 @@ def bench_ingest(
                         services.indexer.index_version(doc_id, version)
                     rates[label].append(chunks / (time.perf_counter() - start))
                     cpu_ms[label].append((time.process_time() - cpu) * 1000 / chunks)
-                    if label == "with":
-                        stored = stored_bytes(settings.data_dir / "stream_rag.sqlite3")
+                    if label != "without":
+                        stored[label] = stored_bytes(settings.data_dir / "stream_rag.sqlite3")
                 finally:
                     services.close()
         best = {k: max(v) for k, v in rates.items()}
+        least = {k: min(v) for k, v in cpu_ms.items()}
         model = "a chat model configured (no extractive warm-up)" if llm else "extractive model"
         print(f"ingest (indexing) of {docs} documents, {rounds} rounds alternating, {model}:")
         for label, values in rates.items():
             shown = ", ".join(f"{v:.1f}" for v in values)
-            print(f"  {label:<8} sentence vectors: {shown} chunks/s (best {best[label]:.1f})")
-        print(f"  slowdown (best / best): {best['without'] / best['with']:.2f}x")
-        least = {k: min(v) for k, v in cpu_ms.items()}
+            print(f"  {label:<9} {shown} chunks/s (best {best[label]:.1f})")
         for label, values in cpu_ms.items():
             shown = ", ".join(f"{v:.1f}" for v in values)
-            print(f"  {label:<8} sentence vectors: {shown} ms CPU per chunk")
-        print(f"  CPU cost ratio (least / least): {least['with'] / least['without']:.2f}x")
-        print(
-            f"  stored per chunk: {stored[0]:.0f} B sentence vectors (float16), "
-            f"{stored[1]:.0f} B word-piece states (int8) over {stored[2]} chunks"
-        )
+            print(f"  {label:<9} {shown} ms CPU per chunk")
+        for label in labels[1:]:
+            print(
+                f"  {label}: slowdown (best / best) {best['without'] / best[label]:.2f}x, "
+                f"CPU cost ratio (least / least) {least[label] / least['without']:.2f}x"
+            )
+            size = stored[label]
+            print(
+                f"    stored per chunk: {size[0]:.0f} B sentence vectors (float16), "
+                f"{size[1]:.0f} B word-piece states (int8) over {size[2]} chunks"
+            )
 
 
 def stored_bytes(database: Path) -> tuple[float, float, int]:
@@ -195,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
+        "--precision",
+        action="append",
+        choices=("fp32", "int8"),
+        help="the block side's precision(s) to index with, side by side (default int8)",
+    )
+    parser.add_argument(
         "--llm-configured",
         action="store_true",
         help="ingest as with STREAM_RAG_LLM_BASE_URL set (the extractive warm-up off)",
@@ -204,7 +227,14 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.data:
         bench_stage(path, embedder, not args.no_stored_features)
     if args.corpus:
-        bench_ingest(args.corpus, args.docs, args.rounds, embedder, args.llm_configured)
+        bench_ingest(
+            args.corpus,
+            args.docs,
+            args.rounds,
+            embedder,
+            args.llm_configured,
+            args.precision or ("int8",),
+        )
     return 0
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.sentences import SentenceVectors, embed_sentences
+from stream_rag.embed.sentences import SentenceEncoder, SentenceVectors, embed_sentences
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import Example, load
 from stream_rag.gate.semantic import SENTENCE_PRECISION, Features, SemanticStage, anchored
@@ -50,7 +50,7 @@ class Row:
     features: Features | None
 
 
-def stored_vectors(embedder: MiniLMEmbedder) -> Callable[[str], SentenceVectors]:
+def stored_vectors(embedder: SentenceEncoder) -> Callable[[str], SentenceVectors]:
     """A block's sentence vectors as a request reads them: embedded once per block text and
     round-tripped through the stored float16 form (the word-piece states are already in
     their stored int8 form)."""
@@ -75,19 +75,18 @@ def featurise(
     precision: str = SENTENCE_PRECISION,
 ) -> list[Row]:
     """Each example's lexical verdict and, in the grey zone, its signals: the blocks as
-    ingest stores them (fp32), the sentence embedded at `precision` as a request would."""
+    ingest stores them and the sentence as a request embeds it, both at `precision`."""
     from stream_rag.gate.lexical import GateContext
 
-    stage = SemanticStage(embedder)
-    stored = stored_vectors(embedder)
+    stage = SemanticStage(embedder, precision=precision)
+    stored = stored_vectors(stage.encoder)
     rows = []
     for ex in examples:
         ctx = GateContext(ex.blocks)
         verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
         feats = None
         if verdict.grey:
-            request = embedder.with_precision(precision)
-            vectors, (pieces,) = request.embed_tokens([ex.sentence])
+            vectors, (pieces,) = stage.sentence_encoder.embed_tokens([ex.sentence])
             feats = compute_features(
                 ex.sentence,
                 verdict,
@@ -227,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--precision",
         default=SENTENCE_PRECISION,
-        help=f"the generated sentence's MiniLM, fp32 or int8 (default {SENTENCE_PRECISION})",
+        help=f"the MiniLM of both sides, fp32 or int8 (default {SENTENCE_PRECISION})",
     )
     args = parser.parse_args(argv)
     embedder = MiniLMEmbedder()

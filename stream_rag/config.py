@@ -58,7 +58,7 @@ class Settings:
     embed_timeout_s: float = 30.0
     # The local MiniLM's precision per use ("fp32" or "int8", docs/decisions.md): search
     # queries, passages embedded at ingest (chunks, their FAQ questions), and the gate's
-    # grey-zone sentences (calibrated on int8 against block sentences stored in fp32).
+    # semantic stage: block sentences stored at ingest and grey-zone sentences alike.
     embed_query_precision: str = "int8"
     embed_passage_precision: str = "fp32"
     embed_gate_precision: str = "int8"

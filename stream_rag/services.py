@@ -221,10 +221,8 @@ def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | 
     semantic = None
     if settings.gate_semantic and isinstance(embedder, MiniLMEmbedder):
         cutoff = settings.gate_semantic_cutoff
-        # Block sentences (stored at ingest) in fp32, the grey-zone sentence at its setting.
+        # Block sentences (stored at ingest) and the grey-zone sentence at one precision.
         semantic = SemanticStage(
-            embedder.with_precision("fp32"),
-            DEFAULT_CUTOFF if cutoff is None else cutoff,
-            settings.embed_gate_precision,
+            embedder, DEFAULT_CUTOFF if cutoff is None else cutoff, settings.embed_gate_precision
         )
     return Stages(semantic, store, build_verifier(settings))

@@ -11,7 +11,12 @@ import pytest
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.sentences import StoredVectors, chunk_sentences, embed_sentences
+from stream_rag.embed.sentences import (
+    SentenceEncoder,
+    StoredVectors,
+    chunk_sentences,
+    embed_sentences,
+)
 from stream_rag.embed.tokens import DIMS, TokenStates, compress, content_pieces, project
 from stream_rag.gate.alignment import Alignment, align, parts
 from stream_rag.gate.citations import extract
@@ -126,6 +131,13 @@ def services(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[Services]:
     opened.close()
 
 
+def _blocks(services: Services) -> SentenceEncoder:
+    """The encoder ingest stores the block side with (the gate's precision)."""
+    encoder = services.indexer.sentence_encoder
+    assert encoder is not None
+    return encoder
+
+
 def _token_rows(services: Services) -> dict[str, tuple[str | None, int | None, int | None]]:
     db = sqlite3.connect(services.settings.data_dir / "stream_rag.sqlite3")
     try:
@@ -154,7 +166,7 @@ def test_ingest_stores_word_pieces_with_the_chunk_and_delete_removes_them(
         counts = [int(c) for c in counts_json.strip("[]").split(",")]
         assert len(counts) == len(chunk_sentences(chunk.text))
         assert size == sum(counts) * DIMS
-        loaded = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
+        loaded = StoredVectors(services.store, _blocks(services), [(chunk.id, chunk.text)])(1)
         assert loaded.tokens is not None
         assert loaded.tokens.counts == tuple(counts)
     services.indexer.delete(document.id)
@@ -169,14 +181,14 @@ def test_a_row_stored_without_word_pieces_gets_them_on_first_use(
     ingest_paths(services.store, [source], services.settings, indexer=services.indexer, quiet=True)
     (document,) = services.store.list_documents()
     (chunk,) = services.store.chunks(document.id, 1)
-    fresh = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
+    fresh = StoredVectors(services.store, _blocks(services), [(chunk.id, chunk.text)])(1)
     # As a chunk stored before word pieces were: vectors only.
     db = sqlite3.connect(services.settings.data_dir / "stream_rag.sqlite3")
     with db:
         db.execute("UPDATE chunk_sentence_vectors SET token_counts = NULL, tokens = NULL")
     db.close()
     assert _token_rows(services)[chunk.id] == (None, DIMS, None)
-    loaded = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
+    loaded = StoredVectors(services.store, _blocks(services), [(chunk.id, chunk.text)])(1)
     assert loaded.tokens is not None
     assert fresh.tokens is not None
     np.testing.assert_allclose(loaded.tokens.states, fresh.tokens.states, atol=1e-6)

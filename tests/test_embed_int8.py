@@ -135,9 +135,10 @@ def test_each_use_gets_its_configured_precision(
         semantic = services.answerer.stages.semantic
         assert semantic is not None
         assert isinstance(semantic.encoder, MiniLMEmbedder)
-        assert semantic.encoder.precision == "fp32"  # the blocks' side, stored at ingest
+        assert semantic.encoder.precision == gate  # the blocks' side, stored at ingest
         assert isinstance(semantic.sentence_encoder, MiniLMEmbedder)
         assert semantic.sentence_encoder.precision == gate
+        assert services.indexer.sentence_encoder is semantic.encoder
         assert services.embedder is minilm  # the fp32 model itself, e.g. for /readyz
     finally:
         services.close()

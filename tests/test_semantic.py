@@ -15,10 +15,12 @@ import pytest
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import (
+    SentenceEncoder,
     StoredVectors,
     chunk_sentences,
     embed_sentences,
     memory_vectors,
+    stored_model,
 )
 from stream_rag.gate.citations import extract
 from stream_rag.gate.judge import Stages
@@ -148,7 +150,7 @@ def test_ingest_stores_each_chunks_sentence_vectors_and_delete_removes_them(
     assert set(rows) == {c.id for c in chunks}
     for chunk in chunks:
         model, size = rows[chunk.id]
-        assert model == minilm.name
+        assert model == f"{minilm.name}:int8"  # the gate's precision, by default int8
         assert size == len(chunk_sentences(chunk.text)) * minilm.dim * 2  # float16
     services.indexer.delete(document.id)
     assert _rows(services) == {}
@@ -168,6 +170,38 @@ def test_chunks_without_stored_vectors_get_them_on_first_use(
     again = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
     assert again.spans == loaded.spans
     assert np.allclose(again.vectors, loaded.vectors, atol=1e-3)
+
+
+def _block_encoder(services: Services) -> SentenceEncoder:
+    encoder = services.indexer.sentence_encoder
+    assert encoder is not None
+    return encoder
+
+
+def test_blocks_are_stored_at_the_gate_precision_and_other_rows_recomputed_on_first_use(
+    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    source = tmp_path / "warranty.txt"
+    source.write_text(BLOCKS[0], encoding="utf-8")
+    ingest_paths(services.store, [source], services.settings, quiet=True)  # not indexed
+    (document,) = services.store.list_documents()
+    (chunk,) = services.store.chunks(document.id, 1)
+    blocks = _block_encoder(services)
+    stage = services.answerer.stages.semantic
+    assert stage is not None
+    assert stage.sentence_encoder is blocks  # both sides of the comparison: one model
+    # As stored before the block side followed the gate's precision: fp32 rows.
+    old = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
+    assert _rows(services)[chunk.id][0] == minilm.name
+    loaded = StoredVectors(services.store, blocks, [(chunk.id, chunk.text)])(1)
+    assert _rows(services)[chunk.id][0] == stored_model(blocks) == f"{minilm.name}:int8"
+    fresh = embed_sentences([chunk.text], blocks)[0]
+    assert loaded.spans == old.spans == fresh.spans
+    np.testing.assert_allclose(loaded.vectors, fresh.vectors, atol=1e-6)
+    assert not np.allclose(loaded.vectors, old.vectors, atol=1e-6)
+    # Read back as stored (float16), not computed again.
+    again = StoredVectors(services.store, blocks, [(chunk.id, chunk.text)])(1)
+    np.testing.assert_allclose(again.vectors, fresh.vectors, atol=2e-3)
 
 
 def test_a_sentence_cited_to_a_block_it_is_not_anchored_in_is_dropped_unasked(

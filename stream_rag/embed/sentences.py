@@ -31,6 +31,7 @@ __all__ = [
     "embed_sentences",
     "memory_vectors",
     "store_chunk_vectors",
+    "stored_model",
 ]
 
 
@@ -69,6 +70,13 @@ class SentenceVectors:
         return cls(model, tuple((int(s), int(e)) for s, e in spans), vectors.astype(np.float32))
 
 
+def stored_model(encoder: SentenceEncoder) -> str:
+    """What stored vectors are keyed by: the model's name, and its precision unless fp32 (a
+    row of another precision is computed again on first use)."""
+    precision = getattr(encoder, "precision", "fp32")
+    return encoder.name if precision == "fp32" else f"{encoder.name}:{precision}"
+
+
 def chunk_sentences(text: str) -> list[tuple[int, int]]:
     """The sentence spans a chunk is judged by; ingest and request side must agree."""
     return sentence_spans(text) or ([(0, len(text))] if text.strip() else [])
@@ -87,6 +95,7 @@ def embed_sentences(texts: Sequence[str], encoder: SentenceEncoder) -> list[Sent
         vectors, states = encoder.embed_tokens(list(unique))
     else:
         vectors = np.zeros((0, encoder.dim), np.float32)
+    model = stored_model(encoder)
     out = []
     # Small matrix products: OpenBLAS's thread hand-off costs more than they do (a chunk's
     # projection took 2-9x the CPU with two threads on a busy machine).
@@ -95,7 +104,7 @@ def embed_sentences(texts: Sequence[str], encoder: SentenceEncoder) -> list[Sent
             rows = [unique[text[s:e]] for s, e in text_spans]
             matrix = vectors[rows] if rows else np.zeros((0, encoder.dim), np.float32)
             tokens = compress([states[r] for r in rows])
-            out.append(SentenceVectors(encoder.name, tuple(text_spans), matrix, tokens))
+            out.append(SentenceVectors(model, tuple(text_spans), matrix, tokens))
     return out
 
 
@@ -143,9 +152,9 @@ class StoredVectors:
         return self._loaded[self.blocks[n - 1][0]]
 
     def _load(self) -> dict[str, SentenceVectors]:
-        name = self.encoder.name
-        # A row stored before word-piece states were, or with states of another shape, is
-        # computed again.
+        name = stored_model(self.encoder)
+        # A row stored before word-piece states were, with states of another shape, or at
+        # another precision (not found under this name), is computed again.
         loaded = {}
         for chunk_id, (spans, dim, blob, token_row) in self.store.sentence_vectors(
             [chunk_id for chunk_id, _ in self.blocks], name
