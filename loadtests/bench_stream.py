@@ -180,7 +180,10 @@ async def run(
     pids: tuple[int, int],
     bursts: int = 1,
 ) -> None:
-    limits = httpx.Limits(max_connections=concurrency + 10)
+    # Every stream on a connection of its own, like as many users: no idle connection the server
+    # may close just as a burst sends on it, and none for httpcore 1.0's pool to recount for
+    # every idle one whenever a request starts or ends (quadratic: ~1 s of CPU per burst).
+    limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=0)
     async with (
         httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client,
         httpx.AsyncClient(base_url=fake_url, timeout=60) as fake,
