@@ -172,6 +172,7 @@ async def test_a_close_the_event_loop_has_not_read_yet_is_seen_at_the_socket(
     # A busy loop may not have read the server's close when the pool looks at an idle
     # connection: a connection quiet for long enough is then checked at the socket.
     monkeypatch.setattr("stream_rag.model.network._POLL_AFTER_S", 0.0)
+    monkeypatch.setattr("stream_rag.model.network._POLL_EVERY_S", 0.0)
     close, closed = threading.Event(), threading.Event()
     accepted = 0
 
@@ -202,3 +203,30 @@ async def test_a_close_the_event_loop_has_not_read_yet_is_seen_at_the_socket(
             assert (await client.get("/")).text == "ok"
         await anyio.to_thread.run_sync(server.join, 10)
     assert accepted == 2
+
+
+@pytest.mark.anyio
+async def test_writes_go_out_together_and_without_a_read_after_them() -> None:
+    # Held writes are sent at the end of the loop's turn even when no read follows.
+    received = anyio.Event()
+    got = b""
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        nonlocal got
+        async with stream:
+            while len(got) < 10:
+                got += await stream.receive()
+            received.set()
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, serve)
+        stream = await LeanBackend(httpcore).connect_tcp("127.0.0.1", port, timeout=10)
+        await stream.write(b"01234", timeout=10)
+        await stream.write(b"56789", timeout=10)
+        with anyio.fail_after(10):
+            await received.wait()
+        await stream.aclose()
+        group.cancel_scope.cancel()
+    assert got == b"0123456789"

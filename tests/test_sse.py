@@ -1,4 +1,5 @@
-"""The client-side event stream parser (sse.py): the HTML spec's line rules, text cut anywhere."""
+"""The client-side event stream parser (sse.py): the HTML spec's line rules, text cut anywhere;
+and the server's encoder against sse-starlette's."""
 
 from __future__ import annotations
 
@@ -8,6 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sse_starlette import ServerSentEvent
 
+from stream_rag.events import (
+    Done,
+    Dropped,
+    Error,
+    Event,
+    JsonEvent,
+    Refusal,
+    SentenceOut,
+    Sources,
+    to_sse,
+)
+from stream_rag.retrieve.hybrid import Block
 from stream_rag.sse import EventStreamParser, ReceivedEvent, parse_lines
 
 
@@ -93,3 +106,35 @@ def test_what_sse_starlette_writes_reads_back_whatever_the_chunking(
     expected = [ReceivedEvent(name or "message", "\n".join(lines)) for lines, name in items]
     assert events == expected
     assert parser.comments == 1
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    data=st.text(max_size=40),
+    event=st.sampled_from(["sentence", "done", "a\nb"]),
+    id=st.one_of(st.none(), st.text(max_size=8)),
+    sep=st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_the_server_s_one_step_encoder_writes_what_sse_starlette_s_does(
+    data: str, event: str, id: str | None, sep: str
+) -> None:
+    # Line breaks anywhere (data, name, id) take sse-starlette's own path; the rest the short one.
+    ours = JsonEvent(data=data, event=event, id=id, sep=sep).encode()
+    assert ours == ServerSentEvent(data=data, event=event, id=id, sep=sep).encode()
+
+
+def test_every_answer_event_encodes_as_sse_starlette_would() -> None:
+    block = Block(1, "c1", "d1", 2, "0" * 64, "Refunds", "r.md", 0, 9, "Text\nhere", {})
+    events: list[Event] = [
+        Sources([block], "fake"),
+        SentenceOut(0, "Line\nbreak and\r\nCRLF \u2028 [1].", [block]),
+        Dropped(1, "unsupported"),
+        Refusal("no_sources", "None."),
+        Done(1, 1, 12.5, 40.0, 9, {"total_tokens": 3}, "req_1"),
+        Error("upstream_error", "it\nfailed", None),
+    ]
+    for event in events:
+        sent = to_sse(event, id="abc.1")
+        assert (
+            sent.encode() == ServerSentEvent(data=sent.data, event=event.name, id="abc.1").encode()
+        )

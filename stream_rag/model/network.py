@@ -24,6 +24,9 @@ _HIGH_WATER = 1 << 20
 # loop may not have read the server's close yet. Servers close idle connections after seconds
 # (uvicorn 5 s, nginx 75 s), so a connection used just now needs no system call.
 _POLL_AFTER_S = 1.0
+_POLL_EVERY_S = 0.05  # and at most this often
+# Writes smaller than this together are held until the loop's turn ends (or a read starts).
+_COALESCE = 64 * 1024
 
 
 class _Protocol(asyncio.Protocol):
@@ -85,9 +88,17 @@ class LeanStream:
         self._protocol = protocol
         self._errors = errors  # the httpcore module whose exceptions httpx maps
         self._used = time.monotonic()  # the last read or write
+        self._polled = 0.0  # the last check at the socket (it found nothing)
+        # Small writes wait for the end of the loop's turn, or the next read, and go out as
+        # one: a request's head and body are one system call and one segment, not two.
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._flusher: asyncio.Handle | None = None
 
     # The methods' signatures, `timeout` parameters included, are httpcore's interface.
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        if self._pending:
+            self._flush()
         protocol = self._protocol
         if not protocol.buffer:
             if protocol.eof:
@@ -126,8 +137,14 @@ class LeanStream:
         protocol = self._protocol
         if (protocol.eof and protocol.error is not None) or self._transport.is_closing():
             raise self._errors.WriteError("the connection is closed")
-        self._transport.write(buffer)
         self._used = time.monotonic()
+        self._pending.append(buffer)
+        self._pending_size += len(buffer)
+        if self._pending_size < _COALESCE and protocol.writable is None:
+            if self._flusher is None:
+                self._flusher = asyncio.get_running_loop().call_soon(self._flush)
+            return
+        self._flush()
         writable = protocol.writable
         if writable is not None:
             try:
@@ -138,7 +155,16 @@ class LeanStream:
                 raise self._errors.WriteError(str(protocol.error))
 
     async def aclose(self) -> None:
+        self._flush()
         self._transport.close()
+
+    def _flush(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
+        pending, self._pending, self._pending_size = self._pending, [], 0
+        if pending and not self._transport.is_closing():
+            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
 
     async def start_tls(
         self,
@@ -154,8 +180,12 @@ class LeanStream:
             # the server: the pool then drops it instead of sending a request on it.
             if self._protocol.buffer or self._protocol.eof:
                 return True
-            if time.monotonic() - self._used < _POLL_AFTER_S:
+            now = time.monotonic()
+            # The pool asks about every idle connection whenever a request starts or ends: a
+            # burst of requests would poll each of them once per request.
+            if now - self._used < _POLL_AFTER_S or now - self._polled < _POLL_EVERY_S:
                 return False
+            self._polled = now
             return _readable(self._transport.get_extra_info("socket"))
         if info == "client_addr":
             return self._transport.get_extra_info("sockname")
