@@ -9,8 +9,7 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from .http.telemetry import current_request_id
-from .http.web import absolute_urls
+from .request_context import absolute_urls, current_request_id
 from .retrieve.hybrid import Block
 
 

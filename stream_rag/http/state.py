@@ -9,10 +9,10 @@ from starlette.responses import JSONResponse
 from ..config import Settings
 from ..errors import InputError
 from ..index.jobs import IndexQueue
+from ..request_context import absolute_urls
 from ..services import Services
 from ..store.documents import DocumentStore
 from .limits import read_json
-from .web import absolute_urls
 
 
 def services(request: Request) -> Services:

@@ -14,7 +14,6 @@ import secrets
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,27 +21,23 @@ from prometheus_client import CONTENT_TYPE_LATEST as PROMETHEUS_TEXT
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..request_context import REQUEST_ID
+
 if TYPE_CHECKING:
     from ..events import Event
     from ..model.llm import ChatModel
     from ..types import Message as ChatMessage
 
-__all__ = ["PROMETHEUS_TEXT", "ObservedApp", "ObservedModel", "Telemetry", "current_request_id"]
+__all__ = ["PROMETHEUS_TEXT", "ObservedApp", "ObservedModel", "Telemetry"]
 
 access_log = logging.getLogger("stream_rag.access")
 Metric = TypeVar("Metric", Counter, Gauge, Histogram)
 
-_REQUEST_ID: ContextVar[str | None] = ContextVar("stream_rag_request_id", default=None)
 # A caller's own id is kept when it is short and plain; anything else is replaced.
 _GOOD_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _LATENCY = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 _FAST = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0)
 _GAPS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-
-
-def current_request_id() -> str | None:
-    """The id of the HTTP request being served in this context, if any."""
-    return _REQUEST_ID.get()
 
 
 class Telemetry:
@@ -247,7 +242,7 @@ class ObservedApp:
             return
         given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
         request_id = given if _GOOD_ID.fullmatch(given) else f"req_{secrets.token_hex(8)}"
-        token = _REQUEST_ID.set(request_id)
+        token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
 
@@ -284,4 +279,4 @@ class ObservedApp:
                         }
                     )
                 )
-            _REQUEST_ID.reset(token)
+            REQUEST_ID.reset(token)

@@ -1,10 +1,9 @@
 """What browsers need from the API: CORS for listed origins, EventSource event ids, download
-caching that revalidates, and absolute URLs behind a public address."""
+caching that revalidates (absolute URLs behind a public address: request_context.py)."""
 
 from __future__ import annotations
 
 import secrets
-from typing import Any, TypeVar
 
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
@@ -13,8 +12,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..config import Settings
-
-T = TypeVar("T")
 
 # Headers a cross-origin widget sends: the JSON body, its API key, EventSource's reconnect id.
 CORS_HEADERS = ("Authorization", "Content-Type", "Last-Event-ID")
@@ -77,24 +74,3 @@ def not_modified(request: Request, etag: str) -> bool:
         return False
     tags = {t.strip().removeprefix("W/") for t in header.split(",")}
     return "*" in tags or etag in tags
-
-
-def absolute_urls(data: T, base: str | None) -> T:
-    """Prefix every relative `url` value (at any depth) with the public base URL."""
-    if not base:
-        return data
-    root = base.rstrip("/")
-    return _rebase(data, root)  # type: ignore[no-any-return]
-
-
-def _rebase(data: Any, root: str) -> Any:
-    if isinstance(data, dict):
-        return {
-            k: root + v
-            if k == "url" and isinstance(v, str) and v.startswith("/")
-            else _rebase(v, root)
-            for k, v in data.items()
-        }
-    if isinstance(data, list | tuple):
-        return [_rebase(v, root) for v in data]
-    return data

@@ -1,0 +1,40 @@
+"""What the HTTP layer tells the layers below about the request being served: its id (set
+by the telemetry middleware, read by the events and the access log), and the public address
+its URLs are made absolute against."""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+__all__ = ["REQUEST_ID", "absolute_urls", "current_request_id"]
+
+T = TypeVar("T")
+
+REQUEST_ID: ContextVar[str | None] = ContextVar("stream_rag_request_id", default=None)
+
+
+def current_request_id() -> str | None:
+    """The id of the HTTP request being served in this context, if any."""
+    return REQUEST_ID.get()
+
+
+def absolute_urls(data: T, base: str | None) -> T:
+    """Prefix every relative `url` value (at any depth) with the public base URL."""
+    if not base:
+        return data
+    root = base.rstrip("/")
+    return _rebase(data, root)  # type: ignore[no-any-return]
+
+
+def _rebase(data: Any, root: str) -> Any:
+    if isinstance(data, dict):
+        return {
+            k: root + v
+            if k == "url" and isinstance(v, str) and v.startswith("/")
+            else _rebase(v, root)
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [_rebase(v, root) for v in data]
+    return data
