@@ -7,7 +7,7 @@ import pytest
 
 from stream_rag.config import Settings
 from stream_rag.errors import InvalidFieldError
-from stream_rag.http.lifecycle import Drain
+from stream_rag.lifecycle import Drain
 
 
 def test_defaults() -> None:

@@ -10,14 +10,12 @@ PACKAGE = Path(__file__).parent.parent / "stream_rag"
 # Lowest first. The shared modules (SHARED) sit below them all; the services (embed, model,
 # access) and the composition (services.py, cli/, loadtest/) are not ranked.
 STAGES = ("ingest", "store", "index", "retrieve", "gate", "events", "answer", "http")
-SHARED = ("text", "language", "types", "errors", "config", "sse", "request_context")
+SHARED = ("text", "language", "types", "errors", "config", "sse", "request_context", "lifecycle")
 KNOWN = {
     # store.add extracts and chunks; upload stages into the store's blobs (docs/decisions.md).
     ("ingest/upload.py", "store"),
     ("ingest/local.py", "store"),
     ("ingest/local.py", "index"),
-    # The drain and metrics of a pipeline.
-    ("answer/pipeline.py", "http"),
 }
 
 

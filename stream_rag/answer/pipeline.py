@@ -21,6 +21,7 @@ from collections.abc import (
 )
 from contextlib import aclosing
 from dataclasses import replace
+from typing import Protocol
 
 import anyio
 
@@ -31,8 +32,7 @@ from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from ..gate.segment import Segment, SentenceBuffer, split_segments
-from ..http.lifecycle import Drain
-from ..http.telemetry import Telemetry
+from ..lifecycle import Drain
 from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
 from ..model.usage import start as start_usage
@@ -62,6 +62,7 @@ __all__ = [
     "Judged",
     "Options",
     "Prepared",
+    "Watcher",
     "revision_request",
 ]
 
@@ -78,6 +79,12 @@ UNSUPPORTED_ANSWER = (
 )
 
 
+class Watcher(Protocol):
+    """Sees every answer's events pass: the app's metrics (http/telemetry.py's `Telemetry`)."""
+
+    def watch(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]: ...
+
+
 class Answerer:
     def __init__(
         self,
@@ -86,7 +93,7 @@ class Answerer:
         settings: Settings,
         *,
         detector: ConflictDetector | None = None,
-        telemetry: Telemetry | None = None,
+        telemetry: Watcher | None = None,
         stages: Stages | None = None,
     ) -> None:
         self.retriever = retriever

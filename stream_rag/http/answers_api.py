@@ -19,7 +19,6 @@ from ..answer.pipeline import Options
 from ..errors import InvalidFieldError
 from ..events import SentenceOut, to_sse
 from . import openai_compat, state
-from .lifecycle import unless_client_leaves
 from .web import EventIds, is_reconnect
 
 
@@ -76,7 +75,7 @@ async def answer(request: Request) -> JSONResponse:
     options = _scoped(request, body, answer_options(body))
     answerer = state.services(request).answerer
     # A client that leaves cancels the answer, which closes the model request.
-    result = await unless_client_leaves(
+    result = await state.unless_client_leaves(
         request.receive, partial(answerer.answer, question, options)
     )
     if result is None:
@@ -136,7 +135,7 @@ async def chat_completions(request: Request) -> Response:
         reference_links=state.settings(request).openai_reference_links,
         on_cited=tenancy.citation_recorder(request),
     )
-    response = await unless_client_leaves(request.receive, partial(endpoint.handle, body))
+    response = await state.unless_client_leaves(request.receive, partial(endpoint.handle, body))
     return state.client_gone() if response is None else response
 
 

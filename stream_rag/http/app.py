@@ -32,13 +32,13 @@ from ..errors import StreamRagError
 from ..index.base import Index
 from ..index.doctor import startup_check
 from ..index.jobs import IndexQueue
+from ..lifecycle import Drain
 from ..model.llm import ChatModel
 from ..retrieve.rerank import Reranker
 from ..services import Services, open_services
 from ..store.documents import DocumentStore
 from . import answers_api, documents_api, health, keys_api, openapi, search_api, state
 from .bodytimeout import BodyDeadline
-from .lifecycle import Drain
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
 from .web import cors_middleware
 

@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..config import Settings
-from .lifecycle import Drain
+from ..lifecycle import Drain
 
 # The largest request head (request line plus headers) a client may send.
 MAX_HEAD_BYTES = 64 * 1024

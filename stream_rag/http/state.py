@@ -1,10 +1,15 @@
 """What the route handlers share: the lifespan's resources on `request.state`, a JSON object
-body, public URLs, and the 499 answer to a client that left."""
+body, public URLs, and the watch for a client that leaves with its 499 answer."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import Receive
 
 from ..config import Settings
 from ..errors import InputError
@@ -13,6 +18,8 @@ from ..request_context import absolute_urls
 from ..services import Services
 from ..store.documents import DocumentStore
 from .limits import read_json
+
+T = TypeVar("T")
 
 
 def services(request: Request) -> Services:
@@ -51,6 +58,31 @@ def client_gone() -> JSONResponse:
     # Nobody reads it; nginx's 499 names the case in access logs.
     body = {"error": {"code": "client_closed_request", "message": "the client left"}}
     return JSONResponse(body, status_code=499)
+
+
+async def unless_client_leaves(receive: Receive, work: Callable[[], Awaitable[T]]) -> T | None:
+    """Await `work()`, cancelling it (and so closing its upstream requests) if the client
+    disconnects first; None then. Call only after the request body has been read."""
+    results: list[T] = []
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    group.cancel_scope.cancel()
+                    return
+
+        group.start_soon(watch)
+        try:
+            results.append(await work())
+        except Exception as exc:  # re-raised below, outside the task group
+            failure.append(exc)
+        group.cancel_scope.cancel()
+    if failure:
+        raise failure[0]
+    return results[0] if results else None
 
 
 def is_ascii_int(raw: str) -> bool:

@@ -1,4 +1,5 @@
-"""Request lifecycle: the graceful drain on SIGTERM, answer deadlines, and client departure.
+"""The graceful stop on SIGTERM and the answers' deadlines, shared by the server, the indexer
+and the answer pipeline.
 
 On SIGTERM (`Drain.request`, called from the server's signal handler) the server stops
 accepting connections, indexing stops after the job in hand, and answers in flight may go on
@@ -9,16 +10,12 @@ for `STREAM_RAG_DRAIN_S`; then every guarded wait is cancelled and the stream en
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 import anyio
-from starlette.types import Receive
 
-from ..errors import AnswerTimeoutError, ShuttingDownError, StreamRagError
-
-T = TypeVar("T")
+from .errors import AnswerTimeoutError, ShuttingDownError, StreamRagError
 
 
 class Drain:
@@ -78,28 +75,3 @@ class Drain:
         if self.stopped:
             return ShuttingDownError("the server is shutting down")
         return AnswerTimeoutError("the answer took longer than STREAM_RAG_ANSWER_TIMEOUT_S")
-
-
-async def unless_client_leaves(receive: Receive, work: Callable[[], Awaitable[T]]) -> T | None:
-    """Await `work()`, cancelling it (and so closing its upstream requests) if the client
-    disconnects first; None then. Call only after the request body has been read."""
-    results: list[T] = []
-    failure: list[Exception] = []
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    group.cancel_scope.cancel()
-                    return
-
-        group.start_soon(watch)
-        try:
-            results.append(await work())
-        except Exception as exc:  # re-raised below, outside the task group
-            failure.append(exc)
-        group.cancel_scope.cancel()
-    if failure:
-        raise failure[0]
-    return results[0] if results else None
