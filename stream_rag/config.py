@@ -51,6 +51,9 @@ class Settings:
     qdrant_replicas: int | None = None
     # Embedded index: candidates an HNSW search keeps (segments `stream-rag optimize` built).
     hnsw_ef: int = 256
+    # Embedded index: up to this many points, dense search runs on an in-memory copy of the
+    # vectors (exact, ~1.6 KB a point; index/mirror.py); 0 turns it off.
+    dense_mirror_max_points: int = 20_000
     # Embeddings: the local MiniLM unless an OpenAI-compatible endpoint is given.
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"
@@ -180,6 +183,8 @@ class Settings:
             raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
         if self.hnsw_ef < 1:
             raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
+        if self.dense_mirror_max_points < 0:
+            raise InvalidFieldError("STREAM_RAG_DENSE_MIRROR_MAX_POINTS must be >= 0")
         if self.cpu_workers < 1:
             raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be at least 1")
         for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):

@@ -26,6 +26,11 @@ def edge(path: Path) -> Index:
     return EdgeIndex.open(path / "edge", DIM)
 
 
+def edge_engine(path: Path) -> Index:
+    """Dense search by the engine, not the in-memory copy small indexes get."""
+    return EdgeIndex.open(path / "edge", DIM, mirror_max=0)
+
+
 def qdrant_local(path: Path) -> Index:
     return QdrantIndex.create(QdrantClient(path=str(path / "qdrant")), "contract", DIM)
 
@@ -41,6 +46,7 @@ def qdrant_server(path: Path) -> Index:
 
 BACKENDS = [
     pytest.param(edge, id="edge"),
+    pytest.param(edge_engine, id="edge-engine"),
     pytest.param(qdrant_local, id="qdrant-client-local"),
     pytest.param(
         qdrant_server,

@@ -99,6 +99,10 @@ def create_app(
         try:
             backlog = await anyio.to_thread.run_sync(services.indexer.reconcile)
             backlog += await anyio.to_thread.run_sync(startup_check, services.indexer)
+            # The embedded index's in-memory dense copy, before the first search needs it.
+            warm = getattr(services.index, "warm", None)
+            if callable(warm):
+                await anyio.to_thread.run_sync(warm)
             queue.submit_all(backlog)
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)

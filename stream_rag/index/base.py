@@ -144,4 +144,6 @@ def open_index(settings: Settings, dim: int) -> Index:
     from .edge import EdgeIndex
 
     path = settings.data_dir / "index" / f"edge-{dim}-f16"
-    return EdgeIndex.open(path, dim, hnsw_ef=settings.hnsw_ef)
+    return EdgeIndex.open(
+        path, dim, hnsw_ef=settings.hnsw_ef, mirror_max=settings.dense_mirror_max_points
+    )

@@ -11,11 +11,13 @@ priority (the build holds its GIL for minutes), then swapped in by renaming; sea
 meanwhile and writes wait. Opening the new shard holds the server's GIL, so the child also
 moves the payload indexes that only deletions use to mmap, which opens without reading them.
 A shard opened with the serving config keeps the graphs it has and never builds new ones.
+
+A small index (`mirror_max` points) is searched densely on an in-memory copy of its vectors
+(mirror.py): every write goes to the engine, then to the copy, under the write lock.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -42,90 +44,33 @@ from .base import (
     ref_from_payload,
 )
 from .bm25 import SparseVector
+from .edge_config import (
+    DEFAULT_HNSW_EF,
+    FIELDS,
+    HNSW_EF_CONSTRUCT,
+    HNSW_M,
+    HNSW_THRESHOLD_KB,
+    edge_config,
+    load,
+    read_extra,
+    save_extra,
+)
+from .mirror import DEFAULT_MAX_POINTS, DenseMirror, MirrorRow, mirror_rows
 
-# Serving: segments never grow an HNSW graph by themselves; optimize() only vacuums.
-_NO_HNSW_THRESHOLD_KB = 1_000_000_000
-# `build_hnsw`: segments with at least this much vector data (~10k float16 384-d vectors) get
-# a graph; smaller ones stay exact, which is as fast at that size.
-HNSW_THRESHOLD_KB = 8_000
-# Graph parameters and search ef, chosen on bench_hnsw's recall and latency (docs/decisions.md):
-# a denser graph costs build time in the child, a large ef costs every query.
-HNSW_M = 32
-HNSW_EF_CONSTRUCT = 200
-DEFAULT_HNSW_EF = 256
-_BUILD = "import sys; from stream_rag.index.edge import build_main; sys.exit(build_main())"
-_PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
-
-
-# Payload indexes: `collection` filters every search and stays in RAM; `doc_id` and `version`
-# serve deletions only, so they live in mmap files, which a shard opens without reading (the
-# 100k-point swap spent most of its GIL hold loading in-RAM maps). Shards made before this
-# also index `chunk_id`, which nothing filters on; `build_hnsw` drops it.
-_COLD = qe.Memory.Cold
-_MAX_TRACKED = 1000
-_EXTRA_FILE = "stream_rag_counts.json"
+_BUILD = "import sys; from stream_rag.index.edge_config import build_main; sys.exit(build_main())"
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
 _RESCORE = qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
 _EXACT = qe.QuantizationSearchParams(ignore=True)
-_FIELDS: tuple[tuple[str, Any], ...] = (
-    ("collection", qe.KeywordIndexParams(enable_hnsw=False)),
-    ("doc_id", qe.KeywordIndexParams(memory=_COLD)),
-    ("version", qe.IntegerIndexParams(lookup=True, range=True, memory=_COLD)),
-)
+_PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
+# Points read per engine call while the dense mirror loads (each call holds the GIL).
+_MIRROR_BATCH = 256
+
+
+_MAX_TRACKED = 1000
 
 
 def _match(key: str, value: str | int) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value=value))
-
-
-def edge_config(
-    dim: int,
-    *,
-    float16: bool = True,
-    build_kb: int | None = None,
-    m: int = HNSW_M,
-    ef_construct: int = HNSW_EF_CONSTRUCT,
-) -> qe.EdgeConfig:
-    """The shard's config; with `build_kb`, `optimize()` gives segments of at least that many
-    KB of vectors an HNSW graph of `m` links per node and int8 copies of their vectors."""
-    datatype = qe.VectorStorageDatatype.Float16 if float16 else None
-    # Built segments keep everything in mmap files (`Memory.Cold`): the server opens them at
-    # the swap while holding the GIL, and reading them in took 2-3x as long (0.5-0.8 s against
-    # 0.2-0.3 s at 100k); searches read the same pages from the page cache once warm.
-    cold = _COLD if build_kb is not None else None
-    hnsw = qe.HnswIndexConfig(
-        m=m, ef_construct=ef_construct, full_scan_threshold=8_000, memory=cold
-    )
-    # The graph is walked on int8 vectors (a quarter of float32's bytes per distance); the
-    # candidates are then rescored on the stored vectors (`_RESCORE`), which keeps recall.
-    int8 = qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, quantile=0.99)
-    return qe.EdgeConfig(
-        vectors={
-            DENSE: qe.EdgeVectorParams(
-                size=dim,
-                distance=qe.Distance.Cosine,
-                datatype=datatype,
-                hnsw_config=hnsw,
-                quantization_config=int8 if build_kb is not None else None,
-                memory=cold,
-            )
-        },
-        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=cold)},
-        # Any deleted point makes a segment worth vacuuming when `vacuum()` runs: deleted
-        # points count in IDF until then (there is no background optimiser).
-        optimizers=qe.EdgeOptimizersConfig(
-            indexing_threshold=_NO_HNSW_THRESHOLD_KB if build_kb is None else build_kb,
-            deleted_threshold=1e-9,
-            vacuum_min_vector_number=1,
-        ),
-        id_tracker_memory=cold,
-        # Each search runs in the calling thread (a worker already, two at most at once):
-        # the engine's own pool (one thread per core) cost a hand-off per query, and its
-        # sparse search held the GIL while waiting for that thread, stalling the event loop
-        # on a busy machine. Process CPU per query on the sample KB: dense 0.08 -> 0.05 ms,
-        # sparse 0.10-0.12 -> 0.03-0.04 ms (docs/decisions.md).
-        max_search_threads=1,
-    )
 
 
 def _replaced(path: Path) -> Path:
@@ -138,7 +83,14 @@ def _building(path: Path) -> Path:
 
 class EdgeIndex:
     def __init__(
-        self, shard: qe.EdgeShard, path: Path, dim: int, *, float16: bool = True, hnsw_ef: int
+        self,
+        shard: qe.EdgeShard,
+        path: Path,
+        dim: int,
+        *,
+        float16: bool = True,
+        hnsw_ef: int,
+        mirror_max: int = DEFAULT_MAX_POINTS,
     ) -> None:
         self._shard = shard
         self.path = path
@@ -153,19 +105,31 @@ class EdgeIndex:
         # Every collection that has points (a superset: deletions never shrink it), so that a
         # search in the only collection skips the payload filter (~18% of an HNSW query).
         self._collections = _collections(shard)
-        self._extra = _read_extra(path)
+        self._extra = read_extra(path)
+        # Dense search of up to `mirror_max` points runs on an in-memory copy (mirror.py),
+        # loaded by `warm` or the first dense search; None: not loaded, or too many points.
+        self.mirror_max = mirror_max
+        self._mirror: DenseMirror | None = None
+        self._mirror_tried = mirror_max <= 0
 
     @classmethod
     def open(
-        cls, path: Path, dim: int, *, float16: bool = True, hnsw_ef: int = DEFAULT_HNSW_EF
+        cls,
+        path: Path,
+        dim: int,
+        *,
+        float16: bool = True,
+        hnsw_ef: int = DEFAULT_HNSW_EF,
+        mirror_max: int = DEFAULT_MAX_POINTS,
     ) -> EdgeIndex:
         """Open or create the shard at `path`. Dense vectors are stored as float16 by default:
-        exact search reads half the memory (see docs/decisions.md)."""
+        exact search reads half the memory (see docs/decisions.md). Collections of up to
+        `mirror_max` points are searched densely in memory (0: always by the engine)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() and _replaced(path).exists():
             os.rename(_replaced(path), path)  # a crash between the two renames of a swap
         try:
-            shard = _load(path, edge_config(dim, float16=float16))
+            shard = load(path, edge_config(dim, float16=float16))
         except Exception as exc:
             if "WouldBlock" in str(exc):
                 raise IndexUnavailableError(
@@ -175,20 +139,69 @@ class EdgeIndex:
                 ) from None
             raise IndexUnavailableError(f"cannot open the index at {path}: {exc}") from None
         existing = set(shard.info().payload_schema)
-        for name, schema in _FIELDS:
+        for name, schema in FIELDS:
             if name not in existing:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
-        return cls(shard, path, dim, float16=float16, hnsw_ef=hnsw_ef)
+        return cls(shard, path, dim, float16=float16, hnsw_ef=hnsw_ef, mirror_max=mirror_max)
+
+    def warm(self) -> None:
+        """Load the dense mirror now, if the index is small enough (blocking; writes wait)."""
+        with self._write_lock:
+            if self._mirror_tried:
+                return
+            self._mirror_tried = True
+            with self._shard_lock:
+                count = int(self._shard.count(qe.CountRequest(exact=True)))
+            if count > self.mirror_max:
+                return
+            mirror = DenseMirror(self.dim, float16=self.float16)
+            mirror.reserve(count)
+            offset: Any = None
+            while True:
+                request = qe.ScrollRequest(
+                    offset=offset, limit=_MIRROR_BATCH, with_payload=True, with_vector=[DENSE]
+                )
+                with self._shard_lock:
+                    records, offset = self._shard.scroll(request)
+                vectors: list[Any] = [r.vector for r in records]
+                mirror.add(
+                    mirror_rows(
+                        [
+                            (str(r.id), r.payload or {}, np.asarray(v[DENSE], np.float32))
+                            for r, v in zip(records, vectors, strict=True)
+                            if isinstance(v, dict) and DENSE in v
+                        ]
+                    )
+                )
+                if offset is None or not records:
+                    break
+            self._mirror = mirror
 
     def upsert(self, points: Sequence[IndexPoint]) -> None:
         for start in range(0, len(points), UPSERT_BATCH):
-            batch = [self._point(p) for p in points[start : start + UPSERT_BATCH]]
+            chunk = points[start : start + UPSERT_BATCH]
+            batch = [self._point(p) for p in chunk]
             with self._write_lock, self._shard_lock:
                 self._shard.update(qe.UpdateOperation.upsert_points(batch))
                 if self._collections is not None:
-                    self._collections.update(
-                        p.collection for p in points[start : start + UPSERT_BATCH]
-                    )
+                    self._collections.update(p.collection for p in chunk)
+                self._mirror_upsert(chunk)
+
+    def _mirror_upsert(self, points: Sequence[IndexPoint]) -> None:
+        """After the engine took `points` (write lock held): the same in the mirror, which is
+        dropped once the index outgrows it (until the next start)."""
+        mirror = self._mirror
+        if mirror is None:
+            return
+        mirror.delete_points(p.point_id for p in points)  # a point without a vector now
+        if len(mirror) + len(points) > self.mirror_max:
+            self._mirror = None
+            return
+        mirror.add(
+            MirrorRow(p.point_id, p.chunk_id, p.doc_id, p.version, p.collection, p.dense)
+            for p in points
+            if p.dense is not None
+        )
 
     def _point(self, point: IndexPoint) -> qe.Point:
         vectors: dict[str, Any] = {}
@@ -214,12 +227,20 @@ class EdgeIndex:
         selector = qe.Filter(must=must, must_not=must_not)
         with self._write_lock, self._shard_lock:
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(selector))
+            if self._mirror is not None:
+                self._mirror.delete_versions(doc_id, keep, below)
 
     def search_dense(
         self, vector: npt.NDArray[np.float32], collection: str, limit: int, *, exact: bool = False
     ) -> list[IndexHit]:
-        """Nearest by cosine; segments with an HNSW graph are searched approximately (with
-        `hnsw_ef`) unless `exact`."""
+        """Nearest by cosine, exactly in the mirror when the index is small enough, else by
+        the engine: segments with an HNSW graph are searched approximately (with `hnsw_ef`)
+        unless `exact`."""
+        if not self._mirror_tried:
+            self.warm()
+        mirror = self._mirror
+        if mirror is not None:
+            return mirror.search(vector, collection, limit)
         query = qe.Query.Nearest(vector.tolist(), using=DENSE)
         params = qe.SearchParams(hnsw_ef=self.hnsw_ef, quantization=_RESCORE)
         if exact:  # exact is the reference: the stored vectors only, never their int8 copies
@@ -275,6 +296,8 @@ class EdgeIndex:
             batch: list[Any] = ids[start : start + UPSERT_BATCH]
             with self._write_lock, self._shard_lock:
                 self._shard.update(qe.UpdateOperation.delete_points(batch))
+                if self._mirror is not None:
+                    self._mirror.delete_points(batch)
 
     def stale_points(self) -> int:
         # The engine's indexed vectors include deleted points until a vacuum rewrites their
@@ -288,13 +311,13 @@ class EdgeIndex:
         # A vacuumed segment is rewritten without its HNSW graph: run `build_hnsw` again.
         with self._write_lock, self._shard_lock:
             self._shard.optimize()
-            self._extra = _save_extra(self._shard, self.path)
+            self._extra = save_extra(self._shard, self.path)
 
     def optimize(self) -> bool:
         """Vacuum deleted points (refreshing IDF statistics) and merge segments."""
         with self._write_lock, self._shard_lock:
             changed = bool(self._shard.optimize())
-            self._extra = _save_extra(self._shard, self.path)
+            self._extra = save_extra(self._shard, self.path)
             return changed
 
     def build_hnsw(
@@ -335,34 +358,19 @@ class EdgeIndex:
                 os.rename(self.path, old)
                 os.rename(work, self.path)
                 t0 = time.perf_counter()
-                self._shard = _load(self.path, edge_config(self.dim, float16=self.float16))
+                self._shard = load(self.path, edge_config(self.dim, float16=self.float16))
                 timings["open_s"] = time.perf_counter() - t0
                 self._collections = _collections(self._shard)
-                self._extra = _read_extra(self.path)
+                self._extra = read_extra(self.path)
         shutil.rmtree(old, ignore_errors=True)
         timings["hnsw_segments"] = self.hnsw_segments()
         return timings
 
     def close(self) -> None:
+        self._mirror = None
         with self._shard_lock:
             self._shard.flush()
             self._shard.close()
-
-
-def _save_extra(shard: qe.EdgeShard, path: Path) -> int:
-    """Right after a vacuum (nothing stale): record how many more vectors the engine counts
-    as indexed than there are points, in the shard's directory so it moves with a swap."""
-    info = shard.info()
-    extra = int(info.indexed_vectors_count) - int(info.points_count)
-    (path / _EXTRA_FILE).write_text(json.dumps({"indexed_minus_points": extra}))
-    return extra
-
-
-def _read_extra(path: Path) -> int:
-    try:
-        return int(json.loads((path / _EXTRA_FILE).read_text())["indexed_minus_points"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0  # a shard without graphs, as before: every indexed vector is a sparse one
 
 
 def _collections(shard: qe.EdgeShard) -> set[str] | None:
@@ -370,33 +378,3 @@ def _collections(shard: qe.EdgeShard) -> set[str] | None:
     request = qe.FacetRequest(key="collection", limit=_MAX_TRACKED, exact=True)
     values = {str(hit.value) for hit in shard.facet(request).hits}
     return values if len(values) < _MAX_TRACKED else None
-
-
-def _load(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
-    if (path / "edge_config.json").exists():
-        return qe.EdgeShard.load(os.fspath(path), config)
-    return qe.EdgeShard.create(os.fspath(path), config)
-
-
-def build_main() -> int:
-    """The child process of `build_hnsw`: argv is the shard copy, the dimension, f16|f32, the
-    threshold in KB, m and ef_construct."""
-    path, dim, kind = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    kb, m, ef_construct = (int(a) for a in sys.argv[4:7])
-    # The lowest priority: on a small machine the build would otherwise take a core from the
-    # server that answers meanwhile.
-    os.nice(19)
-    config = edge_config(dim, float16=kind == "f16", build_kb=kb, m=m, ef_construct=ef_construct)
-    shard = _load(path, config)
-    schema = shard.info().payload_schema
-    for name, params in _FIELDS:
-        # Indexes made before the mmap placement are rebuilt with it (here, not in the server).
-        if name in schema and getattr(schema[name].params, "memory", None) != params.memory:
-            shard.update(qe.UpdateOperation.create_field_index(name, params))
-    if "chunk_id" in schema:
-        shard.update(qe.UpdateOperation.delete_field_index("chunk_id"))
-    shard.optimize()
-    shard.flush()
-    _save_extra(shard, path)
-    shard.close()
-    return 0

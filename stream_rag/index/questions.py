@@ -78,6 +78,13 @@ def save_questions(
         )
 
 
+def any_questions(store: DocumentStore, model: str) -> bool:
+    """Whether any chunk has a question embedded by `model` (an index seek, ~30 us): if none
+    has, a search skips looking its candidates up."""
+    query = "SELECT 1 FROM chunk_questions WHERE model = ? AND count > 0 LIMIT 1"
+    return store.connection().execute(query, (model,)).fetchone() is not None
+
+
 def load_questions(
     store: DocumentStore, chunk_ids: Sequence[str], model: str, dim: int
 ) -> dict[str, Vectors]:

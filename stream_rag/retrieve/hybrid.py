@@ -20,7 +20,7 @@ from ..errors import InvalidFieldError
 from ..index.base import Index, IndexHit
 from ..index.bm25 import query_vector
 from ..index.features import ChunkFeatures, load_features
-from ..index.questions import load_questions, question_hits
+from ..index.questions import any_questions, load_questions, question_hits
 from ..store.documents import DocumentStore
 from ..text import tokenize
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
@@ -284,7 +284,12 @@ class Retriever:
             name: [(h.chunk_id, h.score) for h in hits if live.get(h.doc_id) == h.version]
             for name, hits in branches.items()
         }
-        if vector is not None and plan.weights["title"] != 0 and self.embedder is not None:
+        if (
+            vector is not None
+            and plan.weights["title"] != 0
+            and self.embedder is not None
+            and any_questions(self.store, self.embedder.name)
+        ):
             # Only the candidates the other branches found: a boost, not a search of its own.
             ids = list(dict.fromkeys(c for hits in current.values() for c, _ in hits))
             asked = load_questions(self.store, ids, self.embedder.name, self.embedder.dim)

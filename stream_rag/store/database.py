@@ -75,6 +75,8 @@ CREATE TABLE IF NOT EXISTS chunk_questions (
     count INTEGER NOT NULL,
     vectors BLOB NOT NULL
 );
+-- A search asks whether any chunk has a question before looking its candidates up.
+CREATE INDEX IF NOT EXISTS chunk_questions_asked ON chunk_questions(model, count);
 CREATE TABLE IF NOT EXISTS chunk_readings (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     data TEXT NOT NULL
