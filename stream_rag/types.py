@@ -137,5 +137,16 @@ class Message:
         return {"role": self.role, "content": self.content}
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """An earlier question and the verified answer it got ("" if it got none)."""
+
+    question: str
+    answer: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"question": self.question, "answer": self.answer}
+
+
 def _version_from_json(body: dict[str, Any]) -> Version:
     return Version(**{f.name: body[f.name] for f in fields(Version)})

@@ -9,18 +9,15 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.answer.conversation import (
-    Turn,
-    history_of,
-    resolve,
-    subject_words,
-    turns_from_messages,
-)
-from stream_rag.answer.prompt import build_messages, parse_blocks, parse_history, parse_question
+from stream_rag.answer.conversation import history_of, turns_from_messages
+from stream_rag.answer.prompt import build_messages
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InvalidFieldError
 from stream_rag.http.app import create_app
+from stream_rag.language.followups import resolve, subject_words
+from stream_rag.prompt_format import parse_blocks, parse_history, parse_question
+from stream_rag.types import Turn
 
 from .conftest import wait_indexed
 

@@ -6,9 +6,10 @@ import time
 import httpx
 import pytest
 
-from stream_rag.answer.prompt import build_messages, parse_blocks, parse_question
+from stream_rag.answer.prompt import build_messages
 from stream_rag.gate.citations import extract
 from stream_rag.model.fake import FakeConfig, compose, create_fake_llm
+from stream_rag.prompt_format import parse_blocks, parse_question
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.types import Message
 

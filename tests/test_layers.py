@@ -10,7 +10,17 @@ PACKAGE = Path(__file__).parent.parent / "stream_rag"
 # Lowest first. The shared modules (SHARED) sit below them all; the services (embed, model,
 # access) and the composition (services.py, cli/, loadtest/) are not ranked.
 STAGES = ("ingest", "store", "index", "retrieve", "gate", "events", "answer", "http")
-SHARED = ("text", "language", "types", "errors", "config", "sse", "request_context", "lifecycle")
+SHARED = (
+    "text",
+    "language",
+    "types",
+    "errors",
+    "config",
+    "sse",
+    "request_context",
+    "lifecycle",
+    "prompt_format",
+)
 KNOWN = {
     # store.add extracts and chunks; upload stages into the store's blobs (docs/decisions.md).
     ("ingest/upload.py", "store"),
@@ -62,5 +72,17 @@ def test_shared_modules_import_only_shared_ones() -> None:
         ):
             for imported in _imports(path):
                 if imported.split(".")[0] not in SHARED:
+                    found.add((path.relative_to(PACKAGE).as_posix(), imported))
+    assert found == set()
+
+
+def test_services_do_not_import_what_uses_them() -> None:
+    """The chat models, embedders and access control serve the answer pipeline and the HTTP
+    layer; they import neither (the prompt's layout is prompt_format.py, below both)."""
+    found = set()
+    for name in ("embed", "model", "access"):
+        for path in sorted((PACKAGE / name).rglob("*.py")):
+            for imported in _imports(path):
+                if imported.split(".")[0] in ("events", "answer", "http"):
                     found.add((path.relative_to(PACKAGE).as_posix(), imported))
     assert found == set()

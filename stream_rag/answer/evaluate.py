@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..ingest.local import ingest_paths
 from ..retrieve.metrics import percentile
 from ..services import open_services
-from .conversation import Turn
+from ..types import Turn
 from .pipeline import Answerer, AnswerResult, Options
 
 EXPECTS = ("answer", "refuse", "conflict")

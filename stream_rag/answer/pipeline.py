@@ -32,15 +32,16 @@ from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from ..gate.segment import Segment, SentenceBuffer, split_segments
+from ..language.followups import resolve
 from ..lifecycle import Drain
 from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
 from ..model.usage import start as start_usage
+from ..prompt_format import CONDENSE_PROMPT, condense_request
 from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, precheck_key
-from .conversation import CONDENSE_PROMPT, condense_request, resolve
 from .evidence import evidence_score
 from .limits import MAX_QUESTION_CHARS
 from .prompt import build_messages

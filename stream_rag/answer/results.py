@@ -13,7 +13,7 @@ from ..gate.lexical import GateContext, Verdict
 from ..gate.segment import Segment
 from ..model.usage import Usage
 from ..retrieve.hybrid import Block
-from .conversation import Turn
+from ..types import Turn
 
 
 @dataclass(frozen=True, slots=True)

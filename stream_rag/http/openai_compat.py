@@ -23,13 +23,14 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from ..answer.conversation import Turn, turns_from_messages
+from ..answer.conversation import turns_from_messages
 from ..answer.limits import check_history_chars, check_question
 from ..answer.pipeline import Answerer, Options
 from ..errors import InvalidFieldError
 from ..events import Done, Error, Refusal, SentenceOut, Sources, block_ref
 from ..model.usage import Usage
 from ..retrieve.hybrid import Block
+from ..types import Turn
 
 MODEL_ID = "stream-rag"
 

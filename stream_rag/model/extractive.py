@@ -25,11 +25,11 @@ import anyio.lowlevel
 import anyio.to_thread
 import numpy as np
 
-from ..answer.conversation import resolve
-from ..answer.prompt import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
+from ..language.followups import resolve
 from ..language.terms import stem
+from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
 

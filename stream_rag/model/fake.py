@@ -37,8 +37,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..answer.conversation import CONDENSE_PROMPT, resolve
-from ..answer.prompt import parse_blocks, parse_history, parse_question
+from ..language.followups import resolve
+from ..prompt_format import CONDENSE_PROMPT, parse_blocks, parse_history, parse_question
 from .extractive import NO_ANSWER, select, tokens_of
 from .paraphrase import add_claim, paraphrase
 

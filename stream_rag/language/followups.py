@@ -1,0 +1,65 @@
+"""A follow-up question resolved for retrieval: the subject words of the earlier questions it
+leans on ("And how do I claim it?" after a question on the warranty), without a model. Read
+alike by the answer pipeline and by the local models, which get the follow-up in the prompt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..prompt_format import PROMPT_TURNS
+from ..text import tokenize
+from ..types import Turn
+
+__all__ = ["leans_on_history", "resolve", "subject_words"]
+
+# A question leaning on the one before: a pronoun or a "what about", or too few words of its
+# own to be searched alone.
+_LEANS = re.compile(
+    r"^\W*(?:and|but|also|so|then|what about|how about|and what about)\b"
+    r"|\b(?:it|its|it's|they|them|their|theirs|this|that|these|those|there|one|ones|same)\b",
+    re.IGNORECASE,
+)
+# Words of how a question is asked rather than what it is about.
+_ASKING = frozenset(
+    "how what when where which who whom whose why can could would should may might will shall "
+    "do does did is are was were am be been get got tell know please need want like way "
+    "long much many often soon far use take make go".split()
+)
+
+
+def subject_words(question: str) -> list[str]:
+    """The question's content words, as written, in order: "Nimbus Blender warranty cover"."""
+    words = re.findall(r"[^\W_][\w'’-]*", question)
+    kept = {t for t in tokenize(question)}
+    out: list[str] = []
+    for word in words:
+        lowered = word.casefold()
+        # "Wi-Fi" and "pour-over" tokenise in parts: one content part keeps the word.
+        parts = {lowered} if lowered in kept else set(tokenize(word)) & kept
+        if parts and lowered not in _ASKING and word not in out:
+            out.append(word)
+    return out
+
+
+def leans_on_history(question: str) -> bool:
+    """Whether the question needs the turn before it to be understood."""
+    own = [w for w in subject_words(question) if w.casefold() not in _ASKING]
+    return bool(_LEANS.search(question)) or len(own) <= 1
+
+
+def resolve(question: str, history: Sequence[Turn]) -> str:
+    """A follow-up with the subject words of the earlier questions it leans on appended, for
+    retrieval; a question that stands alone is returned unchanged."""
+    recent = [t.question for t in history[-PROMPT_TURNS:]]
+    if not recent or not leans_on_history(question):
+        return question
+    context = resolve(recent[-1], [Turn(q) for q in recent[:-1]])
+    present = {w.casefold() for w in subject_words(question)}
+    carried = [w for w in subject_words(context) if w.casefold() not in present]
+    if not carried:
+        return question
+    # The question's own words twice: what it adds outweighs the subject carried over.
+    own = " ".join(subject_words(question))
+    return f"{question} {own} ({' '.join(carried)})" if own else f"{question} ({' '.join(carried)})"
