@@ -60,7 +60,7 @@ def _featurise(
     path: Path, embedder: MiniLMEmbedder
 ) -> tuple[list[CalibrationRow], list[Grey | None]]:
     stage = SemanticStage(embedder)
-    stored = stored_vectors(embedder)  # the block side as ingest stores it
+    stored = stored_vectors(stage.encoder)  # the block side as ingest stores it
     rows, grey = [], []
     for ex in load(path):
         ctx = GateContext(ex.blocks)
