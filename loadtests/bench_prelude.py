@@ -30,7 +30,7 @@ from stream_rag.answer.results import Options
 from stream_rag.config import Settings
 from stream_rag.gate.lexical import DEFAULT_THRESHOLD
 from stream_rag.gate.segment import SentenceBuffer
-from stream_rag.ingest.local import ingest_paths, sample_kb_dir
+from stream_rag.index.folders import ingest_paths, sample_kb_dir
 from stream_rag.loadtest.users import QUESTIONS
 from stream_rag.model.fake import FakeConfig, compose
 from stream_rag.services import Services, open_services, open_store

@@ -35,7 +35,7 @@ from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SENTENCE_PRECISION, SemanticStage
 from stream_rag.index.features import compute
-from stream_rag.ingest.local import ingest_paths
+from stream_rag.index.folders import ingest_paths
 from stream_rag.language.terms import _lemma_keys, stem, term_of
 from stream_rag.services import open_services
 

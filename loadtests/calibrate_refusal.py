@@ -22,7 +22,7 @@ import anyio
 from stream_rag.answer.conflicts import LexicalConflictDetector
 from stream_rag.answer.evidence import evidence_score
 from stream_rag.config import Settings
-from stream_rag.ingest.local import ingest_paths, sample_kb_dir
+from stream_rag.index.folders import ingest_paths, sample_kb_dir
 from stream_rag.retrieve.metrics import load_beir, percentile
 from stream_rag.services import Services, open_services
 

@@ -22,7 +22,7 @@ from stream_rag.gate.alignment import Alignment, align, parts
 from stream_rag.gate.citations import extract
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SemanticStage, features
-from stream_rag.ingest.local import ingest_paths
+from stream_rag.index.folders import ingest_paths
 from stream_rag.services import Services, open_services
 
 from .test_semantic import BLOCKS, EXTRA_CLAIM, PARAPHRASE

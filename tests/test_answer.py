@@ -14,7 +14,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources
 from stream_rag.gate.lexical import GateContext, Verdict
-from stream_rag.ingest.local import ingest_paths, sample_kb_dir
+from stream_rag.index.folders import ingest_paths, sample_kb_dir
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.services import Services, open_services

@@ -120,7 +120,7 @@ def test_sentence_vectors_are_cached_by_text(minilm: MiniLMEmbedder) -> None:
 
 def test_indexing_warms_the_sentence_vectors(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     from stream_rag.config import Settings
-    from stream_rag.ingest.local import ingest_paths
+    from stream_rag.index.folders import ingest_paths
     from stream_rag.model.extractive import ExtractiveModel
     from stream_rag.services import open_services
 

@@ -14,7 +14,7 @@ from starlette.routing import Route
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
-from stream_rag.ingest.local import ingest_paths
+from stream_rag.index.folders import ingest_paths
 from stream_rag.model.fake import create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.services import open_store

@@ -33,7 +33,7 @@ from stream_rag.gate.semantic import (
     probability,
 )
 from stream_rag.index.features import compute
-from stream_rag.ingest.local import ingest_paths
+from stream_rag.index.folders import ingest_paths
 from stream_rag.services import Services, open_services
 
 BLOCKS = [

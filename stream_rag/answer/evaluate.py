@@ -19,7 +19,7 @@ import anyio
 from ..config import Settings
 from ..embed.backends import Embedder
 from ..errors import InputError
-from ..ingest.local import ingest_paths
+from ..index.folders import ingest_paths
 from ..retrieve.metrics import percentile
 from ..services import open_services
 from ..types import Turn

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..config import Settings
-from ..ingest.local import IngestReport, ingest_paths, iter_files
+from ..index.folders import IngestReport, ingest_paths, iter_files
 from ..ingest.progress import Progress
 from ..services import Services
 from ..store.documents import DocumentStore

@@ -7,7 +7,7 @@ import sys
 
 from ..access.principals import KeyRing, check_open_mode
 from ..config import Settings
-from ..ingest.local import ingest_paths, sample_kb_dir
+from ..index.folders import ingest_paths, sample_kb_dir
 from ..services import open_store
 from . import keys
 

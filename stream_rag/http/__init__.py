@@ -1,1 +1,1 @@
-"""The HTTP API: the Starlette app, its routes, limits, telemetry and serving."""
+"""The HTTP API: the Starlette app, its routes, uploads, limits, telemetry and serving."""

@@ -11,9 +11,9 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from ..access import tenancy
 from ..errors import NotFoundError
-from ..ingest.upload import read_upload
 from ..types import Document, Version
 from . import state
+from .upload import read_upload
 from .web import not_modified
 
 # Uploaded HTML must never run as a page of this origin; these types are safe to show inline.

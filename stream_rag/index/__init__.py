@@ -1,1 +1,1 @@
-"""The index: vector backends, BM25 weights, per-chunk features, the indexing queue."""
+"""The index: vector backends, BM25 weights, per-chunk features, the indexing queue, folders."""

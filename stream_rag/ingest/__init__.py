@@ -1,1 +1,1 @@
-"""Upload to text to chunks: streaming multipart, extraction in worker processes, chunking."""
+"""Bytes to text to chunks: extraction in worker processes (with limits), chunking, progress."""

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import StreamRagError
-from ..index.indexing import Indexer
+from ..ingest.progress import Progress
 from ..store.documents import DocumentStore
 from ..types import UploadResult
-from .progress import Progress
+from .indexing import Indexer
 
 
 def sample_kb_dir() -> Path:

@@ -17,9 +17,9 @@ from ..errors import (
     InvalidFieldError,
     MissingFieldError,
 )
+from ..ingest.extract import media_type_for
 from ..store.blobs import BlobStore, StagedFile, Stager
 from ..store.records import validate_filename
-from .extract import media_type_for
 
 MAX_TEXT_FIELD = 4096
 # Room for the multipart envelope and text fields beyond the file's own size.
