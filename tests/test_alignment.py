@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
-
 import numpy as np
-import pytest
 
-from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.sentences import (
-    SentenceEncoder,
-    StoredVectors,
-    chunk_sentences,
-    embed_sentences,
-)
+from stream_rag.embed.sentences import embed_sentences
 from stream_rag.embed.tokens import DIMS, TokenStates, compress, content_pieces, project
 from stream_rag.gate.alignment import Alignment, align, parts
 from stream_rag.gate.citations import extract
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SemanticStage, features
-from stream_rag.index.folders import ingest_paths
-from stream_rag.services import Services, open_services
 
-from .test_semantic import BLOCKS, EXTRA_CLAIM, PARAPHRASE
+from .gate_blocks import BLOCKS, EXTRA_CLAIM, PARAPHRASE
 
 
 def test_content_pieces_leave_out_stop_words_and_punctuation() -> None:
@@ -122,77 +109,3 @@ def test_a_judged_sentence_reports_its_alignment(minilm: MiniLMEmbedder) -> None
     assert 0.0 < found[EXTRA_CLAIM].alignment < found[PARAPHRASE].alignment <= 1.0
     # "worldwide" (no cited block has it, and nothing there means it) outweighs "faults".
     assert found[EXTRA_CLAIM].missing_worst > found[PARAPHRASE].missing_worst >= 0.0
-
-
-@pytest.fixture
-def services(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[Services]:
-    opened = open_services(Settings(data_dir=tmp_path / "data"), embedder=minilm)
-    yield opened
-    opened.close()
-
-
-def _blocks(services: Services) -> SentenceEncoder:
-    """The encoder ingest stores the block side with (the gate's precision)."""
-    encoder = services.indexer.sentence_encoder
-    assert encoder is not None
-    return encoder
-
-
-def _token_rows(services: Services) -> dict[str, tuple[str | None, int | None, int | None]]:
-    db = sqlite3.connect(services.settings.data_dir / "stream_rag.sqlite3")
-    try:
-        query = (
-            "SELECT chunk_id, token_counts, token_dims, length(tokens) FROM chunk_sentence_vectors"
-        )
-        return {row[0]: (row[1], row[2], row[3]) for row in db.execute(query)}
-    finally:
-        db.close()
-
-
-def test_ingest_stores_word_pieces_with_the_chunk_and_delete_removes_them(
-    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    source = tmp_path / "warranty.txt"
-    source.write_text("\n\n".join(BLOCKS), encoding="utf-8")
-    ingest_paths(services.store, [source], services.settings, indexer=services.indexer, quiet=True)
-    (document,) = services.store.list_documents()
-    chunks = services.store.chunks(document.id, 1)
-    rows = _token_rows(services)
-    assert set(rows) == {c.id for c in chunks}
-    for chunk in chunks:
-        counts_json, dims, size = rows[chunk.id]
-        assert counts_json is not None
-        assert dims == DIMS
-        counts = [int(c) for c in counts_json.strip("[]").split(",")]
-        assert len(counts) == len(chunk_sentences(chunk.text))
-        assert size == sum(counts) * DIMS
-        loaded = StoredVectors(services.store, _blocks(services), [(chunk.id, chunk.text)])(1)
-        assert loaded.tokens is not None
-        assert loaded.tokens.counts == tuple(counts)
-    services.indexer.delete(document.id)
-    assert _token_rows(services) == {}
-
-
-def test_a_row_stored_without_word_pieces_gets_them_on_first_use(
-    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    source = tmp_path / "support.txt"
-    source.write_text(BLOCKS[0], encoding="utf-8")
-    ingest_paths(services.store, [source], services.settings, indexer=services.indexer, quiet=True)
-    (document,) = services.store.list_documents()
-    (chunk,) = services.store.chunks(document.id, 1)
-    fresh = StoredVectors(services.store, _blocks(services), [(chunk.id, chunk.text)])(1)
-    # As a chunk stored before word pieces were: vectors only.
-    db = sqlite3.connect(services.settings.data_dir / "stream_rag.sqlite3")
-    with db:
-        db.execute("UPDATE chunk_sentence_vectors SET token_counts = NULL, tokens = NULL")
-    db.close()
-    assert _token_rows(services)[chunk.id] == (None, DIMS, None)
-    loaded = StoredVectors(services.store, _blocks(services), [(chunk.id, chunk.text)])(1)
-    assert loaded.tokens is not None
-    assert fresh.tokens is not None
-    np.testing.assert_allclose(loaded.tokens.states, fresh.tokens.states, atol=1e-6)
-    counts_json, dims, size = _token_rows(services)[chunk.id]
-    assert counts_json is not None
-    assert dims == DIMS
-    assert size == sum(fresh.tokens.counts) * DIMS

@@ -1,10 +1,10 @@
-"""The gate's semantic stage: grey zone only, stored block vectors, verdicts with their stage."""
+"""The gate's semantic stage: grey zone only, verdicts with their stage (the block side it reads
+is stored at ingest: test_sentences.py)."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -12,16 +12,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.sentences import (
-    SentenceEncoder,
-    StoredVectors,
-    chunk_sentences,
-    embed_sentences,
-    memory_vectors,
-    stored_model,
-)
+from stream_rag.embed.sentences import embed_sentences, memory_vectors
 from stream_rag.gate.citations import extract
 from stream_rag.gate.judge import Stages
 from stream_rag.gate.lexical import GateContext, Verdict
@@ -33,22 +25,8 @@ from stream_rag.gate.semantic import (
     probability,
 )
 from stream_rag.index.features import compute
-from stream_rag.index.folders import ingest_paths
-from stream_rag.services import Services, open_services
 
-BLOCKS = [
-    "The warranty covers manufacturing defects for two years from the date of purchase. "
-    "Batteries are replaced free of charge during the first year. "
-    "Accidental damage is not covered by the warranty.",
-    "Refunds are issued within 30 days of a cancellation request. "
-    "Annual plans can be refunded pro rata.",
-    "Support is available by email on weekdays from 9:00 to 17:00 CET.",
-]
-PARAPHRASE = "Manufacturing faults are covered by the guarantee for two years after you buy [1]."
-EXTRA_CLAIM = (
-    "The warranty covers manufacturing defects for two years, and the company also offers "
-    "free lifetime repairs at any store worldwide [1]."
-)
+from .gate_blocks import BLOCKS, EXTRA_CLAIM, PARAPHRASE
 
 
 @pytest.fixture(scope="module")
@@ -120,88 +98,6 @@ def test_windows_are_sentences_and_adjacent_pairs(minilm: MiniLMEmbedder) -> Non
         BLOCKS[0][stored.spans[1][0] : stored.spans[2][1]],
     ]
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
-
-
-@pytest.fixture
-def services(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[Services]:
-    opened = open_services(Settings(data_dir=tmp_path / "data"), embedder=minilm)
-    yield opened
-    opened.close()
-
-
-def _rows(services: Services) -> dict[str, tuple[str, int]]:
-    db = sqlite3.connect(services.settings.data_dir / "stream_rag.sqlite3")
-    try:
-        query = "SELECT chunk_id, model, length(vectors) FROM chunk_sentence_vectors"
-        return {row[0]: (row[1], row[2]) for row in db.execute(query)}
-    finally:
-        db.close()
-
-
-def test_ingest_stores_each_chunks_sentence_vectors_and_delete_removes_them(
-    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    source = tmp_path / "warranty.txt"
-    source.write_text("\n\n".join(BLOCKS), encoding="utf-8")
-    ingest_paths(services.store, [source], services.settings, indexer=services.indexer, quiet=True)
-    (document,) = services.store.list_documents()
-    chunks = services.store.chunks(document.id, 1)
-    rows = _rows(services)
-    assert set(rows) == {c.id for c in chunks}
-    for chunk in chunks:
-        model, size = rows[chunk.id]
-        assert model == f"{minilm.name}:int8"  # the gate's precision, by default int8
-        assert size == len(chunk_sentences(chunk.text)) * minilm.dim * 2  # float16
-    services.indexer.delete(document.id)
-    assert _rows(services) == {}
-
-
-def test_chunks_without_stored_vectors_get_them_on_first_use(
-    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    source = tmp_path / "support.txt"
-    source.write_text(BLOCKS[2], encoding="utf-8")
-    ingest_paths(services.store, [source], services.settings, quiet=True)  # not indexed
-    (document,) = services.store.list_documents()
-    (chunk,) = services.store.chunks(document.id, 1)
-    assert _rows(services) == {}
-    loaded = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
-    assert _rows(services) == {chunk.id: (minilm.name, len(loaded.spans) * minilm.dim * 2)}
-    again = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
-    assert again.spans == loaded.spans
-    assert np.allclose(again.vectors, loaded.vectors, atol=1e-3)
-
-
-def _block_encoder(services: Services) -> SentenceEncoder:
-    encoder = services.indexer.sentence_encoder
-    assert encoder is not None
-    return encoder
-
-
-def test_blocks_are_stored_at_the_gate_precision_and_other_rows_recomputed_on_first_use(
-    services: Services, tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    source = tmp_path / "warranty.txt"
-    source.write_text(BLOCKS[0], encoding="utf-8")
-    ingest_paths(services.store, [source], services.settings, quiet=True)  # not indexed
-    (document,) = services.store.list_documents()
-    (chunk,) = services.store.chunks(document.id, 1)
-    blocks = _block_encoder(services)
-    stage = services.answerer.stages.semantic
-    assert stage is not None
-    assert stage.sentence_encoder is blocks  # both sides of the comparison: one model
-    # As stored before the block side followed the gate's precision: fp32 rows.
-    old = StoredVectors(services.store, minilm, [(chunk.id, chunk.text)])(1)
-    assert _rows(services)[chunk.id][0] == minilm.name
-    loaded = StoredVectors(services.store, blocks, [(chunk.id, chunk.text)])(1)
-    assert _rows(services)[chunk.id][0] == stored_model(blocks) == f"{minilm.name}:int8"
-    fresh = embed_sentences([chunk.text], blocks)[0]
-    assert loaded.spans == old.spans == fresh.spans
-    np.testing.assert_allclose(loaded.vectors, fresh.vectors, atol=1e-6)
-    assert not np.allclose(loaded.vectors, old.vectors, atol=1e-6)
-    # Read back as stored (float16), not computed again.
-    again = StoredVectors(services.store, blocks, [(chunk.id, chunk.text)])(1)
-    np.testing.assert_allclose(again.vectors, fresh.vectors, atol=2e-3)
 
 
 def test_a_sentence_cited_to_a_block_it_is_not_anchored_in_is_dropped_unasked(
