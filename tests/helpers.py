@@ -111,3 +111,12 @@ def staged_parts(data_dir: Path) -> list[Path]:
         return list((data_dir / "tmp").rglob("*.part"))
     except FileNotFoundError:  # listed mid-rename: look again
         return staged_parts(data_dir)
+
+
+def content_length(head: bytes) -> int:
+    """The Content-Length of an HTTP message head (the start line and headers)."""
+    return next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )

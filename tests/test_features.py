@@ -6,6 +6,7 @@ import itertools
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import anyio
 from starlette.testclient import TestClient
@@ -80,15 +81,20 @@ def test_gate_and_evidence_agree_with_and_without_stored_features() -> None:
             assert evidence_score(question, without) == evidence_score(question, with_)
 
 
+def _indexed_refund_policy(client: TestClient) -> tuple[str, list[dict[str, Any]]]:
+    """The sample refund policy uploaded and indexed: its id and its chunks as listed."""
+    text = (SAMPLE / "refund-policy.md").read_bytes()
+    response = client.post("/v1/documents", files={"file": ("refunds.md", text)})
+    doc_id: str = response.json()["document"]["id"]
+    wait_indexed(client, doc_id)
+    chunks = client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"]
+    return doc_id, chunks
+
+
 def test_indexing_stores_features_and_deleting_removes_them(
     client: TestClient, settings: Settings
 ) -> None:
-    text = (SAMPLE / "refund-policy.md").read_bytes()
-    doc_id = client.post("/v1/documents", files={"file": ("refunds.md", text)}).json()["document"][
-        "id"
-    ]
-    wait_indexed(client, doc_id)
-    chunks = client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"]
+    doc_id, chunks = _indexed_refund_policy(client)
     db = sqlite3.connect(settings.data_dir / "stream_rag.sqlite3")
     try:
         rows = dict(db.execute("SELECT chunk_id, data FROM chunk_features").fetchall())
@@ -106,14 +112,8 @@ def test_indexing_stores_features_and_deleting_removes_them(
 def test_features_of_an_older_version_are_replaced_when_stored_again(
     client: TestClient, settings: Settings
 ) -> None:
-    text = (SAMPLE / "refund-policy.md").read_bytes()
-    doc_id = client.post("/v1/documents", files={"file": ("refunds.md", text)}).json()["document"][
-        "id"
-    ]
-    wait_indexed(client, doc_id)
-    ids = [
-        c["id"] for c in client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"]
-    ]
+    _, listed = _indexed_refund_policy(client)
+    ids = [c["id"] for c in listed]
     store = DocumentStore(settings.data_dir)
     chunks = store.chunks_by_id(ids)
     stale = json.loads(compute(chunks[ids[0]].text).to_json()) | {"v": 1}

@@ -19,7 +19,7 @@ from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
 from stream_rag.model.stream import PieceDecoder, StreamReplyError, content_pieces
 from stream_rag.types import Message
-from tests.helpers import running_server
+from tests.helpers import content_length, running_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
 EXPECTED = (
@@ -78,19 +78,24 @@ async def test_recorded_server_shapes(name: str) -> None:
     assert request["messages"] == [{"role": "user", "content": MESSAGES[0].content}]
 
 
+async def _answer_three_times(base_url: str) -> None:
+    """Three answers in a row from one model (one connection pool), each read whole."""
+    model = OpenAIChatModel(base_url, "m")
+    try:
+        for _ in range(3):
+            async with aclosing(model.stream(MESSAGES)) as pieces:
+                assert "".join([piece async for piece in pieces]) == EXPECTED
+    finally:
+        await model.aclose()
+
+
 @pytest.mark.anyio
 async def test_answers_in_a_row_share_one_connection() -> None:
     # The body's end after `[DONE]` is read, so the connection goes back to the pool.
     body = (FIXTURES / "openai.sse").read_text(encoding="utf-8")
     app = recorded_server(body)
     with running_server(app) as base_url:
-        model = OpenAIChatModel(f"{base_url}/v1", "m")
-        try:
-            for _ in range(3):
-                async with aclosing(model.stream(MESSAGES)) as pieces:
-                    assert "".join([piece async for piece in pieces]) == EXPECTED
-        finally:
-            await model.aclose()
+        await _answer_three_times(f"{base_url}/v1")
     first, *others = app.state.clients
     assert first is not None
     assert others == [first, first]  # the same client address and port: one connection
@@ -105,11 +110,7 @@ async def _read_request(stream: anyio.abc.ByteStream) -> bool:
         except anyio.EndOfStream:
             return False
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":")[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
+    length = content_length(head)
     while len(body) < length:
         body += await stream.receive()
     return True
@@ -136,13 +137,7 @@ async def test_a_connection_closed_as_it_is_reused_is_retried_on_a_new_one() -> 
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     async with listener, anyio.create_task_group() as group:
         group.start_soon(listener.serve, serve)
-        model = OpenAIChatModel(f"http://127.0.0.1:{port}/v1", "m")
-        try:
-            for _ in range(3):
-                async with aclosing(model.stream(MESSAGES)) as pieces:
-                    assert "".join([piece async for piece in pieces]) == EXPECTED
-        finally:
-            await model.aclose()
+        await _answer_three_times(f"http://127.0.0.1:{port}/v1")
         group.cancel_scope.cancel()
     assert connections == 3
 

@@ -14,7 +14,7 @@ import httpx
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 
-from .helpers import running_server, staged_parts
+from .helpers import content_length, running_server, staged_parts
 
 BOUNDARY = "streamboundary42"
 HEAD = (
@@ -53,11 +53,7 @@ def read_response(sock: socket.socket) -> str:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":")[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
+    length = content_length(head)
     while len(body) < length:
         body += sock.recv(65536)
     return (head + b"\r\n\r\n" + body).decode("latin-1")
