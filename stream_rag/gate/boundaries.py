@@ -1,10 +1,12 @@
 """Whether terminal punctuation ends a sentence: the characters that matter, the abbreviation
 lists, the English rules for `.`, `!`, `?` and ellipses (`english`), and where the citation
-markers after a sentence end (`markers_end`). segment.py finds the candidates and asks here."""
+markers after a sentence end (`markers_end`), and the decision at a candidate in the streamed
+buffer (`sentence_end`). segment.py finds the candidates and asks here."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 import blingfire
@@ -35,6 +37,9 @@ _PARTIAL_MARKER = re.compile(
     re.IGNORECASE,
 )
 _MARKER_MAX = 160  # longer openings are not markers, so a stray "(" cannot stall the stream
+_CJK_TERMS = frozenset(CJK_TERMINALS)
+WORD_CHAR = re.compile(r"\w")
+_BRACKET_REACH = 200  # a terminal inside brackets opened this recently ends no sentence
 
 # Periods after these never end a sentence when a capital or digit follows.
 _NEVER_END_TEXT = (
@@ -179,3 +184,56 @@ def english(buf: str, start: int, pos: int, te: int, ce: int, s: int, final: boo
     if 0 < len(words) <= 3 and words[0].lower().lstrip(_OPENING_PUNCT) in _PREPOSITIONS:
         return NO
     return YES
+
+
+def sentence_end(
+    buf: str,
+    start: int,
+    pos: int,
+    final: bool,
+    opened: int | None,
+    has_word: bool,
+    classify: Callable[[int, bool], str | None],
+) -> tuple[int, int]:
+    """Whether the terminal punctuation at `pos` ends the sentence begun at `start`, and where
+    to go on: `opened` is where the innermost open bracket was opened, `has_word` whether the
+    sentence's head parked out of `buf` has a word, `classify` what a line starting there is."""
+    n = len(buf)
+    te = pos + 1
+    while te < n and buf[te] in TERMINALS:
+        te += 1
+    if opened is not None and pos - opened <= _BRACKET_REACH:
+        return NO, te
+    if not has_word and WORD_CHAR.search(buf, start, pos) is None:
+        return NO, te
+    e = te
+    while e < n and buf[e] in CLOSER_CHARS:
+        e += 1
+    ce, k = e, e
+    while k < n and buf[k] in BLANK_CHARS:
+        k += 1
+    cjk = buf[pos] in _CJK_TERMS or not _CJK_TERMS.isdisjoint(buf[pos + 1 : te])
+    if k < n and buf[k] in "[(\u3010":
+        marked = markers_end(buf, ce, final)
+        if marked is None:
+            return WAIT, 0
+        e = k = marked
+        while k < n and buf[k] in BLANK_CHARS:
+            k += 1
+    if cjk:  # no space needed after CJK punctuation; only a closer or marker may follow
+        return (YES, e) if k < n or final else (WAIT, 0)
+    if k == n:
+        return (YES, e) if final else (WAIT, 0)
+    if k == e and buf[k] != "\n":
+        return NO, te  # "U.S.A", "3.5", "Jr.'s", "[1]x": no space after
+    if buf[k] == "\n":
+        what = classify(k + 1, final)
+        if what is None:
+            return WAIT, 0
+        if what != "para":
+            return YES, e  # the unit ends here anyway
+        k += 1
+        while buf[k] in BLANK_CHARS:
+            k += 1
+    verdict = english(buf, start, pos, te, ce, k, final)
+    return verdict, (e if verdict == YES else te)

@@ -14,17 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from .boundaries import (
-    CJK_TERMINALS,
-    CLOSER_CHARS,
-    NO,
-    OPENERS,
-    TERMINALS,
-    WAIT,
-    YES,
-    english,
-    markers_end,
-)
+from .boundaries import NO, OPENERS, TERMINALS, WAIT, WORD_CHAR, YES, sentence_end
 from .markup import BLANK_CHARS, BULLETS, LABEL, LABEL_ONLY, LABEL_PREFIX, classify, skip, successor
 
 Kind = Literal["sentence", "list_item", "heading", "code"]
@@ -50,11 +40,8 @@ _LABEL_STOPS = {
     for kind, chars in (("digit", "0-9"), ("letter", "a-z"), ("bullet", BULLETS))
 }
 _NEWLINE = re.compile("\n")
-_CJK_TERMS = frozenset(CJK_TERMINALS)
 _BLANKS = re.compile(r"[ \t\r\f\v]*")
 _TABLE_RULE = re.compile(r"[ \t]*(?:\|[ \t\r:|-]*)?")
-_WORD_CHAR = re.compile(r"\w")
-_BRACKET_REACH = 200  # a terminal inside brackets opened this recently ends no sentence
 _LONG, _LOOKBACK = 4096, 256  # see SentenceBuffer._drain
 
 
@@ -143,7 +130,7 @@ class SentenceBuffer:
             cut = self._i - _LOOKBACK
             head = self._buf[self._start : cut]
             self._head.append(head)
-            self._has_word = self._has_word or _WORD_CHAR.search(head) is not None
+            self._has_word = self._has_word or WORD_CHAR.search(head) is not None
             self._start = cut
         cut = self._i if self._start < 0 else self._start
         if cut:
@@ -316,7 +303,10 @@ class SentenceBuffer:
                 self._i = pos + 1
                 continue
             if c in TERMINALS:
-                verdict, at = self._terminal(pos, final)
+                opened = self._stack[-1][1] if self._stack else None
+                verdict, at = sentence_end(
+                    buf, self._start, pos, final, opened, self._has_word, self._classify
+                )
             else:
                 verdict, at = self._inline_label(pos, final)
             if verdict == WAIT:
@@ -353,54 +343,11 @@ class SentenceBuffer:
             return (WAIT if waiting else NO), pos + 1
         if end == n:
             return (NO, pos + 1) if final else (WAIT, 0)
-        if buf[end] not in " \t" or (not self._has_word and not _WORD_CHAR.search(buf, start, pos)):
+        if buf[end] not in " \t" or (not self._has_word and not WORD_CHAR.search(buf, start, pos)):
             return NO, pos + 1
         if pos - start < 12 and LABEL_ONLY.fullmatch(buf[start:pos].rstrip()):
             return NO, pos + 1
         return YES, pos
-
-    def _terminal(self, pos: int, final: bool) -> tuple[int, int]:
-        """Decide whether the terminal punctuation at `pos` ends the sentence."""
-        buf, start = self._buf, self._start
-        n = len(buf)
-        te = pos + 1
-        while te < n and buf[te] in TERMINALS:
-            te += 1
-        if self._stack and pos - self._stack[-1][1] <= _BRACKET_REACH:
-            return NO, te
-        if not self._has_word and _WORD_CHAR.search(buf, start, pos) is None:
-            return NO, te
-        e = te
-        while e < n and buf[e] in CLOSER_CHARS:
-            e += 1
-        ce, k = e, e
-        while k < n and buf[k] in BLANK_CHARS:
-            k += 1
-        cjk = buf[pos] in _CJK_TERMS or not _CJK_TERMS.isdisjoint(buf[pos + 1 : te])
-        if k < n and buf[k] in "[(\u3010":
-            marked = markers_end(buf, ce, final)
-            if marked is None:
-                return WAIT, 0
-            e = k = marked
-            while k < n and buf[k] in BLANK_CHARS:
-                k += 1
-        if cjk:  # no space needed after CJK punctuation; only a closer or marker may follow
-            return (YES, e) if k < n or final else (WAIT, 0)
-        if k == n:
-            return (YES, e) if final else (WAIT, 0)
-        if k == e and buf[k] != "\n":
-            return NO, te  # "U.S.A", "3.5", "Jr.'s", "[1]x": no space after
-        if buf[k] == "\n":
-            what = self._classify(k + 1, final)
-            if what is None:
-                return WAIT, 0
-            if what != "para":
-                return YES, e  # the unit ends here anyway
-            k += 1
-            while buf[k] in BLANK_CHARS:
-                k += 1
-        verdict = english(buf, start, pos, te, ce, k, final)
-        return verdict, (e if verdict == YES else te)
 
 
 def split_segments(text: str) -> list[Segment]:
