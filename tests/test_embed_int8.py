@@ -93,6 +93,13 @@ def test_an_int8_vector_does_not_depend_on_its_batch(int8: MiniLMEmbedder) -> No
     np.testing.assert_array_equal(together, alone)
 
 
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_a_prepared_embedding_is_the_embedding(minilm: MiniLMEmbedder, precision: str) -> None:
+    model = minilm.with_precision(precision)
+    for texts in (["one question"], QUERIES[:1], QUERIES[:3], ["x " * 300]):
+        np.testing.assert_array_equal(model.prepare(texts)(), model.embed(texts))
+
+
 def test_precision_views_share_the_model_but_not_their_vectors(minilm: MiniLMEmbedder) -> None:
     int8 = minilm.with_precision("int8")
     assert minilm.with_precision("fp32") is minilm

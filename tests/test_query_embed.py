@@ -222,3 +222,37 @@ def test_embed_here_failure_reaches_the_caller_and_is_not_cached() -> None:
     embedder.fail = False
     np.testing.assert_array_equal(queries.embed_here("x"), embedder.vector("x"))
     assert len(embedder.calls) == 2
+
+
+class PreparingEmbedder(RecordingEmbedder):
+    """Embeds in two steps, as the local MiniLM can: the tokens, then the model."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def prepare(self, texts: Sequence[str]) -> Callable[[], Vectors]:
+        self.events.append("tokens")
+
+        def run() -> Vectors:
+            self.events.append("model")
+            return self.embed(texts)
+
+        return run
+
+
+def test_embed_here_calls_meanwhile_between_the_tokens_and_the_model() -> None:
+    embedder = PreparingEmbedder()
+    queries = QueryEmbedder(embedder)
+    vector = queries.embed_here("q", lambda: embedder.events.append("meanwhile"))
+    assert embedder.events == ["tokens", "meanwhile", "model"]
+    np.testing.assert_array_equal(vector, embedder.vector("q"))
+    # A cache hit embeds nothing and calls nothing.
+    queries.embed_here("q", lambda: embedder.events.append("meanwhile"))
+    assert embedder.events == ["tokens", "meanwhile", "model"]
+    # An embedder that cannot prepare: meanwhile, then its one call.
+    plain = RecordingEmbedder()
+    order: list[str] = []
+    QueryEmbedder(plain).embed_here("q", lambda: order.append(f"meanwhile {len(plain.calls)}"))
+    assert order == ["meanwhile 0"]
+    assert plain.calls == [["q"]]

@@ -32,8 +32,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -208,6 +209,17 @@ class MiniLMEmbedder:
             vectors = self._embed_ids([list(tokens) for _, tokens in new])
             memo.update(zip(new, vectors, strict=True))
         return np.stack([memo[key] for key in keys])
+
+    def prepare(self, texts: Sequence[str]) -> Callable[[], F32]:
+        """`embed_batch` in two steps: the tokens (and, for one short text on onnxruntime, the
+        embedding layer) now; the rest when the returned function is called. onnxruntime
+        lets other threads hold the GIL meanwhile, so a search starts its BM25 in between."""
+        ids = self.tokenize(list(texts))
+        encoder = self._ort
+        if encoder is None or len(ids) != 1 or len(ids[0]) > SMALL_CALL_TOKENS:
+            return partial(self._embed_ids, ids)
+        x = self._bert.embedded(ids[0])
+        return partial(encoder.encode, ids, lambda _: x)
 
     def embed_tokens(self, texts: Sequence[str]) -> tuple[F32, list[tuple[list[str], F32]]]:
         """`embed_batch`'s unit vectors and, from the same forward pass, each text's word

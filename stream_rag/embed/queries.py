@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 
 import anyio
 import anyio.to_thread
@@ -71,11 +72,13 @@ class QueryEmbedder:
         """The vector of `text` if a recent query embedded it (from any thread; no LRU touch)."""
         return self._cache.get(text)
 
-    def embed_here(self, text: str) -> Vectors:
+    def embed_here(self, text: str, meanwhile: Callable[[], object] | None = None) -> Vectors:
         """`embed` on the calling (worker) thread, in one call of its own: from the cache, or
         waiting for another thread already embedding `text`, or embedding it here. For a
         search that does its other work in the same thread: no hand-off, no batch to wait on
-        (int8 runs one text per call anyway, see ort.py)."""
+        (int8 runs one text per call anyway, see ort.py). `meanwhile` is called when this
+        thread embeds or waits (not on a cache hit): with an embedder that can `prepare`,
+        once the tokens are ready and before the model runs without the GIL."""
         with self._lock:
             cached = self._hit(text)
             if cached is not None:
@@ -85,11 +88,17 @@ class QueryEmbedder:
                 mine: Future[Vectors] = Future()
                 self._here[text] = mine
         if running is not None:
+            if meanwhile is not None:
+                meanwhile()
             return running.result()
         try:
             if self.on_batch is not None:
                 self.on_batch(1)
-            vector: Vectors = np.asarray(self.embedder.embed([text]), dtype=np.float32)[0]
+            prepare = getattr(self.embedder, "prepare", None)
+            run = prepare([text]) if callable(prepare) else partial(self.embedder.embed, [text])
+            if meanwhile is not None:
+                meanwhile()
+            vector: Vectors = np.asarray(run(), dtype=np.float32)[0]
         except BaseException as exc:
             mine.set_exception(exc)
             raise

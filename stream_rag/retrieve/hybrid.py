@@ -237,12 +237,13 @@ class Retriever:
     ) -> tuple[SearchResult, T]:
         return self._finish(plan, self._fused(plan), started, then)
 
-    def _vector(self, plan: _Plan) -> Vectors | None:
-        """The question's vector when a branch needs it (blocking)."""
+    def _vector(self, plan: _Plan, meanwhile: Callable[[], object] | None = None) -> Vectors | None:
+        """The question's vector when a branch needs it (blocking); `meanwhile` as in
+        `QueryEmbedder.embed_here`."""
         if self.queries is None or not (plan.weights["dense"] or plan.weights["title"]):
             return None
         t0 = time.perf_counter()
-        vector = self.queries.embed_here(plan.query)
+        vector = self.queries.embed_here(plan.query, meanwhile)
         plan.timings["embed"] = (time.perf_counter() - t0) * 1000
         return vector
 
@@ -255,25 +256,24 @@ class Retriever:
 
     def _fused(self, plan: _Plan) -> list[Fused]:
         """The question's vector, both branches, live-version filter and fusion (blocking)."""
-        sparse: Future[list[IndexHit]] | None = None
-        if (
-            plan.weights["bm25"] != 0
-            and (plan.weights["dense"] or plan.weights["title"])
-            and self.queries is not None
-            and self.queries.cached(plan.query) is None
-        ):
-            # BM25 needs no vector: it runs on a side thread (the machine's other core when
-            # it is free) while this one embeds the question, with no event-loop hand-off.
-            sparse = self._side_pool().submit(self._bm25, plan)
-        vector = self._vector(plan)
+        sparse: list[Future[list[IndexHit]]] = []
+
+        def side() -> None:
+            # BM25 needs no vector: it runs on a side thread (the machine's other core when it
+            # is free) while this one embeds the question, with no event-loop hand-off. It
+            # starts once the question's tokens are ready, as the model runs without the GIL:
+            # started before, its engine call (which holds the GIL) delayed the tokenizer.
+            sparse.append(self._side_pool().submit(self._bm25, plan))
+
+        vector = self._vector(plan, side if plan.weights["bm25"] != 0 else None)
         branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
         timings = plan.timings
         if vector is not None and plan.weights["dense"] != 0:
             t0 = time.perf_counter()
             branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
             timings["dense"] = (time.perf_counter() - t0) * 1000
-        if sparse is not None:
-            branches["bm25"] = sparse.result()
+        if sparse:
+            branches["bm25"] = sparse[0].result()
         elif plan.weights["bm25"] != 0:
             branches["bm25"] = self._bm25(plan)
         t0 = time.perf_counter()
