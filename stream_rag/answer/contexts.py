@@ -49,12 +49,27 @@ class Kept(Generic[K, V]):
                 return self._items[key]
             self.misses += 1
         value = build()  # two threads may both build it: harmless
+        self.put(key, value)
+        return value
+
+    def find(self, key: K) -> V | None:
+        """The value kept for `key` (counted as a hit), or None (a miss)."""
+        with self._lock:
+            value = self._items.get(key)
+            if value is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return value
+
+    def put(self, key: K, value: V) -> None:
         if self.capacity > 0:
             with self._lock:
                 self._items[key] = value
+                self._items.move_to_end(key)
                 while len(self._items) > self.capacity:
                     self._items.popitem(last=False)
-        return value
 
 
 class ContextCache:

@@ -107,6 +107,9 @@ class Answerer:
         # The checks' outcome for a question over the same blocks (lexical detector only: a
         # plugged-in one may not be a pure function of its input).
         self.prechecks: Kept[Hashable, Refusal | None] = Kept()
+        # Retrieval, checks and gate context for a question, while the store and the index
+        # are unchanged (see `_prepared_key`).
+        self.prepared: Kept[Hashable, Prepared] = Kept()
         # The app replaces this with its own, which SIGTERM sets off.
         self.drain = Drain(settings.drain_s)
 
@@ -134,8 +137,38 @@ class Answerer:
         return resolve(question, history)
 
     async def prepare(self, question: str, options: Options) -> Prepared:
-        """Retrieval, the pre-generation checks and the gate context, in one worker call;
-        `question` is what to search for (a follow-up already resolved)."""
+        """Retrieval, the pre-generation checks and the gate context, in one worker call, or
+        what they gave the same question while nothing they read has changed since; `question`
+        is what to search for (a follow-up already resolved)."""
+        key = self._prepared_key(question, options)
+        if key is not None and (kept := self.prepared.find(key)) is not None:
+            return replace(kept, retrieve_ms=0.0, checks_ms=0.0)
+        prepared = await self._prepare(question, options)
+        if key is not None:
+            self.prepared.put(key, prepared)
+        return prepared
+
+    def _prepared_key(self, question: str, options: Options) -> Hashable | None:
+        """What `prepare` is a pure function of: the question, the options, and the store's
+        and the index's generations, read before the search (a write during it moves them
+        on, so what it found is never kept as current). None when that is not all: with a
+        reranker (a remote service), a plugged-in conflict detector, or an index that counts
+        no generation (a Qdrant server, which other processes may write)."""
+        retriever = self.retriever
+        index = getattr(getattr(retriever, "index", None), "generation", None)
+        store = getattr(getattr(retriever, "store", None), "generation", None)
+        if (
+            not isinstance(index, int)
+            or not isinstance(store, int)
+            or retriever.reranker is not None
+            or type(self.detector) is not LexicalConflictDetector
+        ):
+            return None
+        # The history is not read here: `question` is already resolved with it.
+        asked = (options.collection, options.top_k, options.min_evidence)
+        return (question, store, index, *asked, options.check_conflicts, options.gate_threshold)
+
+    async def _prepare(self, question: str, options: Options) -> Prepared:
 
         def checks(result: SearchResult) -> tuple[Refusal | None, GateContext | None, float]:
             if self.settings.ungated_baseline:

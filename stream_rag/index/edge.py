@@ -18,6 +18,7 @@ A small index (`mirror_max` points) is searched densely on an in-memory copy of 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -102,6 +103,9 @@ class EdgeIndex:
         # writes also hold `_write_lock`, which `build_hnsw` keeps from copy to swap.
         self._shard_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        # Bumped (under `_shard_lock`) by every write: what a search found is known to be
+        # what it would find again while this is unchanged (answer/pipeline.py keeps results).
+        self.generation = 0
         # Every collection that has points (a superset: deletions never shrink it), so that a
         # search in the only collection skips the payload filter (~18% of an HNSW query).
         self._collections = _collections(shard)
@@ -175,13 +179,14 @@ class EdgeIndex:
                 )
                 if offset is None or not records:
                     break
-            self._mirror = mirror
+            with self._writing():  # dense searches now read the mirror
+                self._mirror = mirror
 
     def upsert(self, points: Sequence[IndexPoint]) -> None:
         for start in range(0, len(points), UPSERT_BATCH):
             chunk = points[start : start + UPSERT_BATCH]
             batch = [self._point(p) for p in chunk]
-            with self._write_lock, self._shard_lock:
+            with self._write_lock, self._writing():
                 self._shard.update(qe.UpdateOperation.upsert_points(batch))
                 if self._collections is not None:
                     self._collections.update(p.collection for p in chunk)
@@ -202,6 +207,15 @@ class EdgeIndex:
             for p in points
             if p.dense is not None
         )
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """`_shard_lock` for a write: the generation moves on whatever the write did."""
+        with self._shard_lock:
+            try:
+                yield
+            finally:
+                self.generation += 1
 
     def _point(self, point: IndexPoint) -> qe.Point:
         vectors: dict[str, Any] = {}
@@ -225,7 +239,7 @@ class EdgeIndex:
         if below is not None:
             must.append(qe.FieldCondition(key="version", range=qe.RangeFloat(lt=below)))
         selector = qe.Filter(must=must, must_not=must_not)
-        with self._write_lock, self._shard_lock:
+        with self._write_lock, self._writing():
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(selector))
             if self._mirror is not None:
                 self._mirror.delete_versions(doc_id, keep, below)
@@ -294,7 +308,7 @@ class EdgeIndex:
         ids = list(point_ids)
         for start in range(0, len(ids), UPSERT_BATCH):
             batch: list[Any] = ids[start : start + UPSERT_BATCH]
-            with self._write_lock, self._shard_lock:
+            with self._write_lock, self._writing():
                 self._shard.update(qe.UpdateOperation.delete_points(batch))
                 if self._mirror is not None:
                     self._mirror.delete_points(batch)
@@ -309,13 +323,13 @@ class EdgeIndex:
 
     def vacuum(self) -> None:
         # A vacuumed segment is rewritten without its HNSW graph: run `build_hnsw` again.
-        with self._write_lock, self._shard_lock:
+        with self._write_lock, self._writing():
             self._shard.optimize()
             self._extra = save_extra(self._shard, self.path)
 
     def optimize(self) -> bool:
         """Vacuum deleted points (refreshing IDF statistics) and merge segments."""
-        with self._write_lock, self._shard_lock:
+        with self._write_lock, self._writing():
             changed = bool(self._shard.optimize())
             self._extra = save_extra(self._shard, self.path)
             return changed
@@ -351,7 +365,7 @@ class EdgeIndex:
             shutil.rmtree(old, ignore_errors=True)
             # Each engine call below holds the GIL, so the event loop stands still for it: they
             # are timed apart (`/healthz` under a build is the figure to watch).
-            with self._shard_lock:
+            with self._writing():
                 t0 = time.perf_counter()
                 self._shard.close()
                 timings["close_s"] = time.perf_counter() - t0

@@ -111,6 +111,10 @@ class Database:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # Bumped after every write transaction commits (under `_generation_lock`): results
+        # read from the store are known to be current while it is unchanged.
+        self.generation = 0
+        self._generation_lock = threading.Lock()
         self._migrate()
 
     def connection(self) -> sqlite3.Connection:
@@ -212,4 +216,8 @@ class Database:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
+        try:
+            db.execute("COMMIT")
+        finally:
+            with self._generation_lock:
+                self.generation += 1
