@@ -179,8 +179,7 @@ class EdgeIndex:
                 )
                 if offset is None or not records:
                     break
-            with self._writing():  # dense searches now read the mirror
-                self._mirror = mirror
+            self._mirror = mirror
 
     def upsert(self, points: Sequence[IndexPoint]) -> None:
         for start in range(0, len(points), UPSERT_BATCH):
