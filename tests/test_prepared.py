@@ -14,7 +14,7 @@ from stream_rag.answer.results import Options, Prepared
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.index.base import point_id
-from stream_rag.ingest.local import ingest_paths, sample_kb_dir
+from stream_rag.index.folders import ingest_paths, sample_kb_dir
 from stream_rag.services import Services, open_services
 
 QUESTION = "What does the Pro plan cost per month?"
