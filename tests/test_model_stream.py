@@ -76,6 +76,9 @@ async def test_recorded_server_shapes(name: str) -> None:
     [request] = app.state.received
     assert request["stream"] is True
     assert request["messages"] == [{"role": "user", "content": MESSAGES[0].content}]
+    assert request["model"] == "m"
+    assert (request["max_tokens"], request["temperature"]) == (512, 0.0)
+    assert request["stream_options"] == {"include_usage": True}
 
 
 async def _answer_three_times(base_url: str) -> None:
