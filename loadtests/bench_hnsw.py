@@ -3,8 +3,7 @@ the server's `/healthz` while `POST /v1/index/optimize` builds the graphs of 100
 
     python -m loadtests.bench_hnsw --data ../shared/data
 
-Vector sets (each searched by the production adapter, `EdgeIndex`, after `build_hnsw`, with
-its in-memory dense copy off, so that the engine's graphs are what is measured):
+Vector sets (each searched by the production adapter, `EdgeIndex`, after `build_hnsw`):
 - real: 11,429 texts (Vaswani's size): Cranfield abstract sentences, then sentences of the web
   articles WiCE cites, embedded with the local MiniLM; queries: the 225 Cranfield questions and
   the 349 WiCE claims (574, none of them in the set).
@@ -174,7 +173,7 @@ def measure(label: str, index: EdgeIndex, queries: F32, efs: list[int], repeat: 
 def recall_run(
     label: str, vectors: F32, queries: F32, args: argparse.Namespace, root: Path
 ) -> None:
-    index = EdgeIndex.open(root / label, vectors.shape[1], mirror_max=0)
+    index = EdgeIndex.open(root / label, vectors.shape[1])
     try:
         index.upsert(points(vectors, np.random.default_rng(1)))
         timings = index.build_hnsw(threshold_kb=1, m=args.m, ef_construct=args.ef_construct)
@@ -198,7 +197,7 @@ def serve_data(vectors: F32, data: Path) -> None:
     from stream_rag.store.documents import DocumentStore
 
     store = DocumentStore(data, chunk_chars=100, chunk_overlap_chars=0)
-    index = EdgeIndex.open(data / "index" / "edge-384-f16", 384, mirror_max=0)
+    index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
     rng, row = np.random.default_rng(1), 0
     for d in range(len(vectors) // 1000):
         body = " ".join(f"Doc {d} line {i} states value {i * 7 % 1000} units." for i in range(2000))
@@ -268,7 +267,7 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
     finally:
         server.terminate()
         server.wait(timeout=30)
-    index = EdgeIndex.open(data / "index" / "edge-384-f16", 384, mirror_max=0)
+    index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
     try:
         print(f"mixture (server-built): {index.hnsw_segments()} HNSW segments", flush=True)
         measure("mixture", index, queries, args.ef, args.repeat)

@@ -52,8 +52,9 @@ class Settings:
     # Embedded index: candidates an HNSW search keeps (segments `stream-rag optimize` built).
     hnsw_ef: int = 256
     # Embedded index: up to this many points, dense search runs on an in-memory copy of the
-    # vectors (exact, ~1.6 KB a point; index/mirror.py); 0 turns it off.
-    dense_mirror_max_points: int = 20_000
+    # vectors (exact, ~1.6 KB a point; index/mirror.py); 0 (the default) turns it off: in
+    # the server it measured no faster than the engine (docs/decisions.md).
+    dense_mirror_max_points: int = 0
     # Embeddings: the local MiniLM unless an OpenAI-compatible endpoint is given.
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"

@@ -26,9 +26,9 @@ def edge(path: Path) -> Index:
     return EdgeIndex.open(path / "edge", DIM)
 
 
-def edge_engine(path: Path) -> Index:
-    """Dense search by the engine, not the in-memory copy small indexes get."""
-    return EdgeIndex.open(path / "edge", DIM, mirror_max=0)
+def edge_mirror(path: Path) -> Index:
+    """Dense search on the in-memory copy (`STREAM_RAG_DENSE_MIRROR_MAX_POINTS`)."""
+    return EdgeIndex.open(path / "edge", DIM, mirror_max=20_000)
 
 
 def qdrant_local(path: Path) -> Index:
@@ -46,7 +46,7 @@ def qdrant_server(path: Path) -> Index:
 
 BACKENDS = [
     pytest.param(edge, id="edge"),
-    pytest.param(edge_engine, id="edge-engine"),
+    pytest.param(edge_mirror, id="edge-mirror"),
     pytest.param(qdrant_local, id="qdrant-client-local"),
     pytest.param(
         qdrant_server,

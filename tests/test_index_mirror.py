@@ -107,8 +107,8 @@ def check(
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_copy_answers_exactly_through_every_kind_of_write(tmp_path: Path, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    mirrored = EdgeIndex.open(tmp_path / "mirrored", DIM)
-    engine = EdgeIndex.open(tmp_path / "engine", DIM, mirror_max=0)
+    mirrored = EdgeIndex.open(tmp_path / "mirrored", DIM, mirror_max=20_000)
+    engine = EdgeIndex.open(tmp_path / "engine", DIM)
     model = Model()
     every = (mirrored, engine, model)
     try:
@@ -160,7 +160,7 @@ def test_the_copy_answers_exactly_through_every_kind_of_write(tmp_path: Path, se
     finally:
         mirrored.close()
     # A restart loads the copy from the engine: still exact.
-    reopened = EdgeIndex.open(tmp_path / "mirrored", DIM)
+    reopened = EdgeIndex.open(tmp_path / "mirrored", DIM, mirror_max=20_000)
     try:
         check(reopened, engine, model, rng)
         assert reopened._mirror is not None
@@ -172,7 +172,7 @@ def test_the_copy_answers_exactly_through_every_kind_of_write(tmp_path: Path, se
 def test_an_index_that_outgrows_the_copy_is_searched_by_the_engine(tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     small = EdgeIndex.open(tmp_path / "small", DIM, mirror_max=30)
-    engine = EdgeIndex.open(tmp_path / "engine", DIM, mirror_max=0)
+    engine = EdgeIndex.open(tmp_path / "engine", DIM)
     model = Model()
     try:
         first = [point(rng, d, 1, n) for d in range(5) for n in range(5)]

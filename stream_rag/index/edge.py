@@ -56,7 +56,7 @@ from .edge_config import (
     read_extra,
     save_extra,
 )
-from .mirror import DEFAULT_MAX_POINTS, DenseMirror, MirrorRow, mirror_rows
+from .mirror import DenseMirror, MirrorRow, mirror_rows
 
 _BUILD = "import sys; from stream_rag.index.edge_config import build_main; sys.exit(build_main())"
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
@@ -91,7 +91,7 @@ class EdgeIndex:
         *,
         float16: bool = True,
         hnsw_ef: int,
-        mirror_max: int = DEFAULT_MAX_POINTS,
+        mirror_max: int = 0,
     ) -> None:
         self._shard = shard
         self.path = path
@@ -124,11 +124,11 @@ class EdgeIndex:
         *,
         float16: bool = True,
         hnsw_ef: int = DEFAULT_HNSW_EF,
-        mirror_max: int = DEFAULT_MAX_POINTS,
+        mirror_max: int = 0,
     ) -> EdgeIndex:
         """Open or create the shard at `path`. Dense vectors are stored as float16 by default:
         exact search reads half the memory (see docs/decisions.md). Collections of up to
-        `mirror_max` points are searched densely in memory (0: always by the engine)."""
+        `mirror_max` points are searched densely in memory (0, the default: by the engine)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() and _replaced(path).exists():
             os.rename(_replaced(path), path)  # a crash between the two renames of a swap

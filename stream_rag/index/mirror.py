@@ -23,9 +23,6 @@ from .base import IndexHit
 
 F32 = npt.NDArray[np.float32]
 
-# Past this many points a collection is left to the engine (HNSW, a Qdrant server): the
-# copy costs ~1.6 KB per point (float32 vector and its ids), 31 MB at the limit.
-DEFAULT_MAX_POINTS = 20_000
 _MIN_ROWS = 1024
 
 
