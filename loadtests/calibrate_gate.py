@@ -124,20 +124,25 @@ def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
 SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1, 1)
 
 
-def fit_monotone(x: F64, y: F64, columns: list[int], weight_positive: float = 1.0) -> F64:
-    """`fit` with every coefficient of the sign in `SIGNS` (a wrong-signed signal is dropped
-    and the rest refitted); returns [intercept, one coefficient per column]."""
-    active = list(range(len(columns)))
+def fit_signed(x: F64, y: F64, signs: Sequence[int], weight_positive: float = 1.0) -> F64:
+    """`fit` with each coefficient of its sign in `signs` (0: free; a wrong-signed signal is
+    dropped and the rest refitted); returns [intercept, one coefficient per column of x]."""
+    active = list(range(x.shape[1]))
     while True:
-        w = fit(x[:, [columns[i] for i in active]], y, weight_positive=weight_positive)
-        wrong = [i for i, c in zip(active, w[1:], strict=True) if c * SIGNS[columns[i]] < 0]
+        w = fit(x[:, active], y, weight_positive=weight_positive)
+        wrong = [i for i, c in zip(active, w[1:], strict=True) if c * signs[i] < 0]
         if not wrong:
-            full = np.zeros(len(columns) + 1)
+            full = np.zeros(x.shape[1] + 1)
             full[0] = w[0]
             for i, c in zip(active, w[1:], strict=True):
                 full[i + 1] = c
             return full
         active = [i for i in active if i not in wrong]
+
+
+def fit_monotone(x: F64, y: F64, columns: list[int], weight_positive: float = 1.0) -> F64:
+    """`fit_signed` on `columns` of x with the signs in `SIGNS`."""
+    return fit_signed(x[:, columns], y, [SIGNS[c] for c in columns], weight_positive)
 
 
 def predict(w: F64, x: F64) -> F64:

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from loadtests.calibrate_gate import REJECT_FLOOR, SIGNS, fit, folds, rates, stored_vectors
+from loadtests.calibrate_gate import REJECT_FLOOR, SIGNS, fit_signed, folds, rates, stored_vectors
 from loadtests.calibrate_gate import Row as CalibrationRow
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceVectors
@@ -162,20 +162,6 @@ def _auc(score: F64, label: F64) -> float:
     return float(wins)
 
 
-def _fit_signed(x: F64, y: F64, signs: Sequence[int]) -> F64:
-    active = list(range(x.shape[1]))
-    while True:
-        w = fit(x[:, active], y)
-        wrong = [i for i, c in zip(active, w[1:], strict=True) if c * signs[i] < 0]
-        if not wrong:
-            full = np.zeros(x.shape[1] + 1)
-            full[0] = w[0]
-            for i, c in zip(active, w[1:], strict=True):
-                full[i + 1] = c
-            return full
-        active = [i for i in active if i not in wrong]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, nargs="+")
@@ -208,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out = np.zeros(len(zone))
             for k in range(5):
                 train = np.array([f != k for f in fold])
-                w = _fit_signed(x[train], y[train], signs)
+                w = fit_signed(x[train], y[train], signs)
                 out[~train] = 1.0 / (1.0 + np.exp(-np.clip(w[0] + x[~train] @ w[1:], -40, 40)))
             for n in names:
                 aucs[n] += _auc(out[sets == n], y[sets == n]) / len(args.seeds)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from loadtests.calibrate_gate import fit, folds, rates, stored_vectors
+from loadtests.calibrate_gate import fit_signed, folds, rates, stored_vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceVectors
 from stream_rag.embed.tokens import DIMS, compress, content_pieces, project
@@ -203,21 +203,6 @@ def featurise(
             row.extra = extras(*args, embedder, tokens)
         rows.append(row)
     return path.stem, rows
-
-
-def fit_signed(x: F64, y: F64, signs: Sequence[int]) -> F64:
-    """Logistic fit with each coefficient of its sign (wrong-signed ones dropped, refitted)."""
-    active = list(range(x.shape[1]))
-    while True:
-        w = fit(x[:, active], y)
-        wrong = [i for i, c in zip(active, w[1:], strict=True) if c * signs[i] < 0]
-        if not wrong:
-            full = np.zeros(x.shape[1] + 1)
-            full[0] = w[0]
-            for i, c in zip(active, w[1:], strict=True):
-                full[i + 1] = c
-            return full
-        active = [i for i in active if i not in wrong]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
