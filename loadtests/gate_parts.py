@@ -34,8 +34,9 @@ from stream_rag.gate.alignment import NEAREST, PART_BOUNDARIES, align
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext
-from stream_rag.gate.semantic import Features, SemanticStage, _content, anchored
+from stream_rag.gate.semantic import Features, SemanticStage, anchored
 from stream_rag.gate.semantic import features as compute_features
+from stream_rag.gate.signals import _content
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]

@@ -42,16 +42,9 @@ from stream_rag.gate.alignment import NEAREST, align
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext, Verdict
-from stream_rag.gate.semantic import (
-    _CLAUSE,
-    Features,
-    SemanticStage,
-    _content,
-    _overlap,
-    anchored,
-    block_windows,
-)
+from stream_rag.gate.semantic import Features, SemanticStage, anchored, block_windows
 from stream_rag.gate.semantic import features as compute_features
+from stream_rag.gate.signals import _CLAUSE, _content, _overlap
 
 F32 = npt.NDArray[np.float32]
 F64 = npt.NDArray[np.float64]

@@ -1,0 +1,249 @@
+"""The signals the semantic stage weighs (semantic.py combines them): the MiniLM cosine
+between a grey-zone sentence and each window of its cited blocks (one block sentence, or two
+adjacent ones), the term overlap with lemmas as well as stems against the best window and the
+cited blocks, the weight of terms no cited block has (overall, softened by the nearest block
+word's static vector, and in the worst clause), and the contextual alignment of the
+sentence's word pieces to the nearest block sentences' (alignment.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from ..embed.sentences import SentenceEncoder, SentenceVectors
+from ..language.quantities import canonical, scan
+from ..language.terms import NEGATION, term_keys
+from .alignment import align
+from .lexical import GateContext, Verdict
+
+__all__ = [
+    "BlockVectors",
+    "Features",
+    "Pieces",
+    "Window",
+    "WordVectors",
+    "block_windows",
+    "features",
+    "with_cosine",
+]
+
+F32 = npt.NDArray[np.float32]
+BlockVectors = Callable[[int], SentenceVectors]
+Pieces = tuple[list[str], F32]  # a sentence's word pieces and their last hidden states
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    block: int  # 1-based block number
+    start: int  # character span in the block text
+    end: int
+
+
+def block_windows(n: int, stored: SentenceVectors) -> tuple[list[Window], F32]:
+    """Every window of one or two adjacent sentences of block `n`, with its unit vector (a
+    pair's vector is the normalised sum of its sentences', so no pair is embedded)."""
+    spans = stored.spans
+    windows = [Window(n, s, e) for s, e in spans]
+    rows = [stored.vectors]
+    if len(spans) > 1:
+        pairs = stored.vectors[:-1] + stored.vectors[1:]
+        pairs /= np.maximum(np.linalg.norm(pairs, axis=1, keepdims=True), np.float32(1e-12))
+        rows.append(pairs)
+        windows.extend(Window(n, spans[i][0], spans[i + 1][1]) for i in range(len(spans) - 1))
+    return windows, np.vstack(rows).astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """The signals the combination weighs."""
+
+    lexical: float  # the lexical stage's IDF-weighted overlap (stems, whole cited blocks)
+    cosine: float  # best sentence-to-window cosine
+    window_overlap: float  # IDF-weighted overlap, stems or lemmas, with the best window
+    block_overlap: float  # the same against the whole cited blocks
+    unsupported: float  # weight of terms in no cited block, in unseen-term units
+    clause_gap: float  # the worst clause's unsupported share
+    soft_unsupported: float  # `unsupported`, each term discounted by its nearest block word
+    worst_term: float  # the largest single discounted unsupported term
+    alignment: float = 0.0  # mean best match of its word pieces in the nearest sentences
+    # The largest weight of a term no cited block has, discounted by its word's best match
+    # in the alignment (a missing detail keeps its weight; a reworded word loses it).
+    missing_worst: float = 0.0
+    weakest_part: float = 0.0  # the alignment of the sentence's least matched part
+
+    def vector(self) -> tuple[float, ...]:
+        return (
+            self.lexical,
+            self.cosine,
+            self.window_overlap,
+            self.block_overlap,
+            math.log1p(self.unsupported),
+            self.clause_gap,
+            math.log1p(self.soft_unsupported),
+            self.worst_term,
+            self.alignment,
+            self.missing_worst,
+            self.weakest_part,
+        )
+
+    def to_json(self, *, embedded: bool = True) -> dict[str, float]:
+        """The scores shown with a verdict; the embedding's only if it was computed."""
+        dense = (
+            {
+                "cosine": round(self.cosine, 4),
+                "window_overlap": round(self.window_overlap, 4),
+                "alignment": round(self.alignment, 4),
+                "missing_worst": round(self.missing_worst, 4),
+                "weakest_part": round(self.weakest_part, 4),
+            }
+            if embedded
+            else {}
+        )
+        return {
+            **dense,
+            "block_overlap": round(self.block_overlap, 4),
+            "unsupported": round(self.unsupported, 4),
+            "clause_gap": round(self.clause_gap, 4),
+            "soft_unsupported": round(self.soft_unsupported, 4),
+        }
+
+
+# Clause boundaries: punctuation, and the conjunctions and relatives that add a claim.
+_CLAUSE = re.compile(
+    r"[,;:()\u2013\u2014]|\s(?:and|but|while|whereas|which|who|although|though|because)\s"
+)
+
+
+def _content(text: str) -> list[tuple[str, frozenset[str], str]]:
+    """(stem, lemma keys, surface form) of each content term of raw `text`."""
+    _, words = scan(canonical(text))
+    return [item for item in term_keys(words) if item[0] != NEGATION]
+
+
+def _overlap(
+    terms: Sequence[tuple[str, frozenset[str], str]], evidence: frozenset[str], ctx: GateContext
+) -> tuple[float, float]:
+    """IDF-weighted share of `terms` with a key in `evidence`, and the missing weight in
+    unseen-term units."""
+    support = missing = 0.0
+    for term, keys, _ in terms:
+        weight = ctx.weights.get(term, ctx.unseen_weight)
+        if keys & evidence:
+            if term not in ctx.dropped:
+                support += weight
+        else:
+            missing += weight
+    total = support + missing
+    return (support / total if total else 1.0), missing / ctx.unseen_weight
+
+
+class WordVectors:
+    """Static word vectors with a bounded cache (block words recur across requests)."""
+
+    LIMIT = 8192
+
+    def __init__(self, encoder: SentenceEncoder) -> None:
+        self.encoder = encoder
+        self._cache: dict[str, F32] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, words: Sequence[str]) -> F32:
+        with self._lock:
+            missing = [w for w in dict.fromkeys(words) if w not in self._cache]
+        if missing:
+            computed = self.encoder.static_vectors(missing)
+            with self._lock:
+                if len(self._cache) + len(missing) > self.LIMIT:
+                    self._cache.clear()
+                self._cache.update(zip(missing, computed, strict=True))
+                return np.array([self._cache.get(w, computed[0]) for w in words], np.float32)
+        with self._lock:
+            return np.array([self._cache[w] for w in words], np.float32)
+
+
+def features(
+    sentence: str,
+    verdict: Verdict,
+    ctx: GateContext,
+    vectors: BlockVectors,
+    sentence_vector: F32 | None,
+    word_vectors: Callable[[Sequence[str]], F32],
+    pieces: Pieces | None = None,
+) -> Features:
+    """The signals for one grey-zone sentence against the windows of its cited blocks;
+    without `sentence_vector`, the ones that need no embedding (cosine and window overlap 0);
+    without `pieces` (its word-piece states), no alignment (0)."""
+    cited = tuple(sorted(set(verdict.cited)))
+    terms = _content(sentence)
+    block_keys = ctx.block_keys(cited)
+    block_overlap, unsupported = _overlap(terms, block_keys, ctx)
+    gap = 0.0
+    for clause in _CLAUSE.split(canonical(sentence)):
+        clause_terms = _content(clause)
+        if len(clause_terms) >= 2:
+            gap = max(gap, 1.0 - _overlap(clause_terms, block_keys, ctx)[0])
+    soft = worst = 0.0
+    missing = [(t, token) for t, keys, token in terms if not keys & block_keys]
+    if missing:
+        block_words = sorted({tok for n in cited for tok in ctx.block_tokens(n)})
+        if block_words:
+            sims = (word_vectors([tok for _, tok in missing]) @ word_vectors(block_words).T).max(1)
+        else:
+            sims = np.zeros(len(missing), np.float32)
+        for (term, _), sim in zip(missing, sims, strict=True):
+            weight = ctx.weights.get(term, ctx.unseen_weight) / ctx.unseen_weight
+            discounted = weight * (1.0 - max(0.0, float(sim)))
+            soft += discounted
+            worst = max(worst, discounted)
+    f = Features(verdict.score, 0.0, 0.0, block_overlap, unsupported, gap, soft, worst)
+    return (
+        f
+        if sentence_vector is None
+        else with_cosine(f, sentence, cited, ctx, vectors, sentence_vector, pieces)
+    )
+
+
+def with_cosine(
+    f: Features,
+    sentence: str,
+    cited: Sequence[int],
+    ctx: GateContext,
+    vectors: BlockVectors,
+    sentence_vector: F32,
+    pieces: Pieces | None = None,
+) -> Features:
+    """`f` with the signals of the sentence's embedding: best window cosine and overlap, and
+    with `pieces`, the word pieces' alignment."""
+    parts = [block_windows(n, vectors(n)) for n in sorted(set(cited))]
+    windows = [w for part in parts for w in part[0]]
+    if not windows:
+        return f
+    sims = np.vstack([part[1] for part in parts]) @ sentence_vector
+    best = int(np.argmax(sims))
+    w = windows[best]
+    window_keys = ctx.window_keys(w.block, w.start, w.end)
+    window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
+    f = replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
+    aligned = None if pieces is None else align(*pieces, sentence_vector, cited, vectors)
+    if aligned is None:  # no word pieces (a block stored without them): alignment 0
+        return f
+    block_keys = ctx.block_keys(tuple(sorted(set(cited))))
+    missing_worst = 0.0
+    for term, keys, surface in _content(sentence):
+        match = aligned.words.get(surface.lower())
+        if match is not None and not keys & block_keys:
+            weight = ctx.weights.get(term, ctx.unseen_weight) / ctx.unseen_weight
+            missing_worst = max(missing_worst, weight * (1.0 - max(0.0, match)))
+    return replace(
+        f,
+        alignment=aligned.mean,
+        missing_worst=missing_worst,
+        weakest_part=aligned.weakest_part,
+    )
