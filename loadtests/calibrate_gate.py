@@ -4,9 +4,11 @@
 
 Only grey-zone sentences (failed by the lexical stage for overlap alone) are features; the
 rest keep their lexical verdict. Prints, per data set, pass/reject of each step (lexical only,
-the cosine >= 0.85 prototype, then the logistic model on a growing set of signals) as
-out-of-fold (k-fold, folds stratified by label, fitted on both sets pooled) figures, and the
-coefficients fitted on everything, to paste into `stream_rag/gate/semantic.py`.
+the cosine >= 0.85 prototype, then one logistic model on a growing set of signals, then the
+committed two models, one for one-sentence and one for several-sentence evidence) as
+out-of-fold (k-fold, folds stratified by data set and label, fitted on both sets pooled, each
+of the two models on its rows) figures, and the coefficients fitted on everything, to paste
+into `stream_rag/gate/semantic.py`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,12 @@ STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("+ token alignment (stored states)", (0, 1, 2, 3, 4, 5, 6, 7, 8)),
     ("+ worst missing term (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)),
     ("+ weakest part (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
+    ("+ foreign name (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)),
 )
+# The committed two models' signals: evidence of one sentence (every signal before the
+# foreign name) and of several (cosine, weakest part, foreign name).
+SINGLE_COLUMNS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+MULTI_COLUMNS = (1, 10, 11)
 
 
 @dataclass(slots=True)
@@ -121,7 +128,7 @@ def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
 # The sign each coefficient must have: more support never lowers the probability, more
 # unsupported weight never raises it. Unconstrained fits flip signs between correlated
 # signals and then extrapolate badly (a sentence sharing nothing with its block passed).
-SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1, 1)
+SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1, 1, -1)
 
 
 def fit_signed(x: F64, y: F64, signs: Sequence[int], weight_positive: float = 1.0) -> F64:
@@ -149,6 +156,27 @@ def predict(w: F64, x: F64) -> F64:
     z = w[0] + x @ w[1:]
     result: F64 = 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
     return result
+
+
+Models = tuple[F64, F64]  # [intercept, coefficients...] over every column: one, several
+
+
+def fit_models(x: F64, y: F64, multi: npt.NDArray[np.bool_], weight_positive: float) -> Models:
+    """The two models, each fitted on its rows (`multi`: the evidence has several sentences)
+    and spread over every column of x (0 for the columns it does not use)."""
+    out = []
+    for rows, columns in ((~multi, SINGLE_COLUMNS), (multi, MULTI_COLUMNS)):
+        full = np.zeros(x.shape[1] + 1)
+        if rows.any():
+            w = fit_monotone(x[rows], y[rows], list(columns), weight_positive)
+            full[0] = w[0]
+            full[[c + 1 for c in columns]] = w[1:]
+        out.append(full)
+    return out[0], out[1]
+
+
+def predict_models(models: Models, x: F64, multi: npt.NDArray[np.bool_]) -> F64:
+    return np.where(multi, predict(models[1], x), predict(models[0], x))
 
 
 def folds(rows: Sequence[Row], k: int, seed: int) -> list[int]:
@@ -182,13 +210,13 @@ def nested_cutoffs(
     grey: Sequence[int],
     x: F64,
     y: F64,
+    multi: npt.NDArray[np.bool_],
     fold: Sequence[int],
     weight_positive: float,
 ) -> tuple[list[float], dict[int, bool]]:
     """Out-of-fold verdicts with the cutoff itself chosen by cross-validation: for each
     outer fold, the other folds' own out-of-fold probabilities (each left out in turn) pick
     the lowest cutoff keeping `REJECT_FLOOR` there; the held-out fold is judged with it."""
-    columns = list(range(x.shape[1]))
     folds_ = sorted(set(fold))
     chosen, rescued = [], {}
     for k in folds_:
@@ -199,9 +227,8 @@ def nested_cutoffs(
                 continue
             fit_rows = np.array([f not in (j, k) for f in fold])
             test = np.array([f == j for f in fold])
-            inner[test] = predict(
-                fit_monotone(x[fit_rows], y[fit_rows], columns, weight_positive), x[test]
-            )
+            models = fit_models(x[fit_rows], y[fit_rows], multi[fit_rows], weight_positive)
+            inner[test] = predict_models(models, x[test], multi[test])
         held = {i for i, f in zip(grey, fold, strict=True) if f == k}
         # Rows outside the grey zone keep their lexical verdict; the held-out fold's grey
         # rows are left out of the choice.
@@ -215,8 +242,9 @@ def nested_cutoffs(
                 cutoff = c
                 break
         chosen.append(cutoff)
-        w = fit_monotone(x[train], y[train], columns, weight_positive)
-        for row, p in zip(np.flatnonzero(~train), predict(w, x[~train]), strict=True):
+        models = fit_models(x[train], y[train], multi[train], weight_positive)
+        held_p = predict_models(models, x[~train], multi[~train])
+        for row, p in zip(np.flatnonzero(~train), held_p, strict=True):
             rescued[grey[int(row)]] = bool(p >= cutoff)
     return chosen, rescued
 
@@ -244,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     grey = [i for i, r in enumerate(rows) if r.features is not None and anchored(r.features)]
     x = np.array([f.vector() for i in grey if (f := rows[i].features) is not None])
     y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
+    multi = np.array([f.sentences > 1 for i in grey if (f := rows[i].features) is not None])
     fold = folds([rows[i] for i in grey], args.folds, args.seed)
     print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")
     for name in names:
@@ -278,22 +307,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             w = fit_monotone(x[train], y[train], cols, args.weight_positive)
             out[~train] = predict(w, x[~train][:, cols])
         show(f"{label} (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)})
-    print("cutoff sweep, all signals (cv):")
-    for step in (*range(30, 60, 2), *range(60, 76, 5)):
+    for k in range(args.folds):
+        train = np.array([f != k for f in fold])
+        models = fit_models(x[train], y[train], multi[train], args.weight_positive)
+        out[~train] = predict_models(models, x[~train], multi[~train])
+    show(
+        "two models by evidence (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)}
+    )
+    print("cutoff sweep, two models (cv):")
+    for step in (30, 35, 40, *range(44, 66), 70, 75):
         show(
             f"  cutoff {step / 100:.2f}",
             {i: bool(out[j] >= step / 100) for j, i in enumerate(grey)},
         )
-    cutoffs, rescued = nested_cutoffs(rows, grey, x, y, fold, args.weight_positive)
+    cutoffs, rescued = nested_cutoffs(rows, grey, x, y, multi, fold, args.weight_positive)
     show("cutoff chosen in each fold (cv)", rescued)
     print("  chosen: " + ", ".join(f"{c:.2f}" for c in cutoffs))
-    w = fit_monotone(x, y, list(range(x.shape[1])), args.weight_positive)
+    models = fit_models(x, y, multi, args.weight_positive)
     show(
-        "all signals (in-sample)",
-        {i: bool(p >= args.cutoff) for i, p in zip(grey, predict(w, x), strict=True)},
+        "two models (in-sample)",
+        {
+            i: bool(p >= args.cutoff)
+            for i, p in zip(grey, predict_models(models, x, multi), strict=True)
+        },
     )
-    print(f"INTERCEPT = {w[0]:.4f}")
-    print(f"COEFFICIENTS = ({', '.join(f'{c:.4f}' for c in w[1:])})")
+    for prefix, w in zip(("", "MULTI_"), models, strict=True):
+        print(f"{prefix}INTERCEPT = {w[0]:.4f}")
+        print(f"{prefix}COEFFICIENTS = ({', '.join(f'{c:.4f}' for c in w[1:])})")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -18,6 +19,11 @@ from stream_rag.gate.citations import extract
 from stream_rag.gate.judge import Stages
 from stream_rag.gate.lexical import GateContext, Verdict
 from stream_rag.gate.semantic import (
+    COEFFICIENTS,
+    INTERCEPT,
+    MULTI_COEFFICIENTS,
+    MULTI_INTERCEPT,
+    Features,
     SemanticStage,
     anchored,
     block_windows,
@@ -224,3 +230,35 @@ def test_stored_chunk_terms_give_the_verdicts_computing_them_gives(
         plain, ctx = GateContext(BLOCKS), GateContext(BLOCKS, features=stored)
         expected = stage.judge(text, plain.check(text, citations), plain, vectors)
         assert stage.judge(text, ctx.check(text, citations), ctx, vectors) == expected, raw
+
+
+def _signals(stage: SemanticStage, sentence: str, blocks: list[str]) -> Features:
+    text, citations = extract(sentence)
+    ctx = GateContext(blocks)
+    lexical = ctx.check(text, citations)
+    assert lexical.grey, sentence
+    vectors = memory_vectors(blocks, stage.encoder)
+    embedded, (pieces,) = stage.sentence_encoder.embed_tokens([text])
+    return features(text, lexical, ctx, vectors, embedded[0], stage.word_vectors, pieces)
+
+
+NAMED = "Manufacturing faults are covered by the guarantee for two years, as Samsung promises [1]."
+
+
+def test_a_name_no_issued_block_has_is_a_foreign_name(stage: SemanticStage) -> None:
+    alone = _signals(stage, NAMED, BLOCKS)
+    assert alone.foreign_name > 0.3
+    # Named in a block the sentence does not cite: the request's context has it.
+    issued = _signals(stage, NAMED, [*BLOCKS, "Samsung makes phones and televisions."])
+    assert issued.foreign_name == 0.0
+    assert probability(alone) < probability(issued)
+    assert _signals(stage, PARAPHRASE, BLOCKS).foreign_name == 0.0
+
+
+def test_the_model_is_the_one_for_the_cited_evidence(stage: SemanticStage) -> None:
+    several = _signals(stage, PARAPHRASE, BLOCKS)  # block 1 has three sentences
+    assert several.sentences == 3
+    assert probability(several) == probability(several, MULTI_COEFFICIENTS, MULTI_INTERCEPT)
+    one = replace(several, sentences=1)
+    assert probability(one) == probability(one, COEFFICIENTS, INTERCEPT)
+    assert probability(one) != probability(several)

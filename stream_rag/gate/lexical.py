@@ -245,6 +245,11 @@ class GateContext:
             self._key_unions[key] = union
         return union
 
+    def keys_of(self, n: int) -> frozenset[str]:
+        """Block n's stem and lemma keys (stored, else computed once per context)."""
+        stored = self._semantic[n - 1]
+        return stored.keys if stored is not None else self.block_keys((n,))
+
     def _block_keys(self, n: int) -> frozenset[str]:
         stored = self._semantic[n - 1]
         return stored.keys if stored is not None else self.text_keys(self.blocks[n - 1])

@@ -30,6 +30,7 @@ __all__ = [
     "Window",
     "WordVectors",
     "block_windows",
+    "evidence_sentences",
     "features",
     "with_cosine",
 ]
@@ -77,6 +78,10 @@ class Features:
     # in the alignment (a missing detail keeps its weight; a reworded word loses it).
     missing_worst: float = 0.0
     weakest_part: float = 0.0  # the alignment of the sentence's least matched part
+    # A name (a capitalised word after another word) that no issued block has, cited or
+    # not: 1 - its word's best aligned match, the largest over such names (0 if none).
+    foreign_name: float = 0.0
+    sentences: int = 0  # how many sentences the cited blocks have (which model weighs it)
 
     def vector(self) -> tuple[float, ...]:
         return (
@@ -91,6 +96,7 @@ class Features:
             self.alignment,
             self.missing_worst,
             self.weakest_part,
+            self.foreign_name,
         )
 
     def to_json(self, *, embedded: bool = True) -> dict[str, float]:
@@ -102,6 +108,7 @@ class Features:
                 "alignment": round(self.alignment, 4),
                 "missing_worst": round(self.missing_worst, 4),
                 "weakest_part": round(self.weakest_part, 4),
+                "foreign_name": round(self.foreign_name, 4),
             }
             if embedded
             else {}
@@ -115,6 +122,8 @@ class Features:
         }
 
 
+# A capitalised word preceded by a word (so not the sentence's first): a name, mostly.
+_NAME = re.compile(r"(?<=\w[ ,])([A-Z][\w'.-]+)")
 # Clause boundaries: punctuation, and the conjunctions and relatives that add a claim.
 _CLAUSE = re.compile(
     r"[,;:()\u2013\u2014]|\s(?:and|but|while|whereas|which|who|although|though|because)\s"
@@ -225,6 +234,7 @@ def with_cosine(
     windows = [w for part in parts for w in part[0]]
     if not windows:
         return f
+    f = replace(f, sentences=evidence_sentences(cited, vectors))
     sims = np.vstack([part[1] for part in parts]) @ sentence_vector
     best = int(np.argmax(sims))
     w = windows[best]
@@ -235,8 +245,9 @@ def with_cosine(
     if aligned is None:  # no word pieces (a block stored without them): alignment 0
         return f
     block_keys = ctx.block_keys(tuple(sorted(set(cited))))
+    terms = _content(sentence)
     missing_worst = 0.0
-    for term, keys, surface in _content(sentence):
+    for term, keys, surface in terms:
         match = aligned.words.get(surface.lower())
         if match is not None and not keys & block_keys:
             weight = ctx.weights.get(term, ctx.unseen_weight) / ctx.unseen_weight
@@ -246,4 +257,33 @@ def with_cosine(
         alignment=aligned.mean,
         missing_worst=missing_worst,
         weakest_part=aligned.weakest_part,
+        foreign_name=_foreign_name(sentence, terms, ctx, block_keys, aligned.words),
     )
+
+
+def evidence_sentences(cited: Sequence[int], vectors: BlockVectors) -> int:
+    """How many sentences the cited blocks have, as stored."""
+    return sum(len(vectors(n).spans) for n in sorted(set(cited)))
+
+
+def _foreign_name(
+    sentence: str,
+    terms: Sequence[tuple[str, frozenset[str], str]],
+    ctx: GateContext,
+    cited_keys: frozenset[str],
+    matches: dict[str, float],
+) -> float:
+    """1 - the aligned match of the least matched name in no issued block (0 if none). The
+    uncited blocks are read only for a name the cited ones lack."""
+    names = {m.group(1).lower() for m in _NAME.finditer(sentence)}
+    if not names:
+        return 0.0
+    worst = 0.0
+    for _, keys, surface in terms:
+        word = surface.lower()
+        if word not in names or keys & cited_keys:
+            continue
+        if any(keys & ctx.keys_of(n) for n in range(1, ctx.n_blocks + 1)):
+            continue
+        worst = max(worst, 1.0 - max(0.0, matches.get(word, 0.0)))
+    return worst
