@@ -14,7 +14,9 @@ client's arrival time minus that moment (`time.monotonic()`, one clock per machi
 measures the gate, SSE and network, not the model. `done.ttfs_ms` (request to first verified
 sentence) is reported too, and the client's time to first sentence cut in three: request to
 the model's first piece, first piece to the first sentence's end (the model's pace), that end
-to the client. The server's CPU time (process, and its event-loop thread) is read from /proc.
+to the client. The server's CPU time (process, and its event-loop thread) is read from /proc,
+and so is the time its event-loop thread was ready to run but waited for a CPU (schedstat): on a
+shared machine that wait, not the server's own work, can be most of a sentence's lag.
 `--burn-core` runs `python3 -c 'while True: pass'` alongside, loading one core. `--bursts N`
 starts the concurrent streams together N times (new questions each time) and reports each burst
 and all together. The clients read with the server's own lean network backend on uvloop, so
@@ -146,6 +148,14 @@ def thread_cpu_s(pid: int, tid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_waited_s(pid: int, tid: int) -> float:
+    """Seconds one thread of `pid` spent runnable but waiting for a CPU (Linux schedstat)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 class Cpu:
     """CPU time over a phase: the server process and its main thread, which runs the event
     loop (every stream's I/O, parsing and gating goes through it), and, to show what the
@@ -155,20 +165,29 @@ class Cpu:
         self.server, self.fake = server, fake
         self.start = self.read()
 
-    def read(self) -> tuple[float, float, float, float]:
+    def read(self) -> tuple[float, float, float, float, float, float]:
         return (
             cpu_seconds(self.server) or 0.0,
             thread_cpu_s(self.server, self.server),
             cpu_seconds(self.fake) or 0.0,
             time.process_time(),
+            thread_waited_s(self.server, self.server),
+            time.monotonic(),
         )
 
     def report(self, label: str, streams: int) -> None:
-        server, loop, fake, clients = (b - a for a, b in zip(self.start, self.read(), strict=True))
+        server, loop, fake, clients, waited, wall = (
+            b - a for a, b in zip(self.start, self.read(), strict=True)
+        )
         print(
             f"{label} CPU ms/stream: server {server / streams * 1000:5.1f} (event-loop thread "
             f"{loop / streams * 1000:5.1f}); fake model {fake / streams * 1000:5.1f}; "
             f"clients {clients / streams * 1000:5.1f}"
+        )
+        # Time the event loop was ready to run but had no CPU: the machine's share of the lag.
+        print(
+            f"{label} event loop: ran {loop:.2f} s, waited for a CPU {waited:.2f} s "
+            f"({waited / max(loop, 1e-9):.1f}x its CPU time) in {wall:.1f} s"
         )
 
 

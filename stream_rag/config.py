@@ -114,6 +114,10 @@ class Settings:
     # keep the event loop waiting (Python's default, 5 ms, is paid on every wake-up while the
     # workers are busy, e.g. a burst's retrieval; docs/decisions.md).
     gil_switch_ms: float = 1.0
+    # `stream-rag serve`: once started, move every object alive then (models, indexes, the
+    # sample knowledge base) out of the cyclic GC's reach, so that a full collection scans only
+    # what came after (one over them took 55-110 ms of CPU, a sentence's lag; docs/decisions.md).
+    gc_freeze: bool = True
     # A load-test baseline ONLY: skip the pre-generation checks and the gate, send every unit.
     ungated_baseline: bool = False
     # One JSON line per HTTP request on stderr (`stream-rag serve`), instead of uvicorn's log.

@@ -58,3 +58,30 @@ def test_the_server_sets_the_gil_switch_interval(tmp_path: Path) -> None:
         assert sys.getswitchinterval() == pytest.approx(0.0025)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_the_server_freezes_what_start_up_left_alive(tmp_path: Path) -> None:
+    import gc
+
+    from starlette.applications import Starlette
+
+    from stream_rag.http.serving import build_server, freeze_startup_objects
+
+    app = Starlette()
+    app.state.drain = Drain(1.0)
+    before = sys.getswitchinterval()  # build_server sets it
+    try:
+        assert build_server(app, Settings(data_dir=tmp_path)).freeze_after_startup
+        off = Settings(data_dir=tmp_path, gc_freeze=False)
+        assert not build_server(app, off).freeze_after_startup
+    finally:
+        sys.setswitchinterval(before)
+    alive: list[object] = [{}]
+    alive.append(alive)  # a cycle: tracked by the GC
+    try:
+        assert freeze_startup_objects() > 0
+        # Frozen objects are in no generation, so no collection scans them.
+        assert not any(o is alive for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+    assert any(o is alive for o in gc.get_objects())
