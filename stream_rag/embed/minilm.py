@@ -48,6 +48,7 @@ from .layers import gelu
 from .model_files import ModelNotInstalledError, check_model_dir, find_model_dir
 from .ort import PRECISIONS, OrtEncoder
 from .ort import available as ort_available
+from .words import StaticVectors
 
 __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
 
@@ -132,6 +133,7 @@ class MiniLMEmbedder:
         tokenizer.enable_truncation(max_length=max_seq_length, strategy="longest_first")
         tokenizer.no_padding()
         self._tokenizer: Tokenizer = tokenizer
+        self._static = StaticVectors(tokenizer, self._bert.word_emb)
 
         # Shared with `with_precision` copies: the `sharing` memo (per thread, keyed by
         # precision), and the onnxruntime encoder of each precision, made when first asked.
@@ -307,18 +309,4 @@ class MiniLMEmbedder:
     def static_vectors(self, words: Sequence[str]) -> F32:
         """Context-free unit vectors of ``words``: the mean of their word pieces' input
         embeddings. No forward pass; near for many synonyms ("bought", "purchased")."""
-        out = np.zeros((len(words), self.dim), dtype=np.float32)
-        # Most words are one vocabulary entry: a dict lookup, no tokenizer pass.
-        ids = [self._tokenizer.token_to_id(w) for w in words]
-        single = [(i, token) for i, token in enumerate(ids) if token is not None]
-        if single:
-            out[[i for i, _ in single]] = self._bert.word_emb[[token for _, token in single]]
-        rest = [i for i, token in enumerate(ids) if token is None]
-        if rest:
-            encodings = [self._tokenizer.encode(words[i], add_special_tokens=False) for i in rest]
-            for i, encoding in zip(rest, encodings, strict=True):
-                if encoding.ids:
-                    out[i] = self._bert.word_emb[encoding.ids].mean(axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        normalised: F32 = out / np.maximum(norms, np.float32(1e-12))
-        return normalised
+        return self._static(words)

@@ -32,7 +32,13 @@ __all__ = [
     "memory_vectors",
     "store_chunk_vectors",
     "stored_model",
+    "warm_up",
 ]
+
+# Token counts (with [CLS] and [SEP]) a start-up warm-up embeds one text of: onnxruntime's
+# first run, and its first run at a new length, cost more (docs/decisions.md); a grey-zone
+# sentence is 10-80 tokens (a longer one pays its first run at its length, ~0.2 ms).
+WARM_UP_TOKENS = (16, 32, 64, 128)
 
 
 class SentenceEncoder(Protocol):
@@ -187,3 +193,11 @@ def memory_vectors(
         return cache[n]
 
     return get
+
+
+def warm_up(encoder: SentenceEncoder) -> None:
+    """Embed a sentence of each `WARM_UP_TOKENS` length as ingest does (word-piece states
+    projected: the projection is made on first use) and a few word vectors, so that the first
+    grey-zone sentences after start-up pay no first-call costs (blocking)."""
+    embed_sentences([" ".join(["word"] * (n - 2)) for n in WARM_UP_TOKENS], encoder)
+    encoder.static_vectors(["word", "wordpieces"])

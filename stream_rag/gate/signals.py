@@ -8,6 +8,7 @@ sentence's word pieces to the nearest block sentences' (alignment.py).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -130,10 +131,12 @@ _CLAUSE = re.compile(
 )
 
 
-def _content(text: str) -> list[tuple[str, frozenset[str], str]]:
-    """(stem, lemma keys, surface form) of each content term of raw `text`."""
+@functools.lru_cache(maxsize=1024)
+def _content(text: str) -> tuple[tuple[str, frozenset[str], str], ...]:
+    """(stem, lemma keys, surface form) of each content term of raw `text` (cached: a
+    sentence's are read several times)."""
     _, words = scan(canonical(text))
-    return [item for item in term_keys(words) if item[0] != NEGATION]
+    return tuple(item for item in term_keys(words) if item[0] != NEGATION)
 
 
 def _overlap(
