@@ -12,7 +12,7 @@ import httpx
 
 from ..errors import StreamRagError
 from ..types import Message
-from .network import use_lean_backend
+from .network import closed_idle, use_lean_backend
 from .stream import StreamReplyError, content_pieces
 
 if TYPE_CHECKING:
@@ -35,6 +35,10 @@ def _timeout_types() -> tuple[type[BaseException], ...]:
 
 _TIMEOUTS = _timeout_types()
 _DRAIN_S = 1.0
+# Sends of one request whose reused connection the server closed as idle: each failure drops
+# one pooled connection, so a few more than once covers a pool whose connections all expired
+# together; bounded so that a server closing every reused connection still gets an error.
+_CLOSED_IDLE_TRIES = 16
 
 
 class ModelError(StreamRagError):
@@ -130,27 +134,45 @@ class OpenAIChatModel:
     async def _open(
         self, payload: list[ChatCompletionMessageParam]
     ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
-        """Send the request, and send it again for the two failures a second try cures."""
+        """Send the request; without the usage option when the server refuses it."""
         import openai
 
         try:
-            return await self._send(payload, include_usage=self.include_usage)
-        except openai.APITimeoutError:
-            raise
-        except openai.APIConnectionError:
-            # Connections are reused: one the server closes (its keep-alive timeout) just as a
-            # request goes out on it fails before anything reached the model. Once more, then,
-            # on a new connection.
-            return await self._send(payload, include_usage=self.include_usage)
+            return await self._send_again(payload, include_usage=self.include_usage)
         except openai.APIStatusError as exc:
             # Some OpenAI-compatible servers refuse fields they do not know: when the refusal
             # names the usage option, ask again without it and never send it to this one again.
             # Any other 400 (a bad message, a context too long) would fail again.
             if not (self.include_usage and exc.status_code in (400, 422) and _about_usage(exc)):
                 raise
-            response = await self._send(payload, include_usage=False)
+            response = await self._send_again(payload, include_usage=False)
             self.include_usage = False
             return response
+
+    async def _send_again(
+        self, payload: list[ChatCompletionMessageParam], *, include_usage: bool
+    ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
+        """`_send`, sent again after the connection failures that a new try cures."""
+        import openai
+
+        retried = False
+        for _ in range(_CLOSED_IDLE_TRIES):
+            try:
+                return await self._send(payload, include_usage=include_usage)
+            except openai.APITimeoutError:
+                raise
+            except openai.APIConnectionError as exc:
+                # Connections are reused: one the server closes as idle (its keep-alive
+                # timeout) just as a request goes out on it ends before any reply, and the
+                # server never read the request. The connections that went idle with it may be
+                # closing too, so each such failure is sent again, on the pool's next
+                # connection; any other connection error once.
+                if closed_idle(exc):
+                    continue
+                if retried:
+                    raise
+                retried = True
+        raise ModelError("the model server closed every reused connection without a reply")
 
     async def _send(
         self, payload: list[ChatCompletionMessageParam], *, include_usage: bool

@@ -4,7 +4,8 @@ Every streamed token is one socket read. Through httpcore's default (anyio) back
 enters a `fail_after` cancel scope and an exception map, pauses and resumes the transport, and
 checks an idle connection with a `poll()`. Here a read takes what an asyncio protocol has
 buffered or waits on one future with one timer, and an idle connection's state is known
-without a system call. Same exceptions, so httpx maps them as before.
+without a system call. Same exceptions, so httpx maps them as before; a reused connection
+that ends before any byte of its reply raises `ServerClosedIdle`, one of them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ _POLL_AFTER_S = 1.0
 _POLL_EVERY_S = 0.05  # and at most this often
 # Writes smaller than this together are held until the loop's turn ends (or a read starts).
 _COALESCE = 64 * 1024
+
+
+class ServerClosedIdle(Exception):
+    """Mixed into httpcore's `ReadError`: a reused connection ended before any byte of the
+    reply, so the server closed it as idle and never read the request (safe to send again)."""
 
 
 class _Protocol(asyncio.Protocol):
@@ -83,10 +89,17 @@ class _Protocol(asyncio.Protocol):
 class LeanStream:
     """httpcore's `AsyncNetworkStream` over an asyncio transport (no TLS)."""
 
-    def __init__(self, transport: asyncio.Transport, protocol: _Protocol, errors: Any) -> None:
+    def __init__(
+        self, transport: asyncio.Transport, protocol: _Protocol, errors: Any, closed_idle: type
+    ) -> None:
         self._transport = transport
         self._protocol = protocol
         self._errors = errors  # the httpcore module whose exceptions httpx maps
+        self._closed_idle = closed_idle  # its `ReadError` with `ServerClosedIdle`
+        # Requests sent, and whether a byte of the last one's reply has arrived: a write after
+        # a read (or the first write) starts the next request.
+        self._requests = 0
+        self._replied = True
         self._used = time.monotonic()  # the last read or write
         self._polled = 0.0  # the last check at the socket (it found nothing)
         # Small writes wait for the end of the loop's turn, or the next read, and go out as
@@ -102,9 +115,7 @@ class LeanStream:
         protocol = self._protocol
         if not protocol.buffer:
             if protocol.eof:
-                if protocol.error is not None:
-                    raise self._errors.ReadError(str(protocol.error))
-                return b""
+                return self._ended()
             loop = asyncio.get_running_loop()
             waiter = protocol.waiter = loop.create_future()
             timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
@@ -117,10 +128,9 @@ class LeanStream:
                 if timer is not None:
                     timer.cancel()
             if not protocol.buffer:
-                if protocol.error is not None:
-                    raise self._errors.ReadError(str(protocol.error))
-                return b""
+                return self._ended()
         self._used = time.monotonic()
+        self._replied = True
         chunk = protocol.buffer.popleft()
         if len(chunk) > max_bytes:
             chunk, rest = chunk[:max_bytes], chunk[max_bytes:]
@@ -134,6 +144,9 @@ class LeanStream:
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
         if not buffer:
             return
+        if self._replied:
+            self._requests += 1
+            self._replied = False
         protocol = self._protocol
         if (protocol.eof and protocol.error is not None) or self._transport.is_closing():
             raise self._errors.WriteError("the connection is closed")
@@ -157,6 +170,18 @@ class LeanStream:
     async def aclose(self) -> None:
         self._flush()
         self._transport.close()
+
+    def _ended(self) -> bytes:
+        """A read at the connection's end: b"" after a reply began, else an error."""
+        error = self._protocol.error
+        if not self._replied and self._requests > 1:
+            # The keep-alive race every HTTP client has: the server closed the connection as
+            # idle (uvicorn after 5 s) just as this request went out on it; it never read it.
+            reason = f" ({error})" if error is not None else ""
+            raise self._closed_idle(f"the server closed the reused connection{reason}")
+        if error is not None:
+            raise self._errors.ReadError(str(error))
+        return b""
 
     def _flush(self) -> None:
         if self._flusher is not None:
@@ -203,6 +228,7 @@ class LeanBackend:
     def __init__(self, core: Any) -> None:
         self._errors = core
         self._other = core.AnyIOBackend()
+        self._closed_idle = type("ServerClosedIdle", (core.ReadError, ServerClosedIdle), {})
 
     async def connect_tcp(
         self,
@@ -251,7 +277,7 @@ class LeanBackend:
         except OSError as exc:
             transport.close()
             raise self._errors.ConnectError(str(exc)) from None
-        return LeanStream(transport, protocol, self._errors)
+        return LeanStream(transport, protocol, self._errors, self._closed_idle)
 
 
 def _on_asyncio() -> bool:
@@ -277,6 +303,16 @@ def _readable(sock: Any) -> bool:
 def _expire(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
         waiter.set_exception(TimeoutError())
+
+
+def closed_idle(exc: BaseException) -> bool:
+    """Whether `exc` (an httpx or openai error) began as `ServerClosedIdle`."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ServerClosedIdle):
+            return True
+        seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+    return False
 
 
 def use_lean_backend(http_client: Any) -> bool:

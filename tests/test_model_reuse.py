@@ -1,0 +1,139 @@
+"""Reused connections to the model that the server closes as idle just as a request goes out
+on them: sent again on the next connection, against real servers on 127.0.0.1 that close
+exactly when the request arrives (no timing)."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import httpx
+import pytest
+
+from stream_rag.model.llm import ModelError, OpenAIChatModel
+from stream_rag.model.network import closed_idle, use_lean_backend
+from stream_rag.types import Message
+from tests.helpers import content_length
+
+FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
+REPLY = (FIXTURES / "openai.sse").read_bytes()
+RESPONSE = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+    + b"content-length: %d\r\n\r\n" % len(REPLY)
+    + REPLY
+)
+MESSAGES = [Message("user", "What do refunds and the Pro plan cost?")]
+
+
+async def read_request(stream: anyio.abc.ByteStream) -> bool:
+    """Read one HTTP request (head and Content-Length body); False if the peer closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        try:
+            data += await stream.receive()
+        except anyio.EndOfStream:
+            return False
+    head, _, body = data.partition(b"\r\n\r\n")
+    while len(body) < content_length(head):
+        body += await stream.receive()
+    return True
+
+
+class OneRequestServer:
+    """Answers the first request on each connection, and closes the connection without a
+    reply when the next request arrives on it (the keep-alive race, made certain). The first
+    `hold` connections are answered only once all of them have their request, so that a
+    client ends up with that many idle connections in its pool."""
+
+    def __init__(self, hold: int = 1, *, answer: bool = True) -> None:
+        self.hold = hold
+        self.answer = answer
+        self.connections = 0
+        self.requests = 0
+        self._all_in = anyio.Event()
+
+    async def serve(self, stream: anyio.abc.SocketStream) -> None:
+        self.connections += 1
+        async with stream:
+            if not await read_request(stream):
+                return
+            self.requests += 1
+            if self.requests >= self.hold:
+                self._all_in.set()
+            await self._all_in.wait()
+            if not self.answer:
+                return  # closed without a reply, on a new connection
+            await stream.send(RESPONSE)
+            if await read_request(stream):
+                self.requests += 1  # then closed without a reply
+
+    async def __aenter__(self) -> str:
+        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._listener.serve, self.serve)
+        port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+        return f"http://127.0.0.1:{port}/v1"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        await self._listener.aclose()
+
+
+async def answer(model: OpenAIChatModel) -> str:
+    async with aclosing(model.stream(MESSAGES)) as pieces:
+        return "".join([piece async for piece in pieces])
+
+
+@pytest.mark.anyio
+async def test_every_idle_connection_closed_on_reuse_is_passed_over() -> None:
+    # Three connections go idle together and the server closes each as it is reused (a
+    # server's keep-alive timeouts expire together for connections idle since one burst).
+    # One more try would land on the second stale connection; each is tried, then a new one.
+    server = OneRequestServer(hold=3)
+    async with server as base_url:
+        model = OpenAIChatModel(base_url, "m")
+        try:
+            async with anyio.create_task_group() as group:
+                for _ in range(3):
+                    group.start_soon(answer, model)
+            reply = await answer(model)
+        finally:
+            await model.aclose()
+    assert reply.startswith("Refunds are available")
+    assert server.connections == 4
+    assert server.requests == 3 + 3 + 1  # three answers, three closed on reuse, one answer
+
+
+@pytest.mark.anyio
+async def test_a_new_connection_closed_without_a_reply_is_tried_twice_at_most() -> None:
+    # The server may have read that request: not the keep-alive race, so one more try only.
+    server = OneRequestServer(answer=False)
+    async with server as base_url:
+        model = OpenAIChatModel(base_url, "m")
+        try:
+            with pytest.raises(ModelError, match="request failed"):
+                await answer(model)
+        finally:
+            await model.aclose()
+    assert server.connections == 2
+
+
+@pytest.mark.anyio
+async def test_only_a_reused_connection_ending_before_its_reply_is_closed_idle() -> None:
+    first = OneRequestServer(answer=False)
+    async with first as base_url, httpx.AsyncClient(base_url=base_url) as client:
+        assert use_lean_backend(client)
+        with pytest.raises(httpx.TransportError) as fresh:
+            await client.post("/chat/completions", content=b"{}")
+    assert not closed_idle(fresh.value)
+    second = OneRequestServer()
+    async with second as base_url, httpx.AsyncClient(base_url=base_url) as client:
+        assert use_lean_backend(client)
+        assert (await client.post("/chat/completions", content=b"{}")).content == REPLY
+        with pytest.raises(httpx.ReadError) as reused:
+            await client.post("/chat/completions", content=b"{}")
+    assert closed_idle(reused.value)
