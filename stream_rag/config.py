@@ -118,6 +118,10 @@ class Settings:
     # sample knowledge base) out of the cyclic GC's reach, so that a full collection scans only
     # what came after (one over them took 55-110 ms of CPU, a sentence's lag; docs/decisions.md).
     gc_freeze: bool = True
+    # `stream-rag serve` on Linux 6.12+: the scheduling slice its threads ask the kernel for
+    # (EEVDF's sched_runtime; 100-100000 us, 0: the kernel's default, ~1.4 ms). Shorter slices
+    # run sooner after a wake-up (a token from the model) without a larger share of the CPU.
+    sched_slice_us: int = 0
     # A load-test baseline ONLY: skip the pre-generation checks and the gate, send every unit.
     ungated_baseline: bool = False
     # One JSON line per HTTP request on stderr (`stream-rag serve`), instead of uvicorn's log.
@@ -195,6 +199,8 @@ class Settings:
         for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):
             if getattr(self, name) not in ("fp32", "int8"):
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be 'fp32' or 'int8'")
+        if self.sched_slice_us and not 100 <= self.sched_slice_us <= 100_000:
+            raise InvalidFieldError("STREAM_RAG_SCHED_SLICE_US must be 0 or 100-100000")
         if not 0 < self.gil_switch_ms <= 100:
             raise InvalidFieldError("STREAM_RAG_GIL_SWITCH_MS must be above 0 and at most 100")
         if self.query_cache_size < 0:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -37,6 +38,8 @@ def test_environment_beats_env_file_and_overrides_beat_both(tmp_path: Path) -> N
         ("STREAM_RAG_BODY_TIMEOUT_S", "0"),
         ("STREAM_RAG_BODY_MIN_KB_S", "-1"),
         ("STREAM_RAG_GIL_SWITCH_MS", "0"),
+        ("STREAM_RAG_SCHED_SLICE_US", "50"),
+        ("STREAM_RAG_SCHED_SLICE_US", "200000"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:
@@ -85,3 +88,38 @@ def test_the_server_freezes_what_start_up_left_alive(tmp_path: Path) -> None:
     finally:
         gc.unfreeze()
     assert any(o is alive for o in gc.get_objects())
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64"),
+    reason="a Linux system call",
+)
+def test_a_thread_gets_the_slice_it_asks_for() -> None:
+    import ctypes
+    import threading
+
+    from stream_rag.http.scheduling import _SchedAttr, request_slice
+
+    got: list[tuple[bool, int, int]] = []
+
+    def ask() -> None:  # in a thread of its own, so that the test's thread keeps its slice
+        os.setpriority(os.PRIO_PROCESS, 0, 3)
+        taken = request_slice(300)
+        attr = _SchedAttr()
+        libc = ctypes.CDLL(None, use_errno=True)
+        getattr_nr = {"x86_64": 315, "aarch64": 275}[os.uname().machine]
+        libc.syscall(getattr_nr, 0, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+        got.append((taken, attr.runtime, os.getpriority(os.PRIO_PROCESS, 0)))
+
+    thread = threading.Thread(target=ask)
+    thread.start()
+    thread.join()
+    taken, runtime, nice = got[0]
+    assert taken
+    assert nice == 3  # the nice value is kept
+    major, minor = (
+        int("".join(c for c in p if c.isdigit()) or 0) for p in os.uname().release.split(".")[:2]
+    )
+    if (major, minor) >= (6, 12):  # custom slices came in 6.12
+        assert runtime == 300_000
+    assert not request_slice(0)

@@ -22,6 +22,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..config import Settings
 from ..lifecycle import Drain
+from .scheduling import request_slice
 
 # The largest request head (request line plus headers) a client may send.
 MAX_HEAD_BYTES = 64 * 1024
@@ -90,6 +91,7 @@ class DrainingServer(uvicorn.Server):
 def build_server(app: Starlette, settings: Settings) -> DrainingServer:
     # Process-wide, so set here for the server and not by the app, which others may embed.
     sys.setswitchinterval(settings.gil_switch_ms / 1000)
+    request_slice(settings.sched_slice_us)
     protocol = type(
         "GuardedH11Protocol", (GuardedH11Protocol,), {"header_timeout_s": settings.header_timeout_s}
     )
