@@ -129,6 +129,20 @@ def test_answers_per_second_count_the_steady_part_and_ratios_every_round() -> No
     assert "| 1 | 0.95x (median 0.95x, 0.90-1.00) | n/a |" in text
 
 
+def test_a_control_server_gets_its_own_ratio_against_ungated() -> None:
+    def at(target: str, round_: int, rate: float, cpu_ms: float) -> Phase:
+        n = int(rate * 10)
+        answers = [answered(10 * i / n, 0.0) for i in range(n + 1)]
+        return Phase(target, 1, round_, answers, 11.0, cpu_ms * (n + 1) / 1000, None, 0.0)
+
+    phases = [at("ungated", 0, 10, 10.0), at("gated", 0, 9, 10.0), at("control", 0, 8, 20.0)]
+    text = "\n".join(ratio_lines(phases))
+    assert "| control/ungated answers/s |" in text
+    assert "| 1 | 0.90x | n/a | 0.80x | n/a, 10.0, 10.0, 20.0 |" in text
+    plain = "\n".join(ratio_lines([p for p in phases if p.target != "control"]))
+    assert "control" not in plain
+
+
 def test_rounds_run_every_order_so_no_target_always_follows_the_same_one() -> None:
     names = ["raw", "ungated", "gated"]
     orders = [tuple(round_order(names, r)) for r in range(6)]

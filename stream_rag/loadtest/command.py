@@ -33,6 +33,7 @@ from .report import Phase, write_report
 from .users import Answer, Endpoint, run_load
 
 TARGETS = ("raw", "ungated", "gated")
+CONTROL = "control"  # a second ungated server, started after the others
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _MAIN = "import sys; from stream_rag.cli import main; sys.exit(main())"
 _RAW = "import sys; from stream_rag.loadtest.raw_proxy import main; sys.exit(main())"
@@ -71,7 +72,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="number every question, so no embedding comes from the query cache",
     )
     load.add_argument(
-        "--targets", nargs="+", choices=TARGETS, default=list(TARGETS), help="what to load"
+        "--targets",
+        nargs="+",
+        choices=[*TARGETS, CONTROL],
+        default=list(TARGETS),
+        help="what to load, started in this order (control: a second ungated server, the "
+        "same run's noise floor; with four targets use --rounds 8)",
     )
     load.add_argument("--url", help="load this running deployment instead (no baselines)")
     load.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --url")
@@ -136,7 +142,7 @@ def _run(args: argparse.Namespace) -> list[Phase]:
                     "STREAM_RAG_DATA_DIR": str(work / target),
                     "STREAM_RAG_LLM_BASE_URL": model_url,
                     "STREAM_RAG_LLM_MODEL": "fake",
-                    "STREAM_RAG_UNGATED_BASELINE": "true" if target == "ungated" else "false",
+                    "STREAM_RAG_UNGATED_BASELINE": str(target in ("ungated", CONTROL)).lower(),
                 }
             pid = stack.enter_context(server_process(target, argv, env, port, "/healthz", work))
             servers[target] = _Server(f"http://127.0.0.1:{port}", pid)

@@ -105,7 +105,12 @@ def write_report(phases: list[Phase], out: Path, *, command: str, plot: bool = T
         f"- machine: {platform.machine()}, {os.cpu_count()} CPUs, load average "
         f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end",
         "- targets: `raw` pass-through proxy (no retrieval, no gate), `ungated` RAG (same "
-        "retrieval and model, no checks), `gated` (the service as shipped)",
+        "retrieval and model, no checks), `gated` (the service as shipped)"
+        + (
+            ", `control` (a second ungated server)"
+            if any(p.target == "control" for p in phases)
+            else ""
+        ),
         "",
         "## Throughput and CPU",
         "",
@@ -192,21 +197,31 @@ def ratio_lines(phases: list[Phase]) -> list[str]:
         return text
 
     users_levels = sorted({p.users for p in phases})
+    control = any(p.target == "control" for p in phases)
+    targets = ("raw", "ungated", "gated", "control") if control else ("raw", "ungated", "gated")
     lines = [
         "",
         "## Ratios (same run)",
         "",
-        "Pooled over the rounds; in brackets the median and range of the rounds' own ratios.",
+        "Pooled over the rounds; in brackets the median and range of the rounds' own ratios."
+        + (
+            " control/ungated compares two processes running the same code: how far apart "
+            "the same work comes out in this run."
+            if control
+            else ""
+        ),
         "",
-        "| users | gated/ungated answers/s | gated/raw answers/s | server CPU ms/answer raw, "
-        "ungated, gated |",
-        "|---|---|---|---|",
+        "| users | gated/ungated answers/s | gated/raw answers/s "
+        + ("| control/ungated answers/s " if control else "")
+        + f"| server CPU ms/answer {', '.join(targets)} |",
+        "|---|---|---|---|" + ("---|" if control else ""),
     ]
     for users in users_levels:
-        cpus = ", ".join(_fmt(cpu(t, users)) for t in ("raw", "ungated", "gated"))
+        cpus = ", ".join(_fmt(cpu(t, users)) for t in targets)
+        noise = f"| {ratio('control', 'ungated', users)} " if control else ""
         lines.append(
             f"| {users} | {ratio('gated', 'ungated', users)} | {ratio('gated', 'raw', users)} "
-            f"| {cpus} |"
+            f"{noise}| {cpus} |"
         )
     return lines
 
