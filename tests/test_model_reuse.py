@@ -12,6 +12,7 @@ import anyio.abc
 import httpx
 import pytest
 
+from stream_rag.loadtest.raw_proxy import upstream_reply
 from stream_rag.model.llm import ModelError, OpenAIChatModel
 from stream_rag.model.network import closed_idle, use_lean_backend
 from stream_rag.types import Message
@@ -137,3 +138,20 @@ async def test_only_a_reused_connection_ending_before_its_reply_is_closed_idle()
         with pytest.raises(httpx.ReadError) as reused:
             await client.post("/chat/completions", content=b"{}")
     assert closed_idle(reused.value)
+
+
+@pytest.mark.anyio
+async def test_the_raw_proxy_passes_over_idle_connections_closed_on_reuse() -> None:
+    # The load test's raw baseline (httpx's own network backend) has the same race.
+    server = OneRequestServer(hold=3)
+
+    async def reply(client: httpx.AsyncClient) -> bytes:
+        async with upstream_reply(client, {"stream": True}) as response:
+            return await response.aread()
+
+    async with server as base_url, httpx.AsyncClient(base_url=base_url) as client:
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(reply, client)
+        assert await reply(client) == REPLY
+    assert server.connections == 4

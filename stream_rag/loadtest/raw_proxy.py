@@ -46,7 +46,13 @@ def fixed_blocks(folder: Path, limit: int = 8) -> list[Block]:
 
 def create_raw_proxy(model_url: str, model: str, blocks: list[Block]) -> Starlette:
     """`model_url` is the OpenAI-compatible base URL (ending in `/v1`)."""
-    client = httpx.AsyncClient(base_url=model_url, timeout=httpx.Timeout(60, read=20))
+    # The openai client's pool limits, as in the server. httpx's default keeps 20 idle
+    # connections, and httpcore 1.0's pool then closes any idle connection while it holds more
+    # than 20 in all, even one just handed to a request (which then fails if it had started).
+    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+    client = httpx.AsyncClient(
+        base_url=model_url, timeout=httpx.Timeout(60, read=20), limits=limits
+    )
 
     async def chat(request: Request) -> Response:
         question = str((await request.json()).get("question", ""))
@@ -58,7 +64,7 @@ def create_raw_proxy(model_url: str, model: str, blocks: list[Block]) -> Starlet
 
         async def events() -> AsyncIterator[str]:
             pieces = 0
-            async with client.stream("POST", "/chat/completions", json=payload) as upstream:
+            async with upstream_reply(client, payload) as upstream:
                 async for piece in content_pieces(upstream.aiter_bytes()):
                     pieces += 1
                     yield f"event: token\ndata: {json.dumps({'text': piece})}\n\n"
@@ -80,6 +86,42 @@ def create_raw_proxy(model_url: str, model: str, blocks: list[Block]) -> Starlet
         routes=[Route("/v1/chat", chat, methods=["POST"]), Route("/healthz", healthz)],
         lifespan=lifespan,
     )
+
+
+@asynccontextmanager
+async def upstream_reply(
+    client: httpx.AsyncClient, payload: dict[str, object]
+) -> AsyncIterator[httpx.Response]:
+    """The model's streamed reply; the request is sent again when it failed before the reply
+    on a reused connection (the model server closed it as idle: it never read the request)."""
+    for attempt in range(_TRIES):
+        connected = False
+
+        async def trace(event: str, info: dict[str, object]) -> None:
+            nonlocal connected
+            connected = connected or event.startswith("connection.connect_tcp")
+
+        request = client.build_request(
+            "POST", "/chat/completions", json=payload, extensions={"trace": trace}
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TimeoutException:
+            raise
+        except httpx.TransportError:
+            if connected or attempt + 1 == _TRIES:
+                raise
+            continue
+        try:
+            yield response
+        finally:
+            await response.aclose()
+        return
+
+
+# Sends of one request whose reused connections were closed: a few, as the pool's other
+# connections that went idle together may be closing too.
+_TRIES = 8
 
 
 def main(argv: list[str] | None = None) -> int:
