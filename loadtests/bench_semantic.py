@@ -12,7 +12,7 @@ and the thread's CPU time over all runs; the embedding of the sentence is includ
 set gets a stage on a freshly loaded model, as in a new server process, warmed up as the
 server's start-up does (its cost printed; `--no-warm-up`: judged stone cold).
 `--no-stored-features`: the blocks' features computed on first use instead (chunks indexed
-before they were stored).
+before they were stored). `--save FILE`: the per-sentence samples as JSON (to compare runs).
 `--corpus` (BEIR corpus.jsonl): index the first `--docs` documents into throwaway stores,
 without and with sentence vectors (at each `--precision`, default int8), alternating, and
 print chunks/s and CPU per chunk of each (same run, same load) and the bytes stored per
@@ -50,7 +50,9 @@ def percentile(samples: list[float], q: int) -> float:
 
 def bench_stage(
     path: Path, embedder: MiniLMEmbedder, stored_features: bool = True, warm: bool = True
-) -> None:
+) -> dict[str, list[float]]:
+    """Print the stage's cost per grey-zone sentence; return the samples (ms, per sentence in
+    order; "cpu": three runs each)."""
     examples = load(path)
     # As ingest stores them, on another instance of the model: the stage's own model starts
     # as cold as in a server process that did not ingest them.
@@ -116,6 +118,7 @@ def bench_stage(
             f"{label:<26} p50 {percentile(samples, 50):8.3f} ms   "
             f"p99 {percentile(samples, 99):8.3f} ms   max {max(samples):8.3f} ms"
         )
+    return {"first": times_ms, "first_cpu": first_cpu_ms, "cpu": cpu_ms}
 
 
 def corpus_texts(corpus: Path) -> Iterator[str]:
@@ -232,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="judge without the start-up warm-up (the stage's model stone cold)",
     )
+    parser.add_argument(
+        "--save", type=Path, help="write each data set's per-sentence samples here (JSON)"
+    )
     parser.add_argument("--docs", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
@@ -247,8 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     embedder = MiniLMEmbedder()
-    for path in args.data:
-        bench_stage(path, embedder, not args.no_stored_features, not args.no_warm_up)
+    samples = {
+        path.name: bench_stage(path, embedder, not args.no_stored_features, not args.no_warm_up)
+        for path in args.data
+    }
+    if args.save:
+        args.save.write_text(json.dumps(samples), encoding="utf-8")
     if args.corpus:
         bench_ingest(
             args.corpus,

@@ -9,6 +9,7 @@ from tokenizers import Tokenizer
 
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import embed_sentences, warm_up
+from stream_rag.embed.words import StaticVectors
 
 from .gate_blocks import BLOCKS
 
@@ -76,3 +77,14 @@ def test_the_warm_up_changes_no_vector(minilm: MiniLMEmbedder) -> None:
         assert a.tokens is not None
         assert b.tokens is not None
         assert np.array_equal(a.tokens.states, b.tokens.states)
+
+
+def test_remembered_pieces_give_the_same_vectors_past_the_limit(minilm: MiniLMEmbedder) -> None:
+    vectors = StaticVectors(minilm._tokenizer, minilm._bert.word_emb)
+    vectors.LIMIT = 3  # forgets everything whenever a call brings more than it has room for
+    expected = one_by_one(minilm._tokenizer, minilm._bert.word_emb, WORDS)
+    for _ in range(2):
+        for start in range(0, len(WORDS), 4):
+            assert np.array_equal(vectors(WORDS[start : start + 4]), expected[start : start + 4])
+    pieces = minilm._tokenizer.encode("photosynthesis", add_special_tokens=False).ids
+    assert vectors.pieces(["photosynthesis"]) == [tuple(pieces)]
