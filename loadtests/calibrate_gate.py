@@ -161,16 +161,25 @@ def predict(w: F64, x: F64) -> F64:
 Models = tuple[F64, F64]  # [intercept, coefficients...] over every column: one, several
 
 
-def fit_models(x: F64, y: F64, multi: npt.NDArray[np.bool_], weight_positive: float) -> Models:
+def fit_models(
+    x: F64,
+    y: F64,
+    multi: npt.NDArray[np.bool_],
+    weight_positive: float = 1.0,
+    columns: tuple[Sequence[int], Sequence[int]] = (SINGLE_COLUMNS, MULTI_COLUMNS),
+    signs: Sequence[int] = SIGNS,
+) -> Models:
     """The two models, each fitted on its rows (`multi`: the evidence has several sentences)
-    and spread over every column of x (0 for the columns it does not use)."""
+    and on its `columns` of x, spread over every column (0 for the columns it does not use)."""
     out = []
-    for rows, columns in ((~multi, SINGLE_COLUMNS), (multi, MULTI_COLUMNS)):
+    for rows, used in ((~multi, columns[0]), (multi, columns[1])):
         full = np.zeros(x.shape[1] + 1)
         if rows.any():
-            w = fit_monotone(x[rows], y[rows], list(columns), weight_positive)
+            w = fit_signed(
+                x[rows][:, list(used)], y[rows], [signs[c] for c in used], weight_positive
+            )
             full[0] = w[0]
-            full[[c + 1 for c in columns]] = w[1:]
+            full[[c + 1 for c in used]] = w[1:]
         out.append(full)
     return out[0], out[1]
 

@@ -8,8 +8,9 @@ sentence (stored form); the candidates are computed from those matches: the weak
 alignment with other boundaries, part sizes and numbers of nearest sentences, the alignment
 to the single best sentence or the union of the top k (evidence spread), a name no issued
 block has, cosine x alignment, and an intercept for multi-sentence evidence. Each is added
-alone to the committed signals and cross-validated as `calibrate_gate` does (5 folds
-stratified by data set and label, one model on both sets, signs fixed; a sign of 0 is free).
+alone to both of the committed models (one-sentence and several-sentence evidence) and
+cross-validated as `calibrate_gate` does (5 folds stratified by data set and label, each model
+fitted on its rows of the pooled folds, signs fixed; a sign of 0 is free).
 "best" is the mean WiCE pass over the seeds at the lowest cutoff where every seed keeps
 `calibrate_gate.REJECT_FLOOR` and BEGIN's balanced accuracy >= 0.88.
 """
@@ -25,7 +26,17 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from loadtests.calibrate_gate import REJECT_FLOOR, SIGNS, fit_signed, folds, rates, stored_vectors
+from loadtests.calibrate_gate import (
+    MULTI_COLUMNS,
+    REJECT_FLOOR,
+    SIGNS,
+    SINGLE_COLUMNS,
+    fit_models,
+    folds,
+    predict_models,
+    rates,
+    stored_vectors,
+)
 from loadtests.calibrate_gate import Row as CalibrationRow
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceVectors
@@ -182,21 +193,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = sorted(set(sets))
     target = "wice_dev" if "wice_dev" in names else names[0]
     base = np.array([g.features.vector() for g in zone])
+    multi = np.array([g.features.sentences > 1 for g in zone])
     cutoffs = [round(0.30 + 0.01 * i, 2) for i in range(41)]
     print(f"anchored grey zone: {len(zone)} of {len(rows)} sentences")
-    for label, (sign, signal) in {"committed signals": (1, None), **CANDIDATES}.items():
+    for label, (sign, signal) in {"committed models": (1, None), **CANDIDATES}.items():
         x, signs = base, list(SIGNS)
+        columns = (list(SINGLE_COLUMNS), list(MULTI_COLUMNS))
         if signal is not None:
             x = np.hstack([base, np.array([[signal(g)] for g in zone])])
             signs.append(sign)
+            columns = (columns[0] + [len(SIGNS)], columns[1] + [len(SIGNS)])
         per_seed, aucs = [], {n: 0.0 for n in names}
         for seed in args.seeds:
             fold = folds([rows[i] for i in index], 5, seed)
             out = np.zeros(len(zone))
             for k in range(5):
                 train = np.array([f != k for f in fold])
-                w = fit_signed(x[train], y[train], signs)
-                out[~train] = 1.0 / (1.0 + np.exp(-np.clip(w[0] + x[~train] @ w[1:], -40, 40)))
+                models = fit_models(x[train], y[train], multi[train], 1.0, columns, signs)
+                out[~train] = predict_models(models, x[~train], multi[~train])
             for n in names:
                 aucs[n] += _auc(out[sets == n], y[sets == n]) / len(args.seeds)
             per_seed.append(out)
