@@ -41,11 +41,12 @@ STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
     ("+ worst missing term (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)),
     ("+ weakest part (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
     ("+ foreign name (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)),
+    ("+ weakest long part (aligned)", (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)),
 )
 # The committed two models' signals: evidence of one sentence (every signal before the
-# foreign name) and of several (cosine, weakest part, foreign name).
+# foreign name) and of several (cosine, foreign name, weakest part of 3 or more pieces).
 SINGLE_COLUMNS = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
-MULTI_COLUMNS = (1, 10, 11)
+MULTI_COLUMNS = (1, 11, 12)
 
 
 @dataclass(slots=True)
@@ -128,7 +129,7 @@ def fit(x: F64, y: F64, l2: float = 1e-2, weight_positive: float = 1.0) -> F64:
 # The sign each coefficient must have: more support never lowers the probability, more
 # unsupported weight never raises it. Unconstrained fits flip signs between correlated
 # signals and then extrapolate badly (a sentence sharing nothing with its block passed).
-SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1, 1, -1)
+SIGNS = (1, 1, 1, 1, -1, -1, -1, -1, 1, -1, 1, -1, 1)
 
 
 def fit_signed(x: F64, y: F64, signs: Sequence[int], weight_positive: float = 1.0) -> F64:

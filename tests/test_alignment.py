@@ -7,7 +7,7 @@ import numpy as np
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import embed_sentences
 from stream_rag.embed.tokens import DIMS, TokenStates, compress, content_pieces, project
-from stream_rag.gate.alignment import Alignment, align, parts
+from stream_rag.gate.alignment import LONG_PART_PIECES, Alignment, align, parts
 from stream_rag.gate.citations import extract
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SemanticStage, features
@@ -57,6 +57,13 @@ def test_a_claim_is_cut_into_parts_at_clauses() -> None:
     # A part of one content piece is not judged alone; with no part of two, the whole is.
     short = ["it", "rained", ",", "then", "snowed"]
     assert parts(short, content_pieces(short)) == [content_pieces(short)]
+    # Long parts (the several-sentence model's): a two-piece part is not one.
+    mixed = ["sales", "rose", "sharply", "in", "europe", ",", "after", "launch", "week", "."]
+    long_parts = parts(mixed, content_pieces(mixed), LONG_PART_PIECES)
+    assert [[mixed[i] for i in part] for part in long_parts] == [
+        ["sales", "rose", "sharply", "europe"]
+    ]
+    assert len(parts(mixed, content_pieces(mixed))) == 2
 
 
 def _alignment(minilm: MiniLMEmbedder, raw: str) -> Alignment:

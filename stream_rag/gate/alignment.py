@@ -21,7 +21,7 @@ from ..embed.tokens import content_pieces, project
 
 F32 = npt.NDArray[np.float32]
 
-__all__ = ["NEAREST", "PART_BOUNDARIES", "Alignment", "align", "parts"]
+__all__ = ["LONG_PART_PIECES", "NEAREST", "PART_BOUNDARIES", "Alignment", "align", "parts"]
 
 # Block sentences (by cosine to the sentence) whose word pieces a sentence is aligned to
 # (3, 5, 8 and 12 measured: docs/decisions.md).
@@ -33,8 +33,11 @@ PART_BOUNDARIES = (
     | frozenset(("which", "who", "whom", "whose", "where", "when", "although", "though", "because"))
     | frozenset(("including", "after", "before", "as", "with", "since"))
 )
-# A part needs this many content pieces to be judged alone (shorter ones join no other).
+# A part needs this many content pieces to be judged alone (shorter ones join no other);
+# the model for several-sentence evidence reads the weakest part of at least LONG_PART_PIECES
+# (docs/decisions.md, WiCE section).
 PART_MIN_PIECES = 2
+LONG_PART_PIECES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,7 @@ class Alignment:
     mean: float  # mean over the sentence's content pieces of their best match
     words: dict[str, float]  # each content word (pieces joined) -> mean best match of its pieces
     weakest_part: float = 0.0  # the lowest mean best match over the sentence's parts
+    weakest_long_part: float = 0.0  # the same over its parts of >= LONG_PART_PIECES pieces
 
 
 def align(
@@ -74,13 +78,19 @@ def align(
     with SINGLE_THREADED_BLAS:
         best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
     by_row = dict(zip(keep, best.tolist(), strict=True))
-    weakest = min(sum(by_row[i] for i in part) / len(part) for part in parts(pieces, keep))
-    return Alignment(float(best.mean()), _word_scores(pieces, keep, best), float(weakest))
+    weakest, weakest_long = (
+        min(sum(by_row[i] for i in part) / len(part) for part in parts(pieces, keep, least))
+        for least in (PART_MIN_PIECES, LONG_PART_PIECES)
+    )
+    words = _word_scores(pieces, keep, best)
+    return Alignment(float(best.mean()), words, float(weakest), float(weakest_long))
 
 
-def parts(pieces: Sequence[str], keep: Sequence[int]) -> list[list[int]]:
+def parts(
+    pieces: Sequence[str], keep: Sequence[int], least: int = PART_MIN_PIECES
+) -> list[list[int]]:
     """The sentence's parts: runs of its content pieces (rows in `keep`) between boundary
-    pieces, those with at least PART_MIN_PIECES; all of `keep` if none has."""
+    pieces, those with at least `least`; all of `keep` if none has."""
     kept = set(keep)
     out: list[list[int]] = [[]]
     for i, piece in enumerate(pieces):
@@ -88,7 +98,7 @@ def parts(pieces: Sequence[str], keep: Sequence[int]) -> list[list[int]]:
             out.append([])
         elif i in kept:
             out[-1].append(i)
-    judged = [part for part in out if len(part) >= PART_MIN_PIECES]
+    judged = [part for part in out if len(part) >= least]
     return judged or [list(keep)]
 
 

@@ -53,26 +53,15 @@ __all__ = [
 # Two models, by the evidence a sentence cites (docs/decisions.md, WiCE section): cited blocks
 # of one sentence between them (BEGIN's knowledge snippets), where the whole-sentence and term
 # signals decide, and of several (article chunks, WiCE), where a claim must match part by
-# part and a name no issued block has is an added fact. Fitted by `python -m
-# loadtests.calibrate_gate` on WiCE dev + BEGIN dev, each on its rows of the pooled folds; the
-# order is that of `Features.vector()`. Refit whenever a signal changes.
+# part (parts of 3 or more word pieces) and a name no issued block has is an added fact.
+# Fitted by `python -m loadtests.calibrate_gate` on WiCE dev + BEGIN dev, each on its rows of
+# the pooled folds; the order is that of `Features.vector()`. Refit whenever a signal changes.
 COEFFICIENTS: tuple[float, ...] = (
-    0,
-    4.0601,
-    0,
-    0,
-    0,
-    -0.5782,
-    -1.7557,
-    -4.8435,
-    2.0775,
-    -4.7697,
-    0.4236,
-    0,
+    *(0, 4.0601, 0, 0, 0, -0.5782, -1.7557, -4.8435, 2.0775, -4.7697, 0.4236, 0, 0),
 )
 INTERCEPT = 3.0432
-MULTI_COEFFICIENTS: tuple[float, ...] = (0, 4.1257, 0, 0, 0, 0, 0, 0, 0, 0, 5.6535, -3.1031)
-MULTI_INTERCEPT = -6.172
+MULTI_COEFFICIENTS: tuple[float, ...] = (0, 3.7927, 0, 0, 0, 0, 0, 0, 0, 0, 0, -3.3801, 6.8031)
+MULTI_INTERCEPT = -6.8308
 # The generated sentence and the blocks' sentences (stored at ingest) are embedded at this
 # precision: the same model on both sides of the comparison.
 SENTENCE_PRECISION = "int8"
@@ -109,7 +98,7 @@ def probability(
 def best_case(f: Features) -> float:
     """The most `probability` can be for `f`, whatever its embedding signals turn out to be
     (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap and alignment in
-    [0, 1], and so is the weakest part's; the contextual missing weight and the foreign name at
+    [0, 1], and so are the weakest parts'; the contextual missing weight and the foreign name at
     least 0, and their coefficients are never positive)."""
     return max(
         probability(
@@ -120,6 +109,7 @@ def best_case(f: Features) -> float:
                 alignment=aligned,
                 missing_worst=0.0,
                 weakest_part=part,
+                weakest_long_part=part,
                 foreign_name=0.0,
             )
         )

@@ -82,6 +82,7 @@ class Features:
     # A name (a capitalised word after another word) that no issued block has, cited or
     # not: 1 - its word's best aligned match, the largest over such names (0 if none).
     foreign_name: float = 0.0
+    weakest_long_part: float = 0.0  # `weakest_part` over parts of 3 or more word pieces
     sentences: int = 0  # how many sentences the cited blocks have (which model weighs it)
 
     def vector(self) -> tuple[float, ...]:
@@ -98,6 +99,7 @@ class Features:
             self.missing_worst,
             self.weakest_part,
             self.foreign_name,
+            self.weakest_long_part,
         )
 
     def to_json(self, *, embedded: bool = True) -> dict[str, float]:
@@ -110,6 +112,7 @@ class Features:
                 "missing_worst": round(self.missing_worst, 4),
                 "weakest_part": round(self.weakest_part, 4),
                 "foreign_name": round(self.foreign_name, 4),
+                "weakest_long_part": round(self.weakest_long_part, 4),
             }
             if embedded
             else {}
@@ -260,6 +263,7 @@ def with_cosine(
         alignment=aligned.mean,
         missing_worst=missing_worst,
         weakest_part=aligned.weakest_part,
+        weakest_long_part=aligned.weakest_long_part,
         foreign_name=_foreign_name(sentence, terms, ctx, block_keys, aligned.words),
     )
 
