@@ -126,7 +126,9 @@ class Features:
         }
 
 
-# A capitalised word preceded by a word (so not the sentence's first): a name, mostly.
+# A capitalised word right after a word and a space or comma (so not the sentence's first): a
+# name, mostly. One after ", " or "(" is not read; reading those too moved a claim or two
+# either way (docs/decisions.md, WiCE section).
 _NAME = re.compile(r"(?<=\w[ ,])([A-Z][\w'.-]+)")
 # Clause boundaries: punctuation, and the conjunctions and relatives that add a claim.
 _CLAUSE = re.compile(
