@@ -226,6 +226,7 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
     print(f"healthz: stored and indexed {len(vectors)} chunks in {time.perf_counter() - t0:.0f} s")
     port = free_port()
     env = {**os.environ, "STREAM_RAG_DATA_DIR": str(data), "STREAM_RAG_ACCESS_LOG": "false"}
+    env["STREAM_RAG_HNSW_AUTO_POINTS"] = "0"  # the build measured is the one asked for below
     code = "import sys; from stream_rag.cli import main; sys.exit(main())"
     server = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--port", str(port)],

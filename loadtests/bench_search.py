@@ -67,6 +67,26 @@ async def run(
     return times, branches
 
 
+def exact_points(base: str) -> int:
+    """The server's `stream_rag_index_exact_points` gauge."""
+    for line in httpx.get(f"{base}/metrics", timeout=60).text.splitlines():
+        if line.startswith("stream_rag_index_exact_points "):
+            return int(float(line.split()[1]))
+    return 0
+
+
+def wait_for_graphs(base: str, limit_s: float = 900) -> bool:
+    """Wait (up to `limit_s`) while the server has a background HNSW build due or running
+    (`STREAM_RAG_HNSW_AUTO_POINTS` points or more searched exactly); whether it waited."""
+    auto = int(os.environ.get("STREAM_RAG_HNSW_AUTO_POINTS", "10000"))
+    deadline = time.perf_counter() + limit_s
+    waited = False
+    while auto and exact_points(base) >= auto and time.perf_counter() < deadline:
+        waited = True
+        time.sleep(1)
+    return waited
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--beir", type=Path, default=Path("../shared/data/cranfield"))
@@ -127,6 +147,9 @@ def main() -> None:
         while httpx.get(f"{base}/readyz", timeout=60).status_code != 200:
             time.sleep(1)
         print(f"ready after {time.perf_counter() - waited:.0f} s of start-up indexing", flush=True)
+        waited = time.perf_counter()
+        if wait_for_graphs(base):
+            print(f"waited {time.perf_counter() - waited:.0f} s for the background HNSW build")
         chunks = sum(
             v["chunk_count"]
             for d in httpx.get(f"{base}/v1/documents", timeout=60).json()["documents"]

@@ -51,6 +51,9 @@ class Settings:
     qdrant_replicas: int | None = None
     # Embedded index: candidates an HNSW search keeps (segments `stream-rag optimize` built).
     hnsw_ef: int = 256
+    # Embedded index: once this many points are searched exactly (no graph holds them), the
+    # server builds HNSW graphs in the background when indexing is idle; 0 turns it off.
+    hnsw_auto_points: int = 10_000
     # Embedded index: up to this many points, dense search runs on an in-memory copy of the
     # vectors (exact, ~1.6 KB a point; index/mirror.py); 0 (the default) turns it off: in
     # the server it measured no faster than the engine (docs/decisions.md).
@@ -192,6 +195,8 @@ class Settings:
             raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
         if self.hnsw_ef < 1:
             raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
+        if self.hnsw_auto_points < 0:
+            raise InvalidFieldError("STREAM_RAG_HNSW_AUTO_POINTS must be >= 0")
         if self.dense_mirror_max_points < 0:
             raise InvalidFieldError("STREAM_RAG_DENSE_MIRROR_MAX_POINTS must be >= 0")
         if self.cpu_workers < 1:

@@ -54,6 +54,9 @@ class Services:
         points are vacuumed first, while nothing is being served, unless that would drop the
         index's HNSW graphs (the next start would search exactly until an optimize); they wait
         for the vacuum a delete makes once they are `STALE_SHARE` of the points."""
+        stop_building = getattr(self.index, "stop_building", None)
+        if callable(stop_building):  # a background HNSW build would hold the close up
+            stop_building()
         try:
             if self.index.stale_points() and not hnsw_graphs(self.index):
                 self.index.vacuum()

@@ -77,6 +77,9 @@ def test_metrics_count_a_gated_answer_and_its_request(
     assert sample(text, "stream_rag_retrieval_seconds_count", 'branch="embed"') >= 1
     assert sample(text, "stream_rag_query_embed_batch_size_count") >= 1
     assert sample(scraped.text, "stream_rag_index_points") >= 1
+    # Far below the automatic HNSW build's threshold: every point is searched exactly.
+    exact = sample(scraped.text, "stream_rag_index_exact_points")
+    assert exact == sample(scraped.text, "stream_rag_index_points")
     assert sample(scraped.text, "stream_rag_indexing_queue_depth") == 0
     chat = 'method="POST",route="/v1/chat",status="200"'
     assert sample(text, "stream_rag_http_requests_total", chat) == 1

@@ -29,6 +29,7 @@ from ..access.principals import Access
 from ..config import Settings
 from ..embed.backends import Embedder
 from ..errors import StreamRagError
+from ..index.auto_hnsw import AutoHnsw
 from ..index.base import Index
 from ..index.doctor import startup_check
 from ..index.jobs import IndexQueue
@@ -108,6 +109,10 @@ def create_app(
                 group.start_soon(queue.run)
                 async with anyio.create_task_group() as watchers:
                     watchers.start_soon(drain.run)
+                    # Past `hnsw_auto_points` exactly searched points: graphs, built when idle.
+                    auto = AutoHnsw(services.index, settings.hnsw_auto_points)
+                    if services.embedder is not None:
+                        watchers.start_soon(auto.run, queue)
                     yield {
                         "settings": settings,
                         "store": services.store,
@@ -228,6 +233,7 @@ def _bind_gauges(services: Services) -> None:
         index_points=services.index.count,
         queue_depth=lambda: len(services.store.pending()),
         cache=None if queries is None else lambda: (queries.hits, queries.misses),
+        exact_points=getattr(services.index, "exact_points", None),
     )
 
 

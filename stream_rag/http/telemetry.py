@@ -110,6 +110,11 @@ class Telemetry:
             registry=r,
         )
         self.index_points = Gauge("stream_rag_index_points", "Points in the index", registry=r)
+        self.exact_points = Gauge(
+            "stream_rag_index_exact_points",
+            "Points no HNSW graph holds (every dense search scans them)",
+            registry=r,
+        )
         self.queue_depth = Gauge(
             "stream_rag_indexing_queue_depth", "Versions waiting for or in indexing", registry=r
         )
@@ -132,9 +137,12 @@ class Telemetry:
         index_points: Callable[[], int],
         queue_depth: Callable[[], int],
         cache: Callable[[], tuple[int, int]] | None = None,
+        exact_points: Callable[[], int] | None = None,
     ) -> None:
         """Gauges read at scrape time from the running service."""
         self.index_points.set_function(_unless_closed(index_points))
+        if exact_points is not None:
+            self.exact_points.set_function(_unless_closed(exact_points))
         self.queue_depth.set_function(_unless_closed(queue_depth))
         if cache is not None:
             self.cache.labels("hit").set_function(lambda: cache()[0])

@@ -115,6 +115,9 @@ class EdgeIndex:
         self.mirror_max = mirror_max
         self._mirror: DenseMirror | None = None
         self._mirror_tried = mirror_max <= 0
+        # The running build's child process (`stop_building` ends it when the index closes).
+        self._child: subprocess.Popen[str] | None = None
+        self._stopped = False
 
     @classmethod
     def open(
@@ -354,12 +357,12 @@ class EdgeIndex:
             t0 = time.perf_counter()
             kind = "f16" if self.float16 else "f32"
             args = [str(work), str(self.dim), kind, str(threshold_kb), str(m), str(ef_construct)]
-            done = subprocess.run(
-                [sys.executable, "-c", _BUILD, *args], capture_output=True, text=True
-            )
-            if done.returncode != 0:
+            returncode, stderr = self._run_child([sys.executable, "-c", _BUILD, *args])
+            if returncode != 0:
                 shutil.rmtree(work, ignore_errors=True)
-                raise IndexUnavailableError(f"HNSW build failed: {done.stderr.strip()[-500:]}")
+                if self._stopped:
+                    raise IndexUnavailableError("HNSW build stopped: the index is closing")
+                raise IndexUnavailableError(f"HNSW build failed: {stderr.strip()[-500:]}")
             timings["build_s"] = time.perf_counter() - t0
             shutil.rmtree(old, ignore_errors=True)
             # Each engine call below holds the GIL, so the event loop stands still for it: they
@@ -379,7 +382,45 @@ class EdgeIndex:
         timings["hnsw_segments"] = self.hnsw_segments()
         return timings
 
+    def _run_child(self, argv: list[str]) -> tuple[int, str]:
+        """Run the build child to its end (or `stop_building`): its exit code and stderr."""
+        with self._shard_lock:  # `stop_building` reads `_child` under the same lock
+            if self._stopped:
+                return -1, ""
+            child = subprocess.Popen(
+                argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+            self._child = child
+        try:
+            _, stderr = child.communicate()
+        finally:
+            with self._shard_lock:
+                self._child = None
+        return child.returncode, stderr
+
+    def stop_building(self) -> None:
+        """End a running build's child (its copy is removed, the shard stays as it was) and
+        refuse new builds: the index is about to close, which would otherwise wait for it."""
+        with self._shard_lock:
+            self._stopped = True
+            if self._child is not None:
+                self._child.kill()
+
+    def vector_kb(self, points: int) -> int:
+        """KB of stored dense vectors that `points` points take (build thresholds are in KB)."""
+        return points * self.dim * (2 if self.float16 else 4) // 1024
+
+    def exact_points(self) -> int:
+        """Points whose dense vectors no graph holds, so every dense search scans them (new
+        points since the last build, or all after a vacuum dropped the graphs); deleted points
+        that a graph still holds are not subtracted until a vacuum."""
+        with self._shard_lock:
+            points = int(self._shard.info().points_count)
+        # `_extra` is the graphs' dense vectors, counted when nothing was stale (see above).
+        return max(0, points - self._extra)
+
     def close(self) -> None:
+        self.stop_building()
         self._mirror = None
         with self._shard_lock:
             self._shard.flush()

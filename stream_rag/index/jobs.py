@@ -92,6 +92,9 @@ class IndexQueue:
         self._idle = anyio.Event()
         self._idle.set()
         self._closed = False
+        # Versions submitted so far, and an event set by each submission (`submitted_since`).
+        self.submissions = 0
+        self._submitted = anyio.Event()
 
     @property
     def depth(self) -> int:
@@ -109,6 +112,8 @@ class IndexQueue:
             return
         self._known.add(key)
         self._turns.append(key)
+        self.submissions += 1
+        self._submitted.set()
         if self._idle.is_set():
             self._idle = anyio.Event()
         self._wake.set()
@@ -126,6 +131,13 @@ class IndexQueue:
     async def join(self) -> None:
         """Wait until every submitted version is `ready` or `failed`."""
         await self._idle.wait()
+
+    async def submitted_since(self, count: int) -> None:
+        """Wait until a version is submitted after the first `count` (`submissions`)."""
+        while self.submissions == count:
+            if self._submitted.is_set():
+                self._submitted = anyio.Event()
+            await self._submitted.wait()
 
     def close(self) -> None:
         """Stop at the next batch boundary: a version in hand keeps its job row (and gets

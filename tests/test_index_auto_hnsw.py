@@ -1,0 +1,140 @@
+"""HNSW graphs built in the background once enough points are searched exactly, while
+searches go on; a closing index ends a running build."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.errors import StreamRagError
+from stream_rag.index import edge
+from stream_rag.index.auto_hnsw import AutoHnsw
+from stream_rag.index.edge import EdgeIndex
+from stream_rag.index.indexing import Indexer
+from stream_rag.index.jobs import IndexQueue
+from stream_rag.store.documents import DocumentStore
+
+from .test_index_hnsw import DIM, points
+from .test_jobs import add
+
+WORDS = (
+    "refund invoice airfoil boundary layer shock wave turbine blade walrus zoo keeper "
+    "glacier pasta recipe violin concerto orbit satellite tax return mortgage rate "
+    "vaccine trial python compiler harbour ferry timetable chess opening"
+).split()
+
+
+def test_a_build_is_due_per_min_points_searched_exactly(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        auto = AutoHnsw(index, 1000)
+        index.upsert(points(0, 900, rng))
+        assert (index.exact_points(), auto.due(), auto.build_if_due()) == (900, False, None)
+        index.upsert(points(900, 300, rng))
+        assert auto.due()
+        timings = auto.build_if_due()
+        assert timings is not None
+        assert timings["hnsw_segments"] >= 1
+        assert (auto.builds, index.exact_points(), auto.due()) == (1, 0, False)
+        index.upsert(points(1200, 600, rng))  # new points land in an exact segment
+        assert (index.exact_points(), auto.due()) == (600, False)
+        index.upsert(points(1800, 500, rng))
+        assert (index.exact_points(), auto.due()) == (1100, True)
+        assert not AutoHnsw(index, 0).due()  # 0: never
+    finally:
+        index.close()
+
+
+@pytest.mark.anyio
+async def test_the_queue_going_idle_builds_graphs_while_searches_go_on(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    store = DocumentStore(tmp_path / "data", chunk_chars=200, chunk_overlap_chars=0)
+    index = EdgeIndex.open(tmp_path / "index", 384)
+    rng = np.random.default_rng(12)
+    paragraphs = [" ".join(rng.choice(WORDS, 12)) + "." for _ in range(150)]
+    queries = minilm.embed([" ".join(rng.choice(WORDS, 5)) for _ in range(20)])
+    try:
+        key = add(store, "big.txt", "\n\n".join(paragraphs))
+        queue = IndexQueue(Indexer(store, index, minilm), workers=1)
+        auto = AutoHnsw(index, 50)
+        built = anyio.Event()
+        found: list[dict[str, float]] = []
+
+        def on_build(timings: dict[str, float]) -> None:
+            found.append(timings)
+            built.set()
+
+        auto.on_build = on_build
+        searches = 0
+        stop = threading.Event()
+
+        def search() -> None:  # a user searching now and then (the build runs at nice 19)
+            nonlocal searches
+            while not stop.wait(0.01):
+                assert len(index.search_dense(queries[searches % 20], "default", 10)) == 10
+                searches += 1
+
+        queue.submit(*key)
+        async with anyio.create_task_group() as group:
+            group.start_soon(queue.run)
+            group.start_soon(auto.run, queue)
+            await queue.join()
+            exact = [[h.chunk_id for h in index.search_dense(q, "default", 10)] for q in queries]
+            assert index.exact_points() >= 50
+            searcher = threading.Thread(target=search)
+            searcher.start()
+            try:
+                with anyio.fail_after(300):  # a hang guard, not a speed target
+                    await built.wait()
+            finally:
+                stop.set()
+                searcher.join()
+            group.cancel_scope.cancel()
+        assert searches > 0
+        assert found[0]["hnsw_segments"] >= 1
+        assert index.hnsw_segments() >= 1
+        assert (auto.builds, index.exact_points()) == (1, 0)
+        approx = [[h.chunk_id for h in index.search_dense(q, "default", 10)] for q in queries]
+        recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact, approx, strict=True)])
+        assert recall >= 0.99
+    finally:
+        index.close()
+        store.close()
+
+
+def test_closing_the_index_ends_a_running_build_and_keeps_the_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A child that would run for ten minutes: close() must not wait for it.
+    monkeypatch.setattr(edge, "_BUILD", "import time; time.sleep(600)")
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    index.upsert(points(0, 50, np.random.default_rng(13)))
+    errors: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            index.build_hnsw(threshold_kb=1)
+        except StreamRagError as exc:
+            errors.append(exc)
+
+    builder = threading.Thread(target=build)
+    builder.start()
+    while index._child is None:  # the child process has started
+        time.sleep(0.01)
+    index.close()
+    builder.join()
+    assert [str(e) for e in errors] == ["HNSW build stopped: the index is closing"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edge"]
+    reopened = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        assert (reopened.count(), reopened.hnsw_segments()) == (50, 0)
+    finally:
+        reopened.close()
