@@ -1,9 +1,17 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_rag.errors import InvalidFieldError
-from stream_rag.retrieve.fusion import check_weights, fuse, minmax, reciprocal_ranks
+from stream_rag.retrieve.fusion import (
+    FusionMethod,
+    check_weights,
+    fuse,
+    minmax,
+    reciprocal_ranks,
+)
 
 DENSE = [("a", 0.9), ("b", 0.7), ("c", 0.5)]
 BM25 = [("c", 12.0), ("d", 6.0), ("a", 3.0)]
@@ -68,3 +76,53 @@ def test_bad_weights_and_method() -> None:
     assert check_weights({"dense": 2}, ["dense", "bm25"]) == {"dense": 2.0, "bm25": 0.0}
     with pytest.raises(InvalidFieldError, match="fusion"):
         fuse({"dense": DENSE}, BOTH, "max")  # type: ignore[arg-type]
+
+
+def fuse_by_definition(
+    branches: dict[str, list[tuple[str, float]]], weights: dict[str, float], method: FusionMethod
+) -> list[tuple[str, float, dict[str, float]]]:
+    """`fuse` as first written (a sum over branches per candidate), kept by hand as the model."""
+    contributions = {
+        name: minmax(hits) if method == "weighted" else reciprocal_ranks(hits)
+        for name, hits in branches.items()
+    }
+    raw: dict[str, dict[str, float]] = {}
+    best_rank: dict[str, int] = {}
+    for name, hits in branches.items():
+        for rank, (key, score) in enumerate(sorted(hits, key=lambda hit: -hit[1])):
+            raw.setdefault(key, {})[name] = score
+            best_rank[key] = min(best_rank.get(key, rank), rank)
+    fused = [
+        (key, sum(weights.get(n, 0.0) * contributions[n].get(key, 0.0) for n in branches), s)
+        for key, s in raw.items()
+    ]
+    fused.sort(key=lambda item: (-item[1], best_rank[item[0]], item[0]))
+    return fused
+
+
+hits_strategy = st.lists(
+    st.tuples(st.sampled_from("abcdefghij"), st.sampled_from([0.0, 0.25, 0.5, 1.0, 3.0, 7.5])),
+    max_size=8,
+)
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    dense=hits_strategy,
+    bm25=hits_strategy,
+    title=hits_strategy,
+    weights=st.tuples(*(st.sampled_from([0.0, 0.35, 0.65, 1.0, 2.0]),) * 3),
+    method=st.sampled_from(["weighted", "rrf"]),
+)
+def test_fuse_matches_its_definition_bit_for_bit(
+    dense: list[tuple[str, float]],
+    bm25: list[tuple[str, float]],
+    title: list[tuple[str, float]],
+    weights: tuple[float, float, float],
+    method: FusionMethod,
+) -> None:
+    # Repeated ids and tied scores included: same order, same float scores, same raw scores.
+    branches = {"dense": dense, "bm25": bm25, "title": title}
+    named = dict(zip(("dense", "bm25", "title"), weights, strict=True))
+    found = [(f.id, f.score, dict(f.raw)) for f in fuse(branches, named, method)]
+    assert found == fuse_by_definition(branches, named, method)

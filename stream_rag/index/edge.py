@@ -62,7 +62,10 @@ _BUILD = "import sys; from stream_rag.index.edge_config import build_main; sys.e
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
 _RESCORE = qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
 _EXACT = qe.QuantizationSearchParams(ignore=True)
-_PAYLOAD = qe.PayloadSelector.Include(["doc_id", "version", "chunk_id"])
+# Every payload field (four short ones): the engine's `PayloadSelector.Include` of the three a
+# hit needs cost more than reading them all (thread CPU per 50 hits on 11k Cranfield chunks:
+# dense HNSW 0.84 -> 0.65 ms, sparse 0.39 -> 0.26 ms).
+_PAYLOAD = True
 # Points read per engine call while the dense mirror loads (each call holds the GIL).
 _MIRROR_BATCH = 256
 
