@@ -237,3 +237,40 @@ def test_answer_attempts_say_which_stage_decided_and_its_scores(services: Servic
         assert verdict["scores"]["lexical"] == verdict["score"]
         if verdict["stage"] == "semantic":
             assert {"cosine", "block_overlap", "soft_unsupported", "p"} <= set(verdict["scores"])
+
+
+def test_a_sentence_judged_over_the_same_blocks_is_not_judged_again(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same question twice: the semantic stage decides the first answer's grey sentences
+    and is not called for the second, which gets the same sentences, citations and drops."""
+    stage = services.answerer.stages.semantic
+    assert stage is not None
+    judged: list[str] = []
+    judge = stage.judge
+
+    def counting(sentence: str, *args: Any) -> Verdict:
+        judged.append(sentence)
+        return judge(sentence, *args)
+
+    monkeypatch.setattr(stage, "judge", counting)
+    question = QUESTIONS[0]
+    with running_server(create_fake_llm(FakeConfig(paraphrase=1.0))) as base_url:
+        first, second = ask_model(services, f"{base_url}/v1", [question, question])
+        after_first = len(judged)
+        (other,) = ask_model(services, f"{base_url}/v1", [question])  # a new answerer
+    assert after_first > 0
+    # The two answers together cost the stage what one answer of a new answerer does.
+    assert len(judged) - after_first == after_first
+
+    def shown(events: list[Event]) -> list[object]:
+        return [
+            (e.index, e.text, [b.chunk_id for b in e.citations])
+            if isinstance(e, SentenceOut)
+            else (e.index, e.reason, e.stage)
+            for e in events
+            if isinstance(e, SentenceOut | Dropped)
+        ]
+
+    assert shown(first) == shown(second) == shown(other)
+    assert shown(first)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Generic, TypeVar
+from weakref import WeakKeyDictionary
 
-from ..gate.lexical import GateContext
+from ..gate.lexical import GateContext, Verdict
 from ..retrieve.hybrid import Block
 
 K = TypeVar("K", bound=Hashable)
@@ -89,6 +90,34 @@ class ContextCache:
     def get(self, blocks: Sequence[Block], threshold: float) -> GateContext:
         key = (threshold, tuple((b.chunk_id, b.doc_id, b.text) for b in blocks))
         return self._kept.get(key, lambda: build_context(blocks, threshold))
+
+
+class KeptVerdicts:
+    """Every gate stage's verdicts by sentence, for each gate context still in use: with the
+    lexical and semantic stages only, a verdict is a pure function of the context and the
+    sentence (the lexical one is kept by the context itself; this keeps the semantic stage's
+    too, a model call otherwise). Used on the event loop only."""
+
+    def __init__(self, per_context: int = 256) -> None:
+        self.per_context = per_context
+        self._by: WeakKeyDictionary[GateContext, dict[str, Verdict]] = WeakKeyDictionary()
+
+    def remembering(
+        self, context: GateContext, judge: Callable[[str], Awaitable[Verdict]]
+    ) -> Callable[[str], Awaitable[Verdict]]:
+        """`judge` (every stage over `context`), giving a sentence judged before its verdict."""
+        kept = self._by.setdefault(context, {})
+
+        async def remembered(sentence: str) -> Verdict:
+            verdict = kept.get(sentence)
+            if verdict is None:
+                verdict = await judge(sentence)
+                if len(kept) >= self.per_context:
+                    kept.clear()
+                kept[sentence] = verdict
+            return verdict
+
+        return remembered
 
 
 def precheck_key(question: str, blocks: Sequence[Block], floor: float, conflicts: bool) -> Hashable:

@@ -41,7 +41,7 @@ from ..prompt_format import CONDENSE_PROMPT, condense_request
 from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
-from .contexts import ContextCache, Kept, precheck_key
+from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
 from .evidence import evidence_score
 from .limits import MAX_QUESTION_CHARS
 from .prompt import build_messages
@@ -110,6 +110,7 @@ class Answerer:
         # Retrieval, checks and gate context for a question, while the store and the index
         # are unchanged (see `_prepared_key`).
         self.prepared: Kept[Hashable, Prepared] = Kept()
+        self.verdicts = KeptVerdicts()
         # The app replaces this with its own, which SIGTERM sets off.
         self.drain = Drain(settings.drain_s)
 
@@ -238,7 +239,10 @@ class Answerer:
                 return _verdict(sentence, None, blocks)
 
             return unchecked
-        return self.stages.judge(context, [b.chunk_id for b in blocks])
+        judge = self.stages.judge(context, [b.chunk_id for b in blocks])
+        if self.stages.verifier is not None:
+            return judge  # a remote opinion within a time budget: not a pure function
+        return self.verdicts.remembering(context, judge)
 
     # -- streaming --------------------------------------------------------------------------
 
