@@ -65,6 +65,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     load.add_argument(
         "--tokens-per-second", type=float, default=0.0, help="fake model pace (0: no pacing)"
     )
+    load.add_argument(
+        "--paraphrase",
+        type=float,
+        default=0.0,
+        metavar="RATE",
+        help="share of the fake model's sentences reworded (grey-zone for the gate: its "
+        "semantic stage decides them), as a real model writes; 0: quotes",
+    )
     load.add_argument("--endpoint", choices=["chat", "openai"], default="chat")
     load.add_argument(
         "--distinct",
@@ -108,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> list[Phase]:
     if min(args.users) < 1 or args.requests < 1 or args.duration <= 0 or args.rounds < 1:
         raise LoadTestError("--users, --requests, --duration and --rounds must be positive")
+    if not 0 <= args.paraphrase <= 1:
+        raise LoadTestError("--paraphrase must be between 0 and 1")
     endpoint: Endpoint = args.endpoint
     if args.url:
         host = urlsplit(args.url).hostname or ""
@@ -125,6 +135,8 @@ def _run(args: argparse.Namespace) -> list[Phase]:
             str(fake_port),
             "--tokens-per-second",
             str(args.tokens_per_second),
+            "--paraphrase",
+            str(args.paraphrase),
         ]
         fake_pid = stack.enter_context(
             server_process("fake-llm", [_MAIN, *fake], {}, fake_port, "/v1/models", work)
