@@ -1,5 +1,5 @@
 """HNSW graphs built in the background once enough points are searched exactly, while
-searches go on; a closing index ends a running build."""
+searches go on (in the index and over HTTP); a closing index ends a running build."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ import time
 from pathlib import Path
 
 import anyio
+import httpx
 import numpy as np
 import pytest
 
+from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import StreamRagError
+from stream_rag.http.app import create_app
 from stream_rag.index import edge
 from stream_rag.index.auto_hnsw import AutoHnsw
 from stream_rag.index.edge import EdgeIndex
@@ -20,8 +23,11 @@ from stream_rag.index.indexing import Indexer
 from stream_rag.index.jobs import IndexQueue
 from stream_rag.store.documents import DocumentStore
 
+from .helpers import running_server
+from .test_chat_http import upload
 from .test_index_hnsw import DIM, points
 from .test_jobs import add
+from .test_telemetry import sample
 
 WORDS = (
     "refund invoice airfoil boundary layer shock wave turbine blade walrus zoo keeper "
@@ -138,3 +144,38 @@ def test_closing_the_index_ends_a_running_build_and_keeps_the_shard(
         assert (reopened.count(), reopened.hnsw_segments()) == (50, 0)
     finally:
         reopened.close()
+
+
+def test_a_server_answers_searches_while_it_builds_graphs_by_itself(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    rng = np.random.default_rng(14)
+    text = "\n\n".join(" ".join(rng.choice(WORDS, 12)) + "." for _ in range(150))
+    settings = Settings(
+        data_dir=tmp_path / "data", chunk_chars=200, chunk_overlap_chars=0, hnsw_auto_points=50
+    )
+    app = create_app(settings, embedder=minilm)
+    questions = [" ".join(rng.choice(WORDS, 4)) for _ in range(10)]
+    with running_server(app) as base_url:
+        # `upload` waits until the version is ready; the build starts once the queue is idle.
+        upload(base_url, "words.txt", text.encode())
+        before = {q: search(base_url, q) for q in questions}
+        searches = 0
+        deadline = time.monotonic() + 300  # a hang guard, not a speed target
+        while exact_points(base_url) > 0:
+            assert time.monotonic() < deadline, "no background build"
+            assert search(base_url, questions[searches % 10])  # answered meanwhile
+            searches += 1
+        after = {q: search(base_url, q) for q in questions}
+    # The graph finds what exact search found: the same chunks, in the same order.
+    assert after == before
+
+
+def search(base_url: str, query: str) -> list[str]:
+    response = httpx.post(f"{base_url}/v1/search", json={"query": query, "top_k": 8})
+    response.raise_for_status()
+    return [block["chunk_id"] for block in response.json()["blocks"]]
+
+
+def exact_points(base_url: str) -> float:
+    return sample(httpx.get(f"{base_url}/metrics").text, "stream_rag_index_exact_points")
