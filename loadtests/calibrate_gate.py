@@ -56,6 +56,9 @@ class Row:
     lexical_ok: bool
     grey: bool
     features: Features | None
+    # Rows with the same key share a fold: a sentence judged against its evidence padded
+    # (`begin_to_jsonl --pad`) and unpadded is one example, never on both sides of a split.
+    key: str = ""
 
 
 def stored_vectors(embedder: SentenceEncoder) -> Callable[[str], SentenceVectors]:
@@ -104,7 +107,7 @@ def featurise(
                 stage.word_vectors,
                 pieces,
             )
-        rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats))
+        rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats, ex.sentence))
     return rows
 
 
@@ -190,16 +193,22 @@ def predict_models(models: Models, x: F64, multi: npt.NDArray[np.bool_]) -> F64:
 
 
 def folds(rows: Sequence[Row], k: int, seed: int) -> list[int]:
-    """Fold of each row, stratified by data set and label."""
+    """Fold of each row, stratified by data set and label; a row whose key an earlier row
+    has gets that row's fold."""
     assignment = [0] * len(rows)
     rng = random.Random(seed)
     groups: dict[tuple[str, bool], list[int]] = {}
+    first: dict[str, int] = {}
     for i, row in enumerate(rows):
-        groups.setdefault((row.dataset, row.label), []).append(i)
+        if not row.key or first.setdefault(row.key, i) == i:
+            groups.setdefault((row.dataset, row.label), []).append(i)
     for members in groups.values():
         rng.shuffle(members)
         for j, i in enumerate(members):
             assignment[i] = j % k
+    for i, row in enumerate(rows):
+        if row.key and first[row.key] != i:
+            assignment[i] = assignment[first[row.key]]
     return assignment
 
 
@@ -223,10 +232,12 @@ def nested_cutoffs(
     multi: npt.NDArray[np.bool_],
     fold: Sequence[int],
     weight_positive: float,
+    fitted: npt.NDArray[np.bool_],
 ) -> tuple[list[float], dict[int, bool]]:
     """Out-of-fold verdicts with the cutoff itself chosen by cross-validation: for each
     outer fold, the other folds' own out-of-fold probabilities (each left out in turn) pick
-    the lowest cutoff keeping `REJECT_FLOOR` there; the held-out fold is judged with it."""
+    the lowest cutoff keeping `REJECT_FLOOR` there; the held-out fold is judged with it.
+    Only `fitted` rows train the models."""
     folds_ = sorted(set(fold))
     chosen, rescued = [], {}
     for k in folds_:
@@ -235,7 +246,7 @@ def nested_cutoffs(
         for j in folds_:
             if j == k:
                 continue
-            fit_rows = np.array([f not in (j, k) for f in fold])
+            fit_rows = np.array([f not in (j, k) for f in fold]) & fitted
             test = np.array([f == j for f in fold])
             models = fit_models(x[fit_rows], y[fit_rows], multi[fit_rows], weight_positive)
             inner[test] = predict_models(models, x[test], multi[test])
@@ -252,7 +263,8 @@ def nested_cutoffs(
                 cutoff = c
                 break
         chosen.append(cutoff)
-        models = fit_models(x[train], y[train], multi[train], weight_positive)
+        fit_rows = train & fitted
+        models = fit_models(x[fit_rows], y[fit_rows], multi[fit_rows], weight_positive)
         held_p = predict_models(models, x[~train], multi[~train])
         for row, p in zip(np.flatnonzero(~train), held_p, strict=True):
             rescued[grey[int(row)]] = bool(p >= cutoff)
@@ -262,6 +274,14 @@ def nested_cutoffs(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", type=Path, nargs="+")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        action="append",
+        default=[],
+        help="a gate-eval file judged out of fold but never fitted on (repeatable), e.g. "
+        "`begin_to_jsonl --pad 2` (its rows share folds with their unpadded copies)",
+    )
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--cutoff", type=float, default=0.5)
     parser.add_argument("--weight-positive", type=float, default=1.0)
@@ -275,15 +295,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = MiniLMEmbedder()
     rows: list[Row] = []
     names = []
-    for path in args.data:
+    for path in [*args.data, *args.report]:
         names.append(path.stem)
         rows.extend(featurise(load(path), path.stem, embedder, args.precision))
+    reported = {path.stem for path in args.report}
     # Only anchored grey-zone sentences reach the model; the others are dropped unasked.
     grey = [i for i, r in enumerate(rows) if r.features is not None and anchored(r.features)]
     x = np.array([f.vector() for i in grey if (f := rows[i].features) is not None])
     y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
     multi = np.array([f.sentences > 1 for i in grey if (f := rows[i].features) is not None])
     fold = folds([rows[i] for i in grey], args.folds, args.seed)
+    fitted = np.array([rows[i].dataset not in reported for i in grey])
     print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")
     for name in names:
         n = sum(r.dataset == name for r in rows)
@@ -313,14 +335,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         cols = list(columns)
         out = np.zeros(len(grey))
         for k in range(args.folds):
-            train = np.array([f != k for f in fold])
+            train = np.array([f != k for f in fold]) & fitted
             w = fit_monotone(x[train], y[train], cols, args.weight_positive)
-            out[~train] = predict(w, x[~train][:, cols])
+            held = np.array([f == k for f in fold])
+            out[held] = predict(w, x[held][:, cols])
         show(f"{label} (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)})
     for k in range(args.folds):
-        train = np.array([f != k for f in fold])
+        held = np.array([f == k for f in fold])
+        train = ~held & fitted
         models = fit_models(x[train], y[train], multi[train], args.weight_positive)
-        out[~train] = predict_models(models, x[~train], multi[~train])
+        out[held] = predict_models(models, x[held], multi[held])
     show(
         "two models by evidence (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)}
     )
@@ -330,10 +354,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  cutoff {step / 100:.2f}",
             {i: bool(out[j] >= step / 100) for j, i in enumerate(grey)},
         )
-    cutoffs, rescued = nested_cutoffs(rows, grey, x, y, multi, fold, args.weight_positive)
+    cutoffs, rescued = nested_cutoffs(rows, grey, x, y, multi, fold, args.weight_positive, fitted)
     show("cutoff chosen in each fold (cv)", rescued)
     print("  chosen: " + ", ".join(f"{c:.2f}" for c in cutoffs))
-    models = fit_models(x, y, multi, args.weight_positive)
+    models = fit_models(x[fitted], y[fitted], multi[fitted], args.weight_positive)
     show(
         "two models (in-sample)",
         {
