@@ -22,6 +22,7 @@ chunk (sentence vectors, word-piece states).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sqlite3
 import statistics
@@ -82,6 +83,11 @@ def bench_stage(
             f"  start-up warm-up: {(time.perf_counter() - start) * 1000:.0f} ms wall, "
             f"{(time.process_time() - cpu) * 1000:.0f} ms CPU"
         )
+    # As the server does once started (STREAM_RAG_GC_FREEZE): what exists now is out of the
+    # cyclic GC, whose full collections over this process's cases (100-280 ms each) would
+    # otherwise land on whichever sentence is being timed.
+    gc.collect()
+    gc.freeze()
     times_ms: list[float] = []
     best_ms: list[float] = []  # best of 3: the cost without scheduler noise on a shared CPU
     # CPU time of this thread (the stage runs on one thread, BLAS held at one): what it costs
@@ -118,6 +124,7 @@ def bench_stage(
             f"{label:<26} p50 {percentile(samples, 50):8.3f} ms   "
             f"p99 {percentile(samples, 99):8.3f} ms   max {max(samples):8.3f} ms"
         )
+    gc.unfreeze()
     return {"first": times_ms, "first_cpu": first_cpu_ms, "cpu": cpu_ms}
 
 
