@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
+import anyio.abc
 import uvicorn
 from starlette.types import ASGIApp
 
@@ -120,3 +122,17 @@ def content_length(head: bytes) -> int:
         for line in head.split(b"\r\n")
         if line.lower().startswith(b"content-length:")
     )
+
+
+async def read_request(stream: anyio.abc.ByteStream) -> bool:
+    """Read one HTTP request (head and Content-Length body); False if the peer closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        try:
+            data += await stream.receive()
+        except anyio.EndOfStream:
+            return False
+    head, _, body = data.partition(b"\r\n\r\n")
+    while len(body) < content_length(head):
+        body += await stream.receive()
+    return True

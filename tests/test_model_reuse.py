@@ -16,7 +16,7 @@ from stream_rag.loadtest.raw_proxy import upstream_reply
 from stream_rag.model.llm import ModelError, OpenAIChatModel
 from stream_rag.model.network import closed_idle, use_lean_backend
 from stream_rag.types import Message
-from tests.helpers import content_length
+from tests.helpers import read_request
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
 REPLY = (FIXTURES / "openai.sse").read_bytes()
@@ -26,20 +26,6 @@ RESPONSE = (
     + REPLY
 )
 MESSAGES = [Message("user", "What do refunds and the Pro plan cost?")]
-
-
-async def read_request(stream: anyio.abc.ByteStream) -> bool:
-    """Read one HTTP request (head and Content-Length body); False if the peer closed."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        try:
-            data += await stream.receive()
-        except anyio.EndOfStream:
-            return False
-    head, _, body = data.partition(b"\r\n\r\n")
-    while len(body) < content_length(head):
-        body += await stream.receive()
-    return True
 
 
 class OneRequestServer:

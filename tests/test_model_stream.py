@@ -19,7 +19,7 @@ from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
 from stream_rag.model.stream import PieceDecoder, StreamReplyError, content_pieces
 from stream_rag.types import Message
-from tests.helpers import content_length, running_server
+from tests.helpers import read_request, running_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
 EXPECTED = (
@@ -104,21 +104,6 @@ async def test_answers_in_a_row_share_one_connection() -> None:
     assert others == [first, first]  # the same client address and port: one connection
 
 
-async def _read_request(stream: anyio.abc.ByteStream) -> bool:
-    """Read one HTTP request (head and Content-Length body); False if the peer closed."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        try:
-            data += await stream.receive()
-        except anyio.EndOfStream:
-            return False
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = content_length(head)
-    while len(body) < length:
-        body += await stream.receive()
-    return True
-
-
 @pytest.mark.anyio
 async def test_a_connection_closed_as_it_is_reused_is_retried_on_a_new_one() -> None:
     # A keep-alive server closes an idle connection just as the next request goes out on it:
@@ -132,9 +117,9 @@ async def test_a_connection_closed_as_it_is_reused_is_retried_on_a_new_one() -> 
         nonlocal connections
         connections += 1
         async with stream:
-            if await _read_request(stream):
+            if await read_request(stream):
                 await stream.send(response)
-                await _read_request(stream)  # then close without answering
+                await read_request(stream)  # then close without answering
 
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
