@@ -218,7 +218,6 @@ def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | 
     """The gate's stages after the lexical one. The semantic stage is calibrated for the
     local MiniLM, so it runs only when that is the embedder."""
     from .embed.minilm import MiniLMEmbedder
-    from .embed.sentences import warm_up
     from .gate.semantic import DEFAULT_CUTOFF, SemanticStage
     from .gate.verify import build_verifier
 
@@ -229,7 +228,4 @@ def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | 
         semantic = SemanticStage(
             embedder, DEFAULT_CUTOFF if cutoff is None else cutoff, settings.embed_gate_precision
         )
-        # Before the server is ready: the first grey-zone sentences then pay no first-call
-        # costs of the model (tens of milliseconds, once).
-        warm_up(semantic.sentence_encoder)
     return Stages(semantic, store, build_verifier(settings))

@@ -28,6 +28,7 @@ from ..access.guard import Guard, HostCheck
 from ..access.principals import Access
 from ..config import Settings
 from ..embed.backends import Embedder
+from ..embed.sentences import warm_up
 from ..errors import StreamRagError
 from ..index.auto_hnsw import AutoHnsw
 from ..index.base import Index
@@ -104,6 +105,11 @@ def create_app(
             warm = getattr(services.index, "warm", None)
             if callable(warm):
                 await anyio.to_thread.run_sync(warm)
+            # The semantic stage's model, so the first grey-zone sentences pay no first-call
+            # costs (tens of milliseconds, once; here, not in every CLI command's services).
+            semantic = services.answerer.stages.semantic
+            if semantic is not None:
+                await anyio.to_thread.run_sync(warm_up, semantic.sentence_encoder)
             queue.submit_all(backlog)
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)
