@@ -1,5 +1,5 @@
 """HNSW graphs for the embedded index: built on a copy in a child process, swapped in while
-searches go on; writes made meanwhile wait and are kept."""
+searches and writes go on; the writes made meanwhile are re-applied to the copy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import qdrant_edge as qe
 
 from stream_rag.config import Settings
-from stream_rag.index.base import IndexPoint
+from stream_rag.index.base import IndexPoint, IndexUnavailableError
 from stream_rag.index.bm25 import SparseVector
 from stream_rag.index.edge import EdgeIndex
 from stream_rag.services import open_services
@@ -85,18 +85,120 @@ def test_build_swaps_in_graphs_without_stopping_search_or_losing_writes(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["edge"]
 
 
-def test_a_write_during_the_build_waits_and_is_kept(tmp_path: Path) -> None:
+class Paused:
+    """A `build_hook` that stops the build at a stage until the test lets it go on."""
+
+    def __init__(self, *stages: str) -> None:
+        self.reached = {stage: threading.Event() for stage in stages}
+        self.go = {stage: threading.Event() for stage in stages}
+
+    def __call__(self, stage: str) -> None:
+        if stage in self.reached:
+            self.reached[stage].set()
+            self.go[stage].wait()
+
+    def build(self, index: EdgeIndex, timings: dict[str, float], errors: list[Exception]) -> None:
+        """Run the build; however it ends, no stage is waited for any longer."""
+        try:
+            timings.update(index.build_hnsw(threshold_kb=1))
+        except Exception as exc:  # reported by the test
+            errors.append(exc)
+        finally:
+            for event in self.reached.values():
+                event.set()
+
+
+def chunk_ids(index: EdgeIndex) -> set[str]:
+    return {p.chunk_id for p in index.points()}
+
+
+def test_writes_during_the_build_go_on_and_are_in_the_swapped_shard(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
+    index = EdgeIndex.open(tmp_path / "edge", DIM, hnsw_ef=128)
+    settings = Settings(data_dir=tmp_path / "data")
+    services = open_services(settings, index=index)
+    try:
+        index.upsert(points(0, 3000, rng))  # documents d0..d299, ten chunks each
+        expected = chunk_ids(index)
+        paused = Paused("building", "caught_up")
+        index.build_hook = paused
+        timings: dict[str, float] = {}
+        errors: list[Exception] = []
+        builder = threading.Thread(target=paused.build, args=(index, timings, errors))
+        builder.start()
+        paused.reached["building"].wait()
+        # The child is building on the copy: writes go to the live shard at once, and a
+        # search sees them at once. (Were they waiting for the build, this would hang.)
+        assert index.building
+        index.delete_versions("d5")
+        newer = [replace(p, chunk_id=f"v2-{p.chunk_id}", version=2) for p in points(70, 10, rng)]
+        index.upsert(newer)  # a new version of d7 is indexed, then its old one goes
+        index.delete_versions("d7", below=2)
+        assert not services.indexer.vacuum_if_stale(share=0.0)  # a delete's vacuum: skipped
+        index.vacuum()  # returns at once too: the build's copy replaces this shard
+        gone = {f"c{i}" for i in (*range(50, 60), *range(70, 80))}  # d5, d7 v1
+        expected = (expected - gone) | {p.chunk_id for p in newer}
+        probe = newer[0].dense
+        assert probe is not None
+        found = index.search_dense(probe, "default", 3000)
+        assert found[0].chunk_id == "v2-c70"
+        assert not {"d5"} & {h.doc_id for h in found}
+        assert {h.version for h in found if h.doc_id == "d7"} == {2}
+        paused.go["building"].set()
+        # The copy has caught up with those; a write now is re-applied under the lock.
+        paused.reached["caught_up"].wait()
+        assert not errors
+        late = points(5000, 10, rng)
+        index.upsert(late)
+        index.delete_points([p.point_id for p in points(2990, 10, rng)])  # d299's chunks
+        expected = (expected | {p.chunk_id for p in late}) - {f"c{i}" for i in range(2990, 3000)}
+        paused.go["caught_up"].set()
+        builder.join()
+        assert not errors
+        assert timings["replayed"] == 5  # the upserts are one batch each; no vacuum
+        assert timings["hnsw_segments"] >= 1
+        assert index.hnsw_segments() >= 1
+        assert not index.building
+        assert chunk_ids(index) == expected
+        assert index.search_dense(probe, "default", 1)[0].chunk_id == "v2-c70"
+        assert late[0].dense is not None
+        assert index.search_dense(late[0].dense, "default", 1)[0].chunk_id == "c5000"
+    finally:
+        services.close()
+    reopened = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        assert chunk_ids(reopened) == expected
+        assert reopened.hnsw_segments() >= 1
+    finally:
+        reopened.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "edge"]
+
+
+def test_a_build_stopped_before_its_swap_keeps_the_live_shard_and_its_writes(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(8)
     index = EdgeIndex.open(tmp_path / "edge", DIM)
     try:
         index.upsert(points(0, 1500, rng))
-        builder = threading.Thread(target=index.build_hnsw, kwargs={"threshold_kb": 1})
+        paused = Paused("caught_up")
+        index.build_hook = paused
+        errors: list[Exception] = []
+        builder = threading.Thread(target=paused.build, args=(index, {}, errors))
         builder.start()
-        index.upsert(points(1500, 10, rng))  # before, during or after the build: never lost
+        paused.reached["caught_up"].wait()
+        assert not errors
+        index.upsert(points(1500, 10, rng))
+        index.stop_building()  # the index is closing: the build gives up at the swap
+        paused.go["caught_up"].set()
         builder.join()
+        assert [str(e) for e in errors] == ["HNSW build stopped: the index is closing"]
+        assert isinstance(errors[0], IndexUnavailableError)
         assert index.count() == 1510
+        assert index.hnsw_segments() == 0
     finally:
         index.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["edge"]
 
 
 def test_open_recovers_from_a_crash_between_the_two_renames(tmp_path: Path) -> None:

@@ -7,9 +7,11 @@ process on the same directory fails to open it; calls hold the GIL, so upserts g
 batches to keep the event loop responsive.
 
 HNSW graphs are built only by `build_hnsw`: on a copy, in a child process at the lowest CPU
-priority (the build holds its GIL for minutes), then swapped in by renaming; searches go on
-meanwhile and writes wait. Opening the new shard holds the server's GIL, so the child also
-moves the payload indexes that only deletions use to mmap, which opens without reading them.
+priority (the build holds its GIL for minutes), then swapped in by renaming. Searches and
+writes go on against the live shard meanwhile; the writes are journaled and re-applied to the
+copy before the swap (edge_build.py). Opening the new shard holds the server's GIL, so the
+child also moves the payload indexes that only deletions use to mmap, which opens without
+reading them.
 A shard opened with the serving config keeps the graphs it has and never builds new ones.
 
 A small index (`mirror_max` points) is searched densely on an in-memory copy of its vectors
@@ -19,13 +21,12 @@ A small index (`mirror_max` points) is searched densely on an in-memory copy of 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from .base import (
     ref_from_payload,
 )
 from .bm25 import SparseVector
+from .edge_build import BuildChild, Journal, building, replaced
 from .edge_config import (
     DEFAULT_HNSW_EF,
     FIELDS,
@@ -58,7 +60,7 @@ from .edge_config import (
 )
 from .mirror import DenseMirror, MirrorRow, mirror_rows
 
-_BUILD = "import sys; from stream_rag.index.edge_config import build_main; sys.exit(build_main())"
+log = logging.getLogger("stream_rag")
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
 _RESCORE = qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
 _EXACT = qe.QuantizationSearchParams(ignore=True)
@@ -75,14 +77,6 @@ _MAX_TRACKED = 1000
 
 def _match(key: str, value: str | int) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value=value))
-
-
-def _replaced(path: Path) -> Path:
-    return path.with_name(path.name + ".replaced")
-
-
-def _building(path: Path) -> Path:
-    return path.with_name(path.name + ".hnsw-build")
 
 
 class EdgeIndex:
@@ -103,9 +97,13 @@ class EdgeIndex:
         self.hnsw_ef = hnsw_ef
         self.name = f"qdrant-edge:{path}"
         # Every shard call holds `_shard_lock` (they hold the GIL anyway, so nothing is lost);
-        # writes also hold `_write_lock`, which `build_hnsw` keeps from copy to swap.
+        # writes also hold `_write_lock`, which `build_hnsw` takes for the copy and the swap
+        # only; one build (or vacuum) at a time holds `_build_lock`.
         self._shard_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self._build_lock = threading.Lock()
+        # While a build runs: the writes since its copy, re-applied to the copy at the swap.
+        self._journal: Journal | None = None
         # Bumped (under `_shard_lock`) by every write: what a search found is known to be
         # what it would find again while this is unchanged (answer/pipeline.py keeps results).
         self.generation = 0
@@ -118,9 +116,12 @@ class EdgeIndex:
         self.mirror_max = mirror_max
         self._mirror: DenseMirror | None = None
         self._mirror_tried = mirror_max <= 0
-        # The running build's child process (`stop_building` ends it when the index closes).
-        self._child: subprocess.Popen[str] | None = None
-        self._stopped = False
+        # The build's child process (`stop_building` ends it when the index closes).
+        self._builder = BuildChild()
+        # Called by `build_hnsw` with "building" (the child is running) and "caught_up" (the
+        # copy has the writes made until then; the last ones follow under the write lock):
+        # tests use it to write at those points.
+        self.build_hook: Callable[[str], None] | None = None
 
     @classmethod
     def open(
@@ -136,8 +137,8 @@ class EdgeIndex:
         exact search reads half the memory (see docs/decisions.md). Collections of up to
         `mirror_max` points are searched densely in memory (0, the default: by the engine)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() and _replaced(path).exists():
-            os.rename(_replaced(path), path)  # a crash between the two renames of a swap
+        if not path.exists() and replaced(path).exists():
+            os.rename(replaced(path), path)  # a crash between the two renames of a swap
         try:
             shard = load(path, edge_config(dim, float16=float16))
         except Exception as exc:
@@ -192,7 +193,7 @@ class EdgeIndex:
             chunk = points[start : start + UPSERT_BATCH]
             batch = [self._point(p) for p in chunk]
             with self._write_lock, self._writing():
-                self._shard.update(qe.UpdateOperation.upsert_points(batch))
+                self._apply(qe.UpdateOperation.upsert_points(batch))
                 if self._collections is not None:
                     self._collections.update(p.collection for p in chunk)
                 self._mirror_upsert(chunk)
@@ -212,6 +213,17 @@ class EdgeIndex:
             for p in points
             if p.dense is not None
         )
+
+    def _apply(self, operation: qe.UpdateOperation) -> None:
+        """A write (both locks held): to the shard, and to a running build's journal."""
+        self._shard.update(operation)
+        if self._journal is not None:
+            self._journal.operations.append(operation)
+
+    @property
+    def building(self) -> bool:
+        """Whether a build runs (its copy will replace the shard, with every write since)."""
+        return self._journal is not None
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -245,7 +257,7 @@ class EdgeIndex:
             must.append(qe.FieldCondition(key="version", range=qe.RangeFloat(lt=below)))
         selector = qe.Filter(must=must, must_not=must_not)
         with self._write_lock, self._writing():
-            self._shard.update(qe.UpdateOperation.delete_points_by_filter(selector))
+            self._apply(qe.UpdateOperation.delete_points_by_filter(selector))
             if self._mirror is not None:
                 self._mirror.delete_versions(doc_id, keep, below)
 
@@ -314,7 +326,7 @@ class EdgeIndex:
         for start in range(0, len(ids), UPSERT_BATCH):
             batch: list[Any] = ids[start : start + UPSERT_BATCH]
             with self._write_lock, self._writing():
-                self._shard.update(qe.UpdateOperation.delete_points(batch))
+                self._apply(qe.UpdateOperation.delete_points(batch))
                 if self._mirror is not None:
                     self._mirror.delete_points(batch)
 
@@ -328,13 +340,21 @@ class EdgeIndex:
 
     def vacuum(self) -> None:
         # A vacuumed segment is rewritten without its HNSW graph: run `build_hnsw` again.
-        with self._write_lock, self._writing():
-            self._shard.optimize()
-            self._extra = save_extra(self._shard, self.path)
+        # Skipped while a build runs (a delete must not wait for it): its copy replaces this
+        # shard, and the next delete after the swap counts the stale points again.
+        if not self._build_lock.acquire(blocking=False):
+            log.info("vacuum skipped: an HNSW build is running")
+            return
+        try:
+            with self._write_lock, self._writing():
+                self._shard.optimize()
+                self._extra = save_extra(self._shard, self.path)
+        finally:
+            self._build_lock.release()
 
     def optimize(self) -> bool:
         """Vacuum deleted points (refreshing IDF statistics) and merge segments."""
-        with self._write_lock, self._writing():
+        with self._build_lock, self._write_lock, self._writing():
             changed = bool(self._shard.optimize())
             self._extra = save_extra(self._shard, self.path)
             return changed
@@ -346,68 +366,94 @@ class EdgeIndex:
         m: int = HNSW_M,
         ef_construct: int = HNSW_EF_CONSTRUCT,
     ) -> dict[str, float]:
-        """Give large segments an HNSW graph without stopping search: copy the shard, build on
-        the copy in a child process, swap it in by renaming. Writes wait meanwhile. Blocking."""
+        """Give large segments an HNSW graph without stopping search or writes: copy the
+        shard, build on the copy in a child process, re-apply the writes made meanwhile, swap
+        it in by renaming. Blocking, one build at a time."""
+        with self._build_lock:
+            work = building(self.path)
+            try:
+                return self._build(work, threshold_kb, m, ef_construct)
+            finally:
+                with self._write_lock:
+                    self._journal = None
+                shutil.rmtree(work, ignore_errors=True)
+                shutil.rmtree(replaced(self.path), ignore_errors=True)
+
+    def _build(self, work: Path, threshold_kb: int, m: int, ef_construct: int) -> dict[str, float]:
         timings: dict[str, float] = {}
-        work, old = _building(self.path), _replaced(self.path)
-        with self._write_lock:
-            t0 = time.perf_counter()
+        t0 = time.perf_counter()
+        with self._write_lock:  # the copy is the journal's starting point
             with self._shard_lock:
                 self._shard.flush()
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(self.path, work)
-            timings["copy_s"] = time.perf_counter() - t0
+            journal = self._journal = Journal()
+        timings["copy_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        kind = "f16" if self.float16 else "f32"
+        hook = self.build_hook
+        returncode, stderr = self._builder.run(
+            work,
+            self.dim,
+            kind,
+            threshold_kb,
+            m,
+            ef_construct,
+            started=None if hook is None else lambda: hook("building"),
+        )
+        if returncode != 0:
+            if self._builder.stopped:
+                raise IndexUnavailableError("HNSW build stopped: the index is closing")
+            raise IndexUnavailableError(f"HNSW build failed: {stderr.strip()[-500:]}")
+        timings["build_s"] = time.perf_counter() - t0
+        shutil.rmtree(replaced(self.path), ignore_errors=True)  # a crash's, after the renames
+        # The copy catches up while writes go on (each engine call holds the GIL, so the
+        # event loop stands still for it: the steps are timed apart), then takes the last
+        # writes under the lock and is closed before the renames, so that a crash anywhere
+        # leaves a complete shard: the old one until the second rename, the new one after.
+        t0 = time.perf_counter()
+        config = edge_config(self.dim, float16=self.float16)
+        built = load(work, config)
+        try:
+            done = journal.replay(built, 0)
+        except BaseException:
+            built.close()
+            raise
+        timings["catch_up_s"] = time.perf_counter() - t0
+        if self.build_hook is not None:
+            self.build_hook("caught_up")
+        with self._write_lock:
             t0 = time.perf_counter()
-            kind = "f16" if self.float16 else "f32"
-            args = [str(work), str(self.dim), kind, str(threshold_kb), str(m), str(ef_construct)]
-            returncode, stderr = self._run_child([sys.executable, "-c", _BUILD, *args])
-            if returncode != 0:
-                shutil.rmtree(work, ignore_errors=True)
-                if self._stopped:
-                    raise IndexUnavailableError("HNSW build stopped: the index is closing")
-                raise IndexUnavailableError(f"HNSW build failed: {stderr.strip()[-500:]}")
-            timings["build_s"] = time.perf_counter() - t0
-            shutil.rmtree(old, ignore_errors=True)
-            # Each engine call below holds the GIL, so the event loop stands still for it: they
-            # are timed apart (`/healthz` under a build is the figure to watch).
+            try:
+                journal.replay(built, done)
+                built.flush()
+            finally:
+                built.close()
+            timings["replayed"] = len(journal)
             with self._writing():
-                t0 = time.perf_counter()
+                if self._builder.stopped:  # `close` is next: the old shard stays
+                    raise IndexUnavailableError("HNSW build stopped: the index is closing")
+                t1 = time.perf_counter()
                 self._shard.close()
-                timings["close_s"] = time.perf_counter() - t0
-                os.rename(self.path, old)
+                timings["close_s"] = time.perf_counter() - t1
+                os.rename(self.path, replaced(self.path))
                 os.rename(work, self.path)
-                t0 = time.perf_counter()
-                self._shard = load(self.path, edge_config(self.dim, float16=self.float16))
-                timings["open_s"] = time.perf_counter() - t0
+                t1 = time.perf_counter()
+                self._shard = load(self.path, config)
+                timings["open_s"] = time.perf_counter() - t1
+                self._journal = None
                 self._collections = _collections(self._shard)
                 self._extra = read_extra(self.path)
-        shutil.rmtree(old, ignore_errors=True)
+            # How long writes waited for the swap (the last replay, the closes and the open).
+            timings["writes_wait_s"] = time.perf_counter() - t0
         timings["hnsw_segments"] = self.hnsw_segments()
         return timings
-
-    def _run_child(self, argv: list[str]) -> tuple[int, str]:
-        """Run the build child to its end (or `stop_building`): its exit code and stderr."""
-        with self._shard_lock:  # `stop_building` reads `_child` under the same lock
-            if self._stopped:
-                return -1, ""
-            child = subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-            )
-            self._child = child
-        try:
-            _, stderr = child.communicate()
-        finally:
-            with self._shard_lock:
-                self._child = None
-        return child.returncode, stderr
 
     def stop_building(self) -> None:
         """End a running build's child (its copy is removed, the shard stays as it was) and
         refuse new builds: the index is about to close, which would otherwise wait for it."""
-        with self._shard_lock:
-            self._stopped = True
-            if self._child is not None:
-                self._child.kill()
+        with self._shard_lock:  # a swap checks `stopped` under it, before closing the shard
+            self._builder.stop()
 
     def vector_kb(self, points: int) -> int:
         """KB of stored dense vectors that `points` points take (build thresholds are in KB)."""

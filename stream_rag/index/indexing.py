@@ -233,6 +233,8 @@ class Indexer:
     def vacuum_if_stale(self, share: float = STALE_SHARE) -> bool:
         """Vacuum when deleted points make up `share` of the stored ones: they still count in
         IDF, but a vacuum holds the GIL while it rewrites segments, so not on every delete."""
+        if getattr(self.index, "building", False):
+            return False  # the build's copy replaces the shard; the next delete after it checks
         stale = self.index.stale_points()
         if stale and stale >= share * (stale + self.index.count()):
             graphs = hnsw_graphs(self.index)
