@@ -19,8 +19,10 @@ BM25 side: 60 Zipf-drawn terms per point, 6 per query, as bench_index. hybrid = 
 (limit 50, as served) + BM25 search (limit 50) + fusion; no embedding, no store. Each figure is
 the median over `--repeat` passes of the per-pass p50. `--healthz`: `stream-rag serve` on a
 data directory whose store holds 100k chunks (the mixture vectors) is polled every 20 ms while
-`POST /v1/index/optimize` runs; the set's recall and latency are then measured on the index
-the server built.
+`POST /v1/index/optimize` runs, while another client deletes a document (1,000 chunks) and
+uploads a small one every 2 s (the DELETE's latency, and the upload's time until its version is
+`ready`, are the writes' figures); the set's recall and latency are then measured on the index
+the server built. `--server-src DIR` runs the server from another checkout (a baseline).
 """
 
 from __future__ import annotations
@@ -219,6 +221,53 @@ def serve_data(vectors: F32, data: Path) -> None:
     store.close()
 
 
+class Writer:
+    """Deletes a stored document, then uploads one and waits for it to be indexed, every 2 s
+    while the build runs: how long writes take meanwhile."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.deletes: list[float] = []
+        self.ready: list[float] = []
+        self.uploaded: list[str] = []
+        self.deleted: list[str] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        with httpx.Client(base_url=self.base, timeout=None) as client:
+            stored = [d["id"] for d in client.get("/v1/documents").json()["documents"]]
+            while not self.stop.is_set() and stored:
+                doc_id = stored.pop()
+                t0 = time.perf_counter()
+                client.delete(f"/v1/documents/{doc_id}").raise_for_status()
+                self.deletes.append((time.perf_counter() - t0) * 1000)
+                self.deleted.append(doc_id)
+                n = len(self.uploaded)
+                body = f"Upload {n} during the build says the flux is {n * 13} units.".encode()
+                t0 = time.perf_counter()
+                answer = client.post("/v1/documents", files={"file": (f"up{n}.txt", body)})
+                new_id = answer.json()["document"]["id"]
+                self.uploaded.append(new_id)
+                while client.get(f"/v1/documents/{new_id}").json()["versions"][-1][
+                    "status"
+                ] not in ("ready", "failed"):
+                    time.sleep(0.05)  # polling a benchmark's upload, not synchronising a test
+                self.ready.append((time.perf_counter() - t0) * 1000)
+                self.stop.wait(2.0)
+
+    def report(self) -> str:
+        if not self.deletes:
+            return "no write was made during the build"
+        return (
+            f"{len(self.deletes)} DELETEs during the build: p50 "
+            f"{percentile(self.deletes, 0.5):.0f} ms, max {max(self.deletes):.0f} ms; "
+            f"{len(self.ready)} uploads ready in p50 {percentile(self.ready, 0.5):.0f} ms, "
+            f"max {max(self.ready):.0f} ms"
+            if self.ready
+            else f"{len(self.deletes)} DELETEs, max {max(self.deletes):.0f} ms; no upload ready"
+        )
+
+
 def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, root: Path) -> None:
     data = root / "data"
     t0 = time.perf_counter()
@@ -228,9 +277,12 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
     env = {**os.environ, "STREAM_RAG_DATA_DIR": str(data), "STREAM_RAG_ACCESS_LOG": "false"}
     env["STREAM_RAG_HNSW_AUTO_POINTS"] = "0"  # the build measured is the one asked for below
     code = "import sys; from stream_rag.cli import main; sys.exit(main())"
+    if args.server_src is not None:  # imports (the build child's too) from that checkout
+        env["PYTHONPATH"] = str(args.server_src.resolve())
     server = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--port", str(port)],
         env=env,
+        cwd=args.server_src,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -251,6 +303,9 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
 
         worker = threading.Thread(target=optimise)
         worker.start()
+        writer = Writer(base)
+        writes = threading.Thread(target=writer.run)
+        writes.start()
         latencies: list[float] = []
         with httpx.Client(base_url=base) as client:
             while worker.is_alive():
@@ -259,18 +314,32 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
                 latencies.append((time.perf_counter() - t0) * 1000)
                 time.sleep(0.02)
         worker.join()
+        writer.stop.set()
+        writes.join()
         print(
             f"healthz during the build of {len(vectors)} points: {len(latencies)} polls, p50 "
             f"{percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms, max "
             f"{max(latencies):.1f} ms; optimize said {fmt(result)}",
             flush=True,
         )
+        print(f"writes: {writer.report()}", flush=True)
+        with httpx.Client(base_url=base, timeout=None) as client:
+            listed = {d["id"] for d in client.get("/v1/documents").json()["documents"]}
+        kept = set(writer.uploaded) <= listed and not set(writer.deleted) & listed
+        print(f"after the swap: uploads listed and deletes gone: {kept}", flush=True)
     finally:
         server.terminate()
         server.wait(timeout=30)
     index = EdgeIndex.open(data / "index" / "edge-384-f16", 384)
     try:
-        print(f"mixture (server-built): {index.hnsw_segments()} HNSW segments", flush=True)
+        # In the index too: no point of a deleted document, every uploaded one's.
+        docs = {p.doc_id for p in index.points()}
+        print(
+            f"mixture (server-built): {index.hnsw_segments()} HNSW segments, {index.count()} "
+            f"points; deleted documents' points left: {len(set(writer.deleted) & docs)}, "
+            f"uploads indexed: {len(set(writer.uploaded) & docs)}/{len(writer.uploaded)}",
+            flush=True,
+        )
         measure("mixture", index, queries, args.ef, args.repeat)
     finally:
         index.close()
@@ -297,6 +366,9 @@ def main() -> None:
         "--healthz",
         action="store_true",
         help="build the mixture set's graphs in a running server, polling /healthz",
+    )
+    parser.add_argument(
+        "--server-src", type=Path, help="run the --healthz server from this checkout (baseline)"
     )
     args = parser.parse_args()
     texts, questions = real_texts(args.data, args.real)
