@@ -16,7 +16,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import StreamRagError
 from stream_rag.http.app import create_app
-from stream_rag.index import edge
+from stream_rag.index import edge_build
 from stream_rag.index.auto_hnsw import AutoHnsw
 from stream_rag.index.edge import EdgeIndex
 from stream_rag.index.indexing import Indexer
@@ -120,8 +120,10 @@ def test_closing_the_index_ends_a_running_build_and_keeps_the_shard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A child that would run for ten minutes: close() must not wait for it.
-    monkeypatch.setattr(edge, "_BUILD", "import time; time.sleep(600)")
+    monkeypatch.setattr(edge_build, "_BUILD", "import time; time.sleep(600)")
     index = EdgeIndex.open(tmp_path / "edge", DIM)
+    started = threading.Event()
+    index.build_hook = lambda stage: started.set() if stage == "building" else None
     index.upsert(points(0, 50, np.random.default_rng(13)))
     errors: list[BaseException] = []
 
@@ -130,11 +132,12 @@ def test_closing_the_index_ends_a_running_build_and_keeps_the_shard(
             index.build_hnsw(threshold_kb=1)
         except StreamRagError as exc:
             errors.append(exc)
+        finally:
+            started.set()  # however it ended, nothing waits for it any longer
 
     builder = threading.Thread(target=build)
     builder.start()
-    while index._child is None:  # the child process has started
-        time.sleep(0.01)
+    started.wait()  # the child process runs
     index.close()
     builder.join()
     assert [str(e) for e in errors] == ["HNSW build stopped: the index is closing"]

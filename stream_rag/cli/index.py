@@ -15,8 +15,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "optimize",
         help="give the embedded index HNSW graphs (large collections), while serving",
         description="Build HNSW graphs for large segments of the embedded index on a copy, in "
-        "a child process, and swap it in; searches and writes go on meanwhile (the writes are re-applied to the copy). With --url "
-        "a running server does it (POST /v1/index/optimize, admin).",
+        "a child process, and swap it in; searches and writes go on meanwhile (the writes are "
+        "re-applied to the copy). With --url a running server does it (POST "
+        "/v1/index/optimize, admin).",
     )
     optimize.add_argument("--url", help="ask this running server to optimise its index")
     optimize.add_argument("--api-key", help="admin key for --url (default: STREAM_RAG_API_KEY)")
