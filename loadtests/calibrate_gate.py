@@ -5,7 +5,8 @@
 Only grey-zone sentences (failed by the lexical stage for overlap alone) are features; the
 rest keep their lexical verdict. Prints, per data set, pass/reject of each step (lexical only,
 the cosine >= 0.85 prototype, then one logistic model on a growing set of signals, then the
-committed two models, one for one-sentence and one for several-sentence evidence) as
+committed two models, one for one-sentence and one for several-sentence evidence, after the
+first-person rule of gate/voice.py) as
 out-of-fold (k-fold, folds stratified by data set and label, fitted on both sets pooled, each
 of the two models on its rows) figures, and the coefficients fitted on everything, to paste
 into `stream_rag/gate/semantic.py`.
@@ -28,6 +29,7 @@ from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import Example, load
 from stream_rag.gate.semantic import SENTENCE_PRECISION, Features, SemanticStage, anchored
 from stream_rag.gate.semantic import features as compute_features
+from stream_rag.gate.voice import speaks_for_itself
 
 F64 = npt.NDArray[np.float64]
 STEPS: tuple[tuple[str, tuple[int, ...]], ...] = (
@@ -59,6 +61,9 @@ class Row:
     # Rows with the same key share a fold: a sentence judged against its evidence padded
     # (`begin_to_jsonl --pad`) and unpadded is one example, never on both sides of a split.
     key: str = ""
+    # The sentence speaks in the first person and its cited blocks never do: the stage drops
+    # it before any model (gate/voice.py), so the two models' verdicts leave it out.
+    own_voice: bool = False
 
 
 def stored_vectors(embedder: SentenceEncoder) -> Callable[[str], SentenceVectors]:
@@ -96,7 +101,9 @@ def featurise(
         ctx = GateContext(ex.blocks)
         verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
         feats = None
+        own_voice = False
         if verdict.grey:
+            own_voice = speaks_for_itself(ex.sentence, [ex.blocks[n - 1] for n in ex.cited])
             vectors, (pieces,) = stage.sentence_encoder.embed_tokens([ex.sentence])
             feats = compute_features(
                 ex.sentence,
@@ -107,7 +114,7 @@ def featurise(
                 stage.word_vectors,
                 pieces,
             )
-        rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats, ex.sentence))
+        rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats, ex.sentence, own_voice))
     return rows
 
 
@@ -256,7 +263,11 @@ def nested_cutoffs(
         kept = [i for i in range(len(rows)) if i not in held]
         cutoff = CUTOFFS[-1]
         for c in CUTOFFS:
-            verdict = {i: bool(inner[j] >= c) for j, i in enumerate(grey) if train[j]}
+            verdict = {
+                i: bool(inner[j] >= c) and not rows[i].own_voice
+                for j, i in enumerate(grey)
+                if train[j]
+            }
             passed = [rows[i].lexical_ok or verdict.get(i, False) for i in kept]
             subset = [rows[i] for i in kept]
             if all(rates(subset, passed, name)[1] >= floor for name, floor in REJECT_FLOOR.items()):
@@ -267,7 +278,8 @@ def nested_cutoffs(
         models = fit_models(x[fit_rows], y[fit_rows], multi[fit_rows], weight_positive)
         held_p = predict_models(models, x[~train], multi[~train])
         for row, p in zip(np.flatnonzero(~train), held_p, strict=True):
-            rescued[grey[int(row)]] = bool(p >= cutoff)
+            i = grey[int(row)]
+            rescued[i] = bool(p >= cutoff) and not rows[i].own_voice
     return chosen, rescued
 
 
@@ -307,6 +319,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fold = folds([rows[i] for i in grey], args.folds, args.seed)
     fitted = np.array([rows[i].dataset not in reported for i in grey])
     print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")
+    print(
+        f"  of them in the first person, their blocks not: {sum(rows[i].own_voice for i in grey)}"
+    )
     for name in names:
         n = sum(r.dataset == name for r in rows)
         g = sum(r.dataset == name and r.grey for r in rows)
@@ -314,15 +329,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = "step".ljust(32) + "".join(f"{n:>24}" for n in names)
     print(header + "\n" + " " * 32 + "".join(f"{'pass  reject  bal':>24}" for _ in names))
 
-    def show(label: str, rescued: dict[int, bool]) -> None:
-        passed = [r.lexical_ok or rescued.get(i, False) for i, r in enumerate(rows)]
+    def show(label: str, rescued: dict[int, bool], voice_rule: bool = True) -> None:
+        # The two models' lines drop what the stage drops before them (`Row.own_voice`).
+        passed = [
+            r.lexical_ok or (rescued.get(i, False) and not (voice_rule and r.own_voice))
+            for i, r in enumerate(rows)
+        ]
         cells = []
         for name in names:
             p, rj = rates(rows, passed, name)
             cells.append(f"{p:.3f}  {rj:.3f}  {(p + rj) / 2:.3f}".rjust(24))
         print(label.ljust(32) + "".join(cells))
 
-    show("lexical only", {})
+    show("lexical only", {}, voice_rule=False)
     show(
         "prototype cos>=0.85, lex>=0.3",
         {
@@ -330,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for i in grey
             if (f := rows[i].features) is not None
         },
+        voice_rule=False,
     )
     for label, columns in STEPS:
         cols = list(columns)
@@ -339,7 +359,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             w = fit_monotone(x[train], y[train], cols, args.weight_positive)
             held = np.array([f == k for f in fold])
             out[held] = predict(w, x[held][:, cols])
-        show(f"{label} (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)})
+        show(
+            f"{label} (cv)",
+            {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)},
+            voice_rule=False,
+        )
     for k in range(args.folds):
         held = np.array([f == k for f in fold])
         train = ~held & fitted

@@ -262,3 +262,20 @@ def test_the_model_is_the_one_for_the_cited_evidence(stage: SemanticStage) -> No
     one = replace(several, sentences=1)
     assert probability(one) == probability(one, COEFFICIENTS, INTERCEPT)
     assert probability(one) != probability(several)
+
+
+def test_a_sentence_in_the_writers_own_voice_is_dropped_before_the_models(
+    stage: SemanticStage,
+) -> None:
+    own = "I think " + PARAPHRASE[0].lower() + PARAPHRASE[1:]
+    assert judge(Stages(), own).grey
+    verdict = judge(Stages(stage), own)
+    assert (verdict.ok, verdict.reason, verdict.stage) == (False, "low_overlap", "semantic")
+    assert "first person" in verdict.detail
+    assert verdict.scores["first_person"] == 1.0
+    assert "p" not in verdict.scores
+    # A cited block that speaks in the first person itself leaves the sentence to the models.
+    quoted = ['"I stand by it," the maker says. ' + BLOCKS[0], *BLOCKS[1:]]
+    verdict = judge(Stages(stage), own, quoted)
+    assert "first person" not in verdict.detail
+    assert "p" in verdict.scores or "p_max" in verdict.scores

@@ -1,0 +1,46 @@
+"""The first-person rule of the semantic stage (gate/voice.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_rag.gate.voice import first_person, speaks_for_itself
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I agree, it is a great sport.",
+        "i have too.",
+        "I 've heard that skiing started in Scandinavia.",
+        "I'm sure the warranty covers it.",
+        "It makes me wonder what they ate.",
+        "My favourite colour is green.",
+        "He told the story to me.",
+    ],
+)
+def test_first_person_singular_is_found(text: str) -> None:
+    assert first_person(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "World War I ended in 1918.",
+        "Elizabeth I was queen of England.",
+        "The I-95 runs along the coast.",
+        "See section 1.i and (i) above.",
+        "The coal mine closed in 1990.",
+        "We offer refunds within 30 days.",
+        "You can cancel at any time.",
+    ],
+)
+def test_numerals_and_other_persons_are_not(text: str) -> None:
+    assert not first_person(text)
+
+
+def test_a_block_in_the_first_person_may_support_one() -> None:
+    sentence = "I was born in Compton, he said."
+    assert speaks_for_itself(sentence, ["Kendrick was born in Compton, California."])
+    assert not speaks_for_itself(sentence, ["'I was born in Compton,' Kendrick said."])
+    assert not speaks_for_itself("Kendrick was born in Compton.", ["He was born there."])
