@@ -96,6 +96,8 @@ class EdgeIndex:
         self.float16 = float16
         self.hnsw_ef = hnsw_ef
         self.name = f"qdrant-edge:{path}"
+        # What the points are, wherever the data directory is (the index fingerprint's part).
+        self.identity = f"qdrant-edge:{path.name}"
         # Every shard call holds `_shard_lock` (they hold the GIL anyway, so nothing is lost);
         # writes also hold `_write_lock`, which `build_hnsw` takes for the copy and the swap
         # only; one build (or vacuum) at a time holds `_build_lock`.

@@ -7,6 +7,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from ..embed.backends import Embedder, sharing
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
@@ -99,10 +100,13 @@ class Indexer:
     def fingerprint(self) -> str:
         """Changes whenever stored points would no longer match what queries compare them to."""
         embedder = self.embedder.name if self.embedder else "none"
+        # Not where the data directory is (the embedded index's name carries its path): a
+        # copied or moved directory has the same points. A Qdrant server's name is its own.
+        index = str(getattr(self.index, "identity", self.index.name))
         # The stored per-chunk features and readings count too: rows of an older format would
         # otherwise be recomputed on every request until something indexed their chunks again.
         return (
-            f"{self.index.name}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v2"
+            f"{index}|{embedder}|{self.index.dim}|bm25-v1|headings-v1|questions-v2"
             f"|features-v{FEATURES_VERSION}" + "".join(f"|{r.format}" for r in self.readers)
         )
 
@@ -248,6 +252,19 @@ class Indexer:
             return True
         return False
 
+    def _moved(self, stored: str) -> bool:
+        """Whether `stored` is this fingerprint in its old form, which named the embedded
+        index by its absolute path (any path ending in the same directory)."""
+        head, _, rest = self.fingerprint.partition("|")
+        kind, _, directory = head.partition(":")
+        old = stored.removesuffix("|" + rest)
+        return (
+            kind == "qdrant-edge"
+            and old != stored
+            and old.startswith(kind + ":")
+            and PurePath(old.removeprefix(kind + ":")).name == directory
+        )
+
     def version_tokens(self, doc_id: str, version: int) -> int:
         """The BM25 token count of a stored version, as indexing counts it."""
         return self.begin(doc_id, version).tokens
@@ -255,7 +272,11 @@ class Indexer:
     def reconcile(self) -> list[tuple[str, int]]:
         """Versions to (re)index at start-up: those a crash left `indexing`, or all of them
         when the index or embedder changed since they were indexed."""
-        if self.store.meta("index_fingerprint") != self.fingerprint:
+        stored = self.store.meta("index_fingerprint")
+        if stored is not None and stored != self.fingerprint and self._moved(stored):
+            self.store.set_meta("index_fingerprint", self.fingerprint)  # in the new form
+            stored = self.fingerprint
+        if stored != self.fingerprint:
             work = self.store.newest_versions()
             self.store.set_indexing(work)
             self.store.set_meta("index_fingerprint", self.fingerprint)
