@@ -116,11 +116,15 @@ def staged_parts(data_dir: Path) -> list[Path]:
 
 
 def content_length(head: bytes) -> int:
-    """The Content-Length of an HTTP message head (the start line and headers)."""
+    """The Content-Length of an HTTP message head (the start line and headers); 0 without
+    one (a GET)."""
     return next(
-        int(line.split(b":")[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
+        (
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
     )
 
 

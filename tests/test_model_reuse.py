@@ -26,6 +26,14 @@ RESPONSE = (
     + REPLY
 )
 MESSAGES = [Message("user", "What do refunds and the Pro plan cost?")]
+MODELS = (
+    b'{"object": "list", "data": [{"id": "m", "object": "model", "created": 0, "owned_by": "t"}]}'
+)
+MODELS_RESPONSE = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+    + b"content-length: %d\r\n\r\n" % len(MODELS)
+    + MODELS
+)
 
 
 class OneRequestServer:
@@ -34,9 +42,10 @@ class OneRequestServer:
     `hold` connections are answered only once all of them have their request, so that a
     client ends up with that many idle connections in its pool."""
 
-    def __init__(self, hold: int = 1, *, answer: bool = True) -> None:
+    def __init__(self, hold: int = 1, *, answer: bool = True, response: bytes = RESPONSE) -> None:
         self.hold = hold
         self.answer = answer
+        self.response = response
         self.connections = 0
         self.requests = 0
         self._all_in = anyio.Event()
@@ -52,7 +61,7 @@ class OneRequestServer:
             await self._all_in.wait()
             if not self.answer:
                 return  # closed without a reply, on a new connection
-            await stream.send(RESPONSE)
+            await stream.send(self.response)
             if await read_request(stream):
                 self.requests += 1  # then closed without a reply
 
@@ -107,6 +116,23 @@ async def test_a_new_connection_closed_without_a_reply_is_tried_twice_at_most() 
         finally:
             await model.aclose()
     assert server.connections == 2
+
+
+@pytest.mark.anyio
+async def test_the_readiness_check_passes_over_idle_connections_closed_on_reuse() -> None:
+    # `/readyz` asks for the model list on the same pooled connections as the answers.
+    server = OneRequestServer(hold=2, response=MODELS_RESPONSE)
+    async with server as base_url:
+        model = OpenAIChatModel(base_url, "m")
+        try:
+            async with anyio.create_task_group() as group:
+                for _ in range(2):
+                    group.start_soon(model.check)
+            await model.check()  # both idle connections are closed as it reuses them
+        finally:
+            await model.aclose()
+    assert server.connections == 3
+    assert server.requests == 2 + 2 + 1
 
 
 @pytest.mark.anyio

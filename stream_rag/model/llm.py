@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import anyio
 import httpx
@@ -39,6 +39,7 @@ _DRAIN_S = 1.0
 # one pooled connection, so a few more than once covers a pool whose connections all expired
 # together; bounded so that a server closing every reused connection still gets an error.
 _CLOSED_IDLE_TRIES = 16
+_T = TypeVar("_T")
 
 
 class ModelError(StreamRagError):
@@ -153,26 +154,7 @@ class OpenAIChatModel:
         self, payload: list[ChatCompletionMessageParam], *, include_usage: bool
     ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
         """`_send`, sent again after the connection failures that a new try cures."""
-        import openai
-
-        retried = False
-        for _ in range(_CLOSED_IDLE_TRIES):
-            try:
-                return await self._send(payload, include_usage=include_usage)
-            except openai.APITimeoutError:
-                raise
-            except openai.APIConnectionError as exc:
-                # Connections are reused: one the server closes as idle (its keep-alive
-                # timeout) just as a request goes out on it ends before any reply, and the
-                # server never read the request. The connections that went idle with it may be
-                # closing too, so each such failure is sent again, on the pool's next
-                # connection; any other connection error once.
-                if closed_idle(exc):
-                    continue
-                if retried:
-                    raise
-                retried = True
-        raise ModelError("the model server closed every reused connection without a reply")
+        return await _resent(lambda: self._send(payload, include_usage=include_usage))
 
     async def _send(
         self, payload: list[ChatCompletionMessageParam], *, include_usage: bool
@@ -202,11 +184,39 @@ class OpenAIChatModel:
         return await request.__aenter__()
 
     async def check(self) -> None:
-        """Raise unless the endpoint answers (`/readyz`): its model list, which costs no tokens."""
+        """Raise unless the endpoint answers (`/readyz`): its model list, which costs no tokens.
+        Sent again, as an answer's request is, when a reused connection was closed as idle."""
+        await _resent(self._list_models)
+
+    async def _list_models(self) -> None:
         await self._client.models.list()
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+async def _resent(send: Callable[[], Awaitable[_T]]) -> _T:
+    """`send()`, called again after the connection failures that a new try cures."""
+    import openai
+
+    retried = False
+    for _ in range(_CLOSED_IDLE_TRIES):
+        try:
+            return await send()
+        except openai.APITimeoutError:
+            raise
+        except openai.APIConnectionError as exc:
+            # Connections are reused: one the server closes as idle (its keep-alive timeout)
+            # just as a request goes out on it ends before any reply, and the server never
+            # read the request. The connections that went idle with it may be closing too, so
+            # each such failure is sent again, on the pool's next connection; any other
+            # connection error once.
+            if closed_idle(exc):
+                continue
+            if retried:
+                raise
+            retried = True
+    raise ModelError("the model server closed every reused connection without a reply")
 
 
 def _body(response: Any) -> AsyncIterator[bytes]:
