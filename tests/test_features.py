@@ -128,6 +128,17 @@ def test_features_of_an_older_version_are_replaced_when_stored_again(
     assert ChunkFeatures.from_json(rows[ids[0]]) == compute(chunks[ids[0]].text, semantic=True)
 
 
+def test_a_blocks_keys_are_read_once_and_unions_cover_every_cited_block() -> None:
+    texts = chunk_texts()[:3]
+    ctx = GateContext(texts)
+    keys = [GateContext.text_keys(t) for t in texts]
+    assert [ctx.keys_of(n) for n in (1, 2, 3)] == keys
+    assert ctx.block_keys((3, 1)) == keys[0] | keys[2]
+    assert ctx.block_keys((1, 2, 3)) == keys[0] | keys[1] | keys[2]
+    assert ctx.block_keys(()) == frozenset()
+    assert ctx.block_keys((2,)) is ctx.keys_of(2)  # one cached set per block
+
+
 def test_stored_semantic_terms_are_what_a_request_would_compute() -> None:
     for text in chunk_texts():
         stored = compute(text, semantic=True).semantic
@@ -135,6 +146,8 @@ def test_stored_semantic_terms_are_what_a_request_would_compute() -> None:
         plain = GateContext([text])
         ctx = GateContext([text], features=[compute(text, semantic=True)])
         assert ctx.block_keys((1,)) == plain.block_keys((1,)) == GateContext.text_keys(text)
+        assert ctx.keys_of(1) == plain.keys_of(1) == GateContext.text_keys(text)
+        assert plain.keys_of(1) is plain.keys_of(1)  # read once per context
         assert ctx.block_tokens(1) == plain.block_tokens(1)
         spans = chunk_sentences(text)
         windows = [*spans, *((a[0], b[1]) for a, b in itertools.pairwise(spans))]

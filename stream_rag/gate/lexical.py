@@ -241,18 +241,20 @@ class GateContext:
         key = tuple(sorted(cited))
         union = self._key_unions.get(key)
         if union is None:
-            union = frozenset().union(*(self._block_keys(n) for n in key))
+            parts = [self.keys_of(n) for n in key]
+            union = parts[0] if len(parts) == 1 else frozenset().union(*parts)
             self._key_unions[key] = union
         return union
 
     def keys_of(self, n: int) -> frozenset[str]:
         """Block n's stem and lemma keys (stored, else computed once per context)."""
         stored = self._semantic[n - 1]
-        return stored.keys if stored is not None else self.block_keys((n,))
-
-    def _block_keys(self, n: int) -> frozenset[str]:
-        stored = self._semantic[n - 1]
-        return stored.keys if stored is not None else self.text_keys(self.blocks[n - 1])
+        if stored is not None:
+            return stored.keys
+        keys = self._key_unions.get((n,))
+        if keys is None:
+            keys = self._key_unions[(n,)] = self.text_keys(self.blocks[n - 1])
+        return keys
 
     def block_tokens(self, n: int) -> tuple[str, ...]:
         """Block n's distinct content tokens (surface forms), built on first use."""
