@@ -4,14 +4,24 @@ its URLs are made absolute against."""
 
 from __future__ import annotations
 
+import random
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["REQUEST_ID", "absolute_urls", "current_request_id"]
+__all__ = ["REQUEST_ID", "absolute_urls", "current_request_id", "new_id"]
 
 T = TypeVar("T")
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("stream_rag_request_id", default=None)
+
+
+def new_id() -> str:
+    """16 random hex digits naming a request or an answer stream: unique, not secret (a client
+    may name its own request). From `random`'s generator, which is seeded from the system once
+    and again in a forked child: `secrets` reads the system's on every call, a system call that
+    lets go of the GIL, and on a busy server the event loop then waits for a worker thread to
+    hand it back (up to the switch interval) before the request can go on."""
+    return f"{random.getrandbits(64):016x}"
 
 
 def current_request_id() -> str | None:

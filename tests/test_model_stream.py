@@ -3,6 +3,7 @@ over real HTTP, and against malformed or failing streams."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
@@ -35,10 +36,12 @@ def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starle
     received: list[dict[str, object]] = []
 
     clients: list[object] = []
+    headers: list[set[str]] = []
 
     async def completions(request: Request) -> Response:
         received.append(await request.json())
         clients.append(request.client)
+        headers.append({k.lower() for k in request.headers})
 
         async def chunks() -> AsyncIterator[bytes]:
             if stall:
@@ -52,6 +55,7 @@ def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starle
     app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
     app.state.received = received
     app.state.clients = clients
+    app.state.headers = headers
     return app
 
 
@@ -79,6 +83,22 @@ async def test_recorded_server_shapes(name: str) -> None:
     assert request["model"] == "m"
     assert (request["max_tokens"], request["temperature"]) == (512, 0.0)
     assert request["stream_options"] == {"include_usage": True}
+    [headers] = app.state.headers
+    assert not {h for h in headers if "idempotency" in h}  # OpenAI's API has no such header
+
+
+def test_the_client_makes_its_request_without_reading_system_randomness(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The openai client's per-request `uuid4` was a system call on the event loop (llm.py).
+    model = OpenAIChatModel("http://127.0.0.1:9/v1", "m")
+
+    def refused(size: int) -> bytes:
+        raise AssertionError("read the system's randomness")
+
+    monkeypatch.setattr(os, "urandom", refused)
+    keys = {model._client._idempotency_key() for _ in range(100)}
+    assert len(keys) == 100
 
 
 async def _answer_three_times(base_url: str) -> None:

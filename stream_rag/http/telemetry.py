@@ -10,7 +10,6 @@ import json
 import logging
 import math
 import re
-import secrets
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -21,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST as PROMETHEUS_TEXT
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..request_context import REQUEST_ID
+from ..request_context import REQUEST_ID, new_id
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -249,7 +248,7 @@ class ObservedApp:
             await self.app(scope, receive, send)
             return
         given = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")
-        request_id = given if _GOOD_ID.fullmatch(given) else f"req_{secrets.token_hex(8)}"
+        request_id = given if _GOOD_ID.fullmatch(given) else f"req_{new_id()}"
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500

@@ -3,8 +3,6 @@ caching that revalidates (absolute URLs behind a public address: request_context
 
 from __future__ import annotations
 
-import secrets
-
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -12,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ..config import Settings
+from ..request_context import new_id
 
 # Headers a cross-origin widget sends: the JSON body, its API key, EventSource's reconnect id.
 CORS_HEADERS = ("Authorization", "Content-Type", "Last-Event-ID")
@@ -52,7 +51,7 @@ class EventIds:
     last one back as `Last-Event-ID` when it reconnects."""
 
     def __init__(self) -> None:
-        self.answer = secrets.token_hex(8)
+        self.answer = new_id()
         self.seq = 0
 
     def next(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -11,12 +12,13 @@ import anyio
 import httpx
 
 from ..errors import StreamRagError
+from ..request_context import new_id
 from ..types import Message
 from .network import closed_idle, use_lean_backend
 from .stream import StreamReplyError, content_pieces
 
 if TYPE_CHECKING:
-    from openai import APIStatusError, AsyncAPIResponse, AsyncStream
+    from openai import APIStatusError, AsyncAPIResponse, AsyncOpenAI, AsyncStream
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 
@@ -40,6 +42,21 @@ _DRAIN_S = 1.0
 # together; bounded so that a server closing every reused connection still gets an error.
 _CLOSED_IDLE_TRIES = 16
 _T = TypeVar("_T")
+
+
+@functools.cache
+def _client_class() -> type[AsyncOpenAI]:
+    """The openai client, without a `uuid4` per request: the client makes an idempotency key
+    for every POST and sends it only when the API has an idempotency header, which OpenAI's
+    has not. `uuid4` reads the system's randomness, a system call that lets go of the GIL, and
+    on a busy server the event loop then waits for a worker thread to hand it back."""
+    from openai import AsyncOpenAI
+
+    class Client(AsyncOpenAI):
+        def _idempotency_key(self) -> str:
+            return f"stream-rag-{new_id()}"
+
+    return Client
 
 
 class ModelError(StreamRagError):
@@ -77,7 +94,7 @@ class OpenAIChatModel:
         max_tokens: int = 512,
         temperature: float = 0.0,
     ) -> None:
-        from openai import AsyncOpenAI, Timeout
+        from openai import Timeout
 
         self.name = f"openai:{model}"
         self.model = model
@@ -85,7 +102,7 @@ class OpenAIChatModel:
         self.temperature = temperature
         # Ask for token counts (`stream_options.include_usage`) until the server refuses it.
         self.include_usage = True
-        self._client = AsyncOpenAI(
+        self._client = _client_class()(
             base_url=base_url,
             api_key=api_key or "not-needed",
             # The read timeout bounds the gap between two chunks: a stalled stream fails.
