@@ -121,6 +121,10 @@ class Settings:
     # sample knowledge base) out of the cyclic GC's reach, so that a full collection scans only
     # what came after (one over them took 55-110 ms of CPU, a sentence's lag; docs/decisions.md).
     gc_freeze: bool = True
+    # `stream-rag serve`: the GC's full collections run when no request is in progress (or,
+    # under load that never pauses, after 20x as many young collections as CPython waits),
+    # not in the middle of answers: each stalled every stream 10-25 ms (docs/decisions.md).
+    gc_idle: bool = True
     # `stream-rag serve` on Linux 6.12+: the scheduling slice its threads ask the kernel for
     # (EEVDF's sched_runtime; 100-100000 us, 0: the kernel's default, ~1.4 ms). Shorter slices
     # run sooner after a wake-up (a token from the model) without a larger share of the CPU.

@@ -123,3 +123,54 @@ def test_a_thread_gets_the_slice_it_asks_for() -> None:
     if (major, minor) >= (6, 12):  # custom slices came in 6.12
         assert runtime == 300_000
     assert not request_slice(0)
+
+
+def test_full_collections_wait_for_an_idle_server() -> None:
+    import gc
+
+    from stream_rag.http.collector import IdleCollector
+
+    collector = IdleCollector(due=3, limit=6)
+    saved = gc.get_threshold()
+    fulls: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            fulls.append(1)
+
+    collector.install()
+    gc.callbacks.append(count)
+    try:
+        assert gc.get_threshold()[:2] == saved[:2]
+        assert gc.get_threshold()[2] > 10**6
+        gc.collect()
+        fulls.clear()
+        for _ in range(3):
+            gc.collect(1)  # each counts towards the next full collection
+        assert not collector.tick(busy=True)  # due, but the server is busy
+        assert collector.tick(busy=False)
+        assert fulls == [1]
+        assert not collector.tick(busy=False)  # nothing due since
+        for _ in range(6):
+            gc.collect(1)
+        assert collector.tick(busy=True)
+        assert fulls == [1, 1]
+    finally:
+        gc.callbacks.remove(count)
+        collector.uninstall()
+    assert gc.get_threshold() == saved
+
+
+def test_the_server_collects_when_idle_unless_told_not_to(tmp_path: Path) -> None:
+    from starlette.applications import Starlette
+
+    from stream_rag.http.serving import build_server
+
+    app = Starlette()
+    app.state.drain = Drain(1.0)
+    before = sys.getswitchinterval()
+    try:
+        assert build_server(app, Settings(data_dir=tmp_path)).collector is not None
+        assert build_server(app, Settings(data_dir=tmp_path, gc_idle=False)).collector is None
+    finally:
+        sys.setswitchinterval(before)

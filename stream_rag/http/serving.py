@@ -22,6 +22,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..config import Settings
 from ..lifecycle import Drain
+from .collector import IdleCollector
 from .scheduling import request_slice
 
 # The largest request head (request line plus headers) a client may send.
@@ -73,10 +74,18 @@ class GuardedH11Protocol(H11Protocol):
 class DrainingServer(uvicorn.Server):
     """A uvicorn server whose exit signal also starts the app's drain."""
 
-    def __init__(self, config: uvicorn.Config, drain: Drain, *, gc_freeze: bool = False) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        drain: Drain,
+        *,
+        gc_freeze: bool = False,
+        collector: IdleCollector | None = None,
+    ) -> None:
         super().__init__(config)
         self.drain = drain
         self.freeze_after_startup = gc_freeze
+        self.collector = collector
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         self.drain.request()
@@ -86,6 +95,21 @@ class DrainingServer(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.freeze_after_startup:
             freeze_startup_objects()
+        if self.collector is not None:
+            self.collector.install()
+
+    async def on_tick(self, counter: int) -> bool:
+        # uvicorn calls this every 0.1 s; its set of tasks is the requests in progress.
+        if self.collector is not None:
+            self.collector.tick(busy=bool(self.server_state.tasks))
+        return await super().on_tick(counter)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().shutdown(sockets=sockets)
+        finally:
+            if self.collector is not None:
+                self.collector.uninstall()
 
 
 def build_server(app: Starlette, settings: Settings) -> DrainingServer:
@@ -111,7 +135,8 @@ def build_server(app: Starlette, settings: Settings) -> DrainingServer:
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
     )
     drain: Drain = app.state.drain
-    return DrainingServer(config, drain, gc_freeze=settings.gc_freeze)
+    collector = IdleCollector() if settings.gc_idle else None
+    return DrainingServer(config, drain, gc_freeze=settings.gc_freeze, collector=collector)
 
 
 def freeze_startup_objects() -> int:
