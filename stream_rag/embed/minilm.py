@@ -220,8 +220,7 @@ class MiniLMEmbedder:
         encoder = self._ort
         if encoder is None or len(ids) != 1 or len(ids[0]) > SMALL_CALL_TOKENS:
             return partial(self._embed_ids, ids)
-        x = self._bert.embedded(ids[0])
-        return partial(encoder.encode, ids, lambda _: x)
+        return encoder.one(self._bert.embedded(ids[0]))
 
     def embed_tokens(self, texts: Sequence[str]) -> tuple[F32, list[tuple[list[str], F32]]]:
         """`embed_batch`'s unit vectors and, from the same forward pass, each text's word
