@@ -59,6 +59,7 @@ from .edge_config import (
     save_extra,
 )
 from .mirror import DenseMirror, MirrorRow, mirror_rows
+from .refs import HitRefs
 
 log = logging.getLogger("stream_rag")
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
@@ -118,6 +119,8 @@ class EdgeIndex:
         self.mirror_max = mirror_max
         self._mirror: DenseMirror | None = None
         self._mirror_tried = mirror_max <= 0
+        # Dense hits come without payload, resolved by point id here (refs.py: never stale).
+        self._refs = HitRefs()
         # The build's child process (`stop_building` ends it when the index closes).
         self._builder = BuildChild()
         # Called by `build_hnsw` with "building" (the child is running) and "caught_up" (the
@@ -278,7 +281,7 @@ class EdgeIndex:
         params = qe.SearchParams(hnsw_ef=self.hnsw_ef, quantization=_RESCORE)
         if exact:  # exact is the reference: the stored vectors only, never their int8 copies
             params = qe.SearchParams(exact=True, quantization=_EXACT)
-        return self._query(query, collection, limit, params)
+        return self._query(query, collection, limit, params, self._refs)
 
     def search_sparse(self, vector: SparseVector, collection: str, limit: int) -> list[IndexHit]:
         if not vector:
@@ -287,8 +290,14 @@ class EdgeIndex:
         return self._query(qe.Query.Nearest(sparse, using=SPARSE), collection, limit)
 
     def _query(
-        self, query: qe.Query, collection: str, limit: int, params: qe.SearchParams | None = None
+        self,
+        query: qe.Query,
+        collection: str,
+        limit: int,
+        params: qe.SearchParams | None = None,
+        refs: HitRefs | None = None,
     ) -> list[IndexHit]:
+        """The engine's hits; with `refs`, found without payload and resolved through it."""
         with self._shard_lock:
             # Without a filter when every point is in `collection` (the usual single-collection
             # deployment): the same hits, BM25's IDF being shard-wide either way. Decided under
@@ -298,11 +307,16 @@ class EdgeIndex:
                 limit=limit,
                 query=query,
                 filter=None if only else qe.Filter(must=[_match("collection", collection)]),
-                with_payload=_PAYLOAD,
+                with_payload=_PAYLOAD if refs is None else False,
                 params=params,
             )
             found = self._shard.query(request)
+            if refs is not None:
+                return refs.hits(found, self._payloads)
         return [hit_from_payload(p.payload, p.score) for p in found]
+
+    def _payloads(self, point_ids: list[Any]) -> list[qe.Record]:
+        return self._shard.retrieve(point_ids, with_payload=True, with_vector=False)
 
     def count(self) -> int:
         with self._shard_lock:

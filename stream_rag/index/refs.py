@@ -1,0 +1,64 @@
+"""What a dense hit needs (chunk, document, version), remembered by point id, so that the
+engine's dense search can return no payload (docs/decisions.md, "Dense hits without payload")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from .base import IndexHit, hit_from_payload
+
+# ~250 bytes an entry: ~50 MB at most, more than the dense searches of 100k points ever touch.
+MAX_REFS = 200_000
+
+
+class Scored(Protocol):
+    @property
+    def id(self) -> Any: ...
+    @property
+    def score(self) -> float: ...
+
+
+class Stored(Protocol):
+    @property
+    def id(self) -> Any: ...
+    @property
+    def payload(self) -> dict[str, Any] | None: ...
+
+
+class HitRefs:
+    """Point id -> (chunk id, document id, version), filled from payloads as points are found.
+
+    An entry never goes stale: a point's id is a hash of its chunk id (`base.point_id`), and
+    a chunk id names its document and version (`store.records.chunk_id`); a deleted point is
+    simply never found again. Not thread-safe: the index calls it under its shard lock.
+    """
+
+    def __init__(self, limit: int = MAX_REFS) -> None:
+        self.limit = limit
+        self._refs: dict[Any, tuple[str, str, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    def hits(
+        self, found: Sequence[Scored], fetch: Callable[[list[Any]], Sequence[Stored]]
+    ) -> list[IndexHit]:
+        """`found` as hits, in order; `fetch` reads the payloads of points not seen before (a
+        point deleted since it was found is left out, as a later search would not find it)."""
+        refs = self._refs
+        ids = [p.id for p in found]  # each read makes a new uuid.UUID: once
+        missing = [i for i in ids if i not in refs]
+        if missing:
+            if len(refs) + len(missing) > self.limit:
+                refs.clear()
+                missing = ids
+            for record in fetch(missing):
+                hit = hit_from_payload(record.payload, 0.0)
+                refs[record.id] = (hit.chunk_id, hit.doc_id, hit.version)
+        hits: list[IndexHit] = []
+        for point_id, point in zip(ids, found, strict=True):
+            ref = refs.get(point_id)
+            if ref is not None:
+                hits.append(IndexHit(ref[0], ref[1], ref[2], float(point.score)))
+        return hits
