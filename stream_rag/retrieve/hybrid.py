@@ -112,6 +112,16 @@ class _Plan:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """What a search's side thread found (see `Retriever._side_work`)."""
+
+    hits: list[IndexHit]
+    docs: set[str]
+    live: dict[str, int]
+    questions: bool
+
+
 class Retriever:
     def __init__(
         self,
@@ -254,16 +264,28 @@ class Retriever:
         plan.timings["bm25"] = (time.perf_counter() - t0) * 1000
         return hits
 
+    def _side_work(self, plan: _Plan) -> _Side:
+        """BM25, and what fusion needs that no vector decides: its documents' live versions
+        and whether any chunk has FAQ questions (on the side thread, while the main one runs
+        the model, which releases the GIL)."""
+        hits = self._bm25(plan)
+        docs = {h.doc_id for h in hits}
+        asked = plan.weights["title"] != 0 and self._any_questions()
+        return _Side(hits, docs, self.store.live_versions(docs), asked)
+
+    def _any_questions(self) -> bool:
+        return self.embedder is not None and any_questions(self.store, self.embedder.name)
+
     def _fused(self, plan: _Plan) -> list[Fused]:
         """The question's vector, both branches, live-version filter and fusion (blocking)."""
-        sparse: list[Future[list[IndexHit]]] = []
+        sparse: list[Future[_Side]] = []
 
         def side() -> None:
             # BM25 needs no vector: it runs on a side thread (the machine's other core when it
             # is free) while this one embeds the question, with no event-loop hand-off. It
             # starts once the question's tokens are ready, as the model runs without the GIL:
             # started before, its engine call (which holds the GIL) delayed the tokenizer.
-            sparse.append(self._side_pool().submit(self._bm25, plan))
+            sparse.append(self._side_pool().submit(self._side_work, plan))
 
         vector = self._vector(plan, side if plan.weights["bm25"] != 0 else None)
         branches: dict[str, list[IndexHit]] = {"dense": [], "bm25": []}
@@ -272,12 +294,17 @@ class Retriever:
             t0 = time.perf_counter()
             branches["dense"] = self.index.search_dense(vector, plan.collection, plan.limit)
             timings["dense"] = (time.perf_counter() - t0) * 1000
-        if sparse:
-            branches["bm25"] = sparse[0].result()
+        found = sparse[0].result() if sparse else None
+        if found is not None:
+            branches["bm25"] = found.hits
         elif plan.weights["bm25"] != 0:
             branches["bm25"] = self._bm25(plan)
         t0 = time.perf_counter()
-        live = self.store.live_versions({h.doc_id for hits in branches.values() for h in hits})
+        docs = {h.doc_id for hits in branches.values() for h in hits}
+        if found is None:
+            live = self.store.live_versions(docs)
+        else:  # the side thread looked BM25's documents up
+            live = {**found.live, **self.store.live_versions(docs - found.docs)}
         # Only each document's live version may answer: points of an older version can
         # linger for a moment after a new version goes live.
         current = {
@@ -288,7 +315,7 @@ class Retriever:
             vector is not None
             and plan.weights["title"] != 0
             and self.embedder is not None
-            and any_questions(self.store, self.embedder.name)
+            and (found.questions if found is not None else self._any_questions())
         ):
             # Only the candidates the other branches found: a boost, not a search of its own.
             ids = list(dict.fromkeys(c for hits in current.values() for c, _ in hits))
