@@ -19,10 +19,11 @@ BM25 side: 60 Zipf-drawn terms per point, 6 per query, as bench_index. hybrid = 
 (limit 50, as served) + BM25 search (limit 50) + fusion; no embedding, no store. Each figure is
 the median over `--repeat` passes of the per-pass p50. `--healthz`: `stream-rag serve` on a
 data directory whose store holds 100k chunks (the mixture vectors) is polled every 20 ms while
-`POST /v1/index/optimize` runs, while another client deletes a document (1,000 chunks) and
-uploads a small one every 2 s (the DELETE's latency, and the upload's time until its version is
-`ready`, are the writes' figures); the set's recall and latency are then measured on the index
-the server built. `--server-src DIR` runs the server from another checkout (a baseline).
+`POST /v1/index/optimize` runs, while another client deletes a document (the first three of
+1,000 chunks, then its previous upload) and uploads a small one every 2 s (the DELETE's
+latency, and the upload's time until its version is `ready`, are the writes' figures); the
+set's recall and latency are then measured on the index the server built. `--server-src DIR`
+runs the server from another checkout (a baseline).
 """
 
 from __future__ import annotations
@@ -191,7 +192,7 @@ def fmt(timings: Mapping[str, object]) -> str:
     )
 
 
-def serve_data(vectors: F32, data: Path) -> None:
+def serve_data(vectors: F32, data: Path, *, old_fingerprint: bool = False) -> None:
     """A store whose documents' chunks are the points (one each), indexed as the server would."""
     from stream_rag.embed.minilm import MiniLMEmbedder
     from stream_rag.index.indexing import Indexer
@@ -216,14 +217,18 @@ def serve_data(vectors: F32, data: Path) -> None:
         row += len(chunks)
         store.set_ready(doc_id, 1, sum(len(c.text.split()) for c in chunks), len(chunks))
     indexer = Indexer(store, index, MiniLMEmbedder(), readers=CHUNK_READERS)
-    store.set_meta("index_fingerprint", indexer.fingerprint)
+    fingerprint = indexer.fingerprint
+    if old_fingerprint:  # as a server before the path left the fingerprint (a baseline's)
+        fingerprint = fingerprint.replace(index.identity, index.name, 1)
+    store.set_meta("index_fingerprint", fingerprint)
     index.close()
     store.close()
 
 
 class Writer:
-    """Deletes a stored document, then uploads one and waits for it to be indexed, every 2 s
-    while the build runs: how long writes take meanwhile."""
+    """Every 2 s while the build runs: deletes a document (one of the first three stored ones,
+    1,000 chunks each, then the previous upload, so that the graph keeps most of its points),
+    then uploads one and waits for it to be indexed. How long writes take meanwhile."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -235,9 +240,9 @@ class Writer:
 
     def run(self) -> None:
         with httpx.Client(base_url=self.base, timeout=None) as client:
-            stored = [d["id"] for d in client.get("/v1/documents").json()["documents"]]
-            while not self.stop.is_set() and stored:
-                doc_id = stored.pop()
+            stored = [d["id"] for d in client.get("/v1/documents").json()["documents"]][:3]
+            while not self.stop.is_set():
+                doc_id = stored.pop() if stored else self.uploaded[-1]
                 t0 = time.perf_counter()
                 client.delete(f"/v1/documents/{doc_id}").raise_for_status()
                 self.deletes.append((time.perf_counter() - t0) * 1000)
@@ -271,7 +276,7 @@ class Writer:
 def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, root: Path) -> None:
     data = root / "data"
     t0 = time.perf_counter()
-    serve_data(vectors, data)
+    serve_data(vectors, data, old_fingerprint=args.server_src is not None)
     print(f"healthz: stored and indexed {len(vectors)} chunks in {time.perf_counter() - t0:.0f} s")
     port = free_port()
     env = {**os.environ, "STREAM_RAG_DATA_DIR": str(data), "STREAM_RAG_ACCESS_LOG": "false"}
@@ -325,7 +330,8 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
         print(f"writes: {writer.report()}", flush=True)
         with httpx.Client(base_url=base, timeout=None) as client:
             listed = {d["id"] for d in client.get("/v1/documents").json()["documents"]}
-        kept = set(writer.uploaded) <= listed and not set(writer.deleted) & listed
+        deleted, kept_uploads = set(writer.deleted), set(writer.uploaded) - set(writer.deleted)
+        kept = kept_uploads <= listed and not deleted & listed
         print(f"after the swap: uploads listed and deletes gone: {kept}", flush=True)
     finally:
         server.terminate()
@@ -336,8 +342,8 @@ def healthz_during_build(vectors: F32, queries: F32, args: argparse.Namespace, r
         docs = {p.doc_id for p in index.points()}
         print(
             f"mixture (server-built): {index.hnsw_segments()} HNSW segments, {index.count()} "
-            f"points; deleted documents' points left: {len(set(writer.deleted) & docs)}, "
-            f"uploads indexed: {len(set(writer.uploaded) & docs)}/{len(writer.uploaded)}",
+            f"points; deleted documents' points left: {len(deleted & docs)}, uploads kept "
+            f"and indexed: {len(kept_uploads & docs)}/{len(kept_uploads)}",
             flush=True,
         )
         measure("mixture", index, queries, args.ef, args.repeat)

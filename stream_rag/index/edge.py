@@ -20,12 +20,9 @@ A small index (`mirror_max` points) is searched densely on an in-memory copy of 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import shutil
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,13 +43,10 @@ from .base import (
     ref_from_payload,
 )
 from .bm25 import SparseVector
-from .edge_build import BuildChild, Journal, building, replaced
+from .edge_build import BuildChild, HnswBuilds, Journal, collections_of, replaced
 from .edge_config import (
     DEFAULT_HNSW_EF,
     FIELDS,
-    HNSW_EF_CONSTRUCT,
-    HNSW_M,
-    HNSW_THRESHOLD_KB,
     edge_config,
     load,
     read_extra,
@@ -73,14 +67,11 @@ _PAYLOAD = True
 _MIRROR_BATCH = 256
 
 
-_MAX_TRACKED = 1000
-
-
 def _match(key: str, value: str | int) -> qe.FieldCondition:
     return qe.FieldCondition(key=key, match=qe.MatchValue(value=value))
 
 
-class EdgeIndex:
+class EdgeIndex(HnswBuilds):
     def __init__(
         self,
         shard: qe.EdgeShard,
@@ -112,7 +103,7 @@ class EdgeIndex:
         self.generation = 0
         # Every collection that has points (a superset: deletions never shrink it), so that a
         # search in the only collection skips the payload filter (~18% of an HNSW query).
-        self._collections = _collections(shard)
+        self._collections = collections_of(shard)
         self._extra = read_extra(path)
         # Dense search of up to `mirror_max` points runs on an in-memory copy (mirror.py),
         # loaded by `warm` or the first dense search; None: not loaded, or too many points.
@@ -225,20 +216,6 @@ class EdgeIndex:
         if self._journal is not None:
             self._journal.operations.append(operation)
 
-    @property
-    def building(self) -> bool:
-        """Whether a build runs (its copy will replace the shard, with every write since)."""
-        return self._journal is not None
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """`_shard_lock` for a write: the generation moves on whatever the write did."""
-        with self._shard_lock:
-            try:
-                yield
-            finally:
-                self.generation += 1
-
     def _point(self, point: IndexPoint) -> qe.Point:
         vectors: dict[str, Any] = {}
         if point.dense is not None:
@@ -322,10 +299,6 @@ class EdgeIndex:
         with self._shard_lock:
             return int(self._shard.count(qe.CountRequest(exact=True)))
 
-    def hnsw_segments(self) -> int:
-        """Segments whose dense vectors have an HNSW graph (the engine's info does not say)."""
-        return sum(1 for _ in self.path.glob(f"segments/*/vector_index-{DENSE}/graph.bin"))
-
     def points(self) -> Iterator[PointRef]:
         offset: Any = None
         while True:
@@ -375,125 +348,9 @@ class EdgeIndex:
             self._extra = save_extra(self._shard, self.path)
             return changed
 
-    def build_hnsw(
-        self,
-        threshold_kb: int = HNSW_THRESHOLD_KB,
-        *,
-        m: int = HNSW_M,
-        ef_construct: int = HNSW_EF_CONSTRUCT,
-    ) -> dict[str, float]:
-        """Give large segments an HNSW graph without stopping search or writes: copy the
-        shard, build on the copy in a child process, re-apply the writes made meanwhile, swap
-        it in by renaming. Blocking, one build at a time."""
-        with self._build_lock:
-            work = building(self.path)
-            try:
-                return self._build(work, threshold_kb, m, ef_construct)
-            finally:
-                with self._write_lock:
-                    self._journal = None
-                shutil.rmtree(work, ignore_errors=True)
-                shutil.rmtree(replaced(self.path), ignore_errors=True)
-
-    def _build(self, work: Path, threshold_kb: int, m: int, ef_construct: int) -> dict[str, float]:
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        with self._write_lock:  # the copy is the journal's starting point
-            with self._shard_lock:
-                self._shard.flush()
-            shutil.rmtree(work, ignore_errors=True)
-            shutil.copytree(self.path, work)
-            journal = self._journal = Journal()
-        timings["copy_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        kind = "f16" if self.float16 else "f32"
-        hook = self.build_hook
-        returncode, stderr = self._builder.run(
-            work,
-            self.dim,
-            kind,
-            threshold_kb,
-            m,
-            ef_construct,
-            started=None if hook is None else lambda: hook("building"),
-        )
-        if returncode != 0:
-            if self._builder.stopped:
-                raise IndexUnavailableError("HNSW build stopped: the index is closing")
-            raise IndexUnavailableError(f"HNSW build failed: {stderr.strip()[-500:]}")
-        timings["build_s"] = time.perf_counter() - t0
-        shutil.rmtree(replaced(self.path), ignore_errors=True)  # a crash's, after the renames
-        # The copy catches up while writes go on (each engine call holds the GIL, so the
-        # event loop stands still for it: the steps are timed apart), then takes the last
-        # writes under the lock and is closed before the renames, so that a crash anywhere
-        # leaves a complete shard: the old one until the second rename, the new one after.
-        t0 = time.perf_counter()
-        config = edge_config(self.dim, float16=self.float16)
-        built = load(work, config)
-        try:
-            done = journal.replay(built, 0)
-        except BaseException:
-            built.close()
-            raise
-        timings["catch_up_s"] = time.perf_counter() - t0
-        if self.build_hook is not None:
-            self.build_hook("caught_up")
-        with self._write_lock:
-            t0 = time.perf_counter()
-            try:
-                journal.replay(built, done)
-                built.flush()
-            finally:
-                built.close()
-            timings["replayed"] = len(journal)
-            with self._writing():
-                if self._builder.stopped:  # `close` is next: the old shard stays
-                    raise IndexUnavailableError("HNSW build stopped: the index is closing")
-                t1 = time.perf_counter()
-                self._shard.close()
-                timings["close_s"] = time.perf_counter() - t1
-                os.rename(self.path, replaced(self.path))
-                os.rename(work, self.path)
-                t1 = time.perf_counter()
-                self._shard = load(self.path, config)
-                timings["open_s"] = time.perf_counter() - t1
-                self._journal = None
-                self._collections = _collections(self._shard)
-                self._extra = read_extra(self.path)
-            # How long writes waited for the swap (the last replay, the closes and the open).
-            timings["writes_wait_s"] = time.perf_counter() - t0
-        timings["hnsw_segments"] = self.hnsw_segments()
-        return timings
-
-    def stop_building(self) -> None:
-        """End a running build's child (its copy is removed, the shard stays as it was) and
-        refuse new builds: the index is about to close, which would otherwise wait for it."""
-        with self._shard_lock:  # a swap checks `stopped` under it, before closing the shard
-            self._builder.stop()
-
-    def vector_kb(self, points: int) -> int:
-        """KB of stored dense vectors that `points` points take (build thresholds are in KB)."""
-        return points * self.dim * (2 if self.float16 else 4) // 1024
-
-    def exact_points(self) -> int:
-        """Points whose dense vectors no graph holds, so every dense search scans them (new
-        points since the last build, or all after a vacuum dropped the graphs); deleted points
-        that a graph still holds are not subtracted until a vacuum."""
-        with self._shard_lock:
-            points = int(self._shard.info().points_count)
-        # `_extra` is the graphs' dense vectors, counted when nothing was stale (see above).
-        return max(0, points - self._extra)
-
     def close(self) -> None:
         self.stop_building()
         self._mirror = None
         with self._shard_lock:
             self._shard.flush()
             self._shard.close()
-
-
-def _collections(shard: qe.EdgeShard) -> set[str] | None:
-    """The collections that have points; None (always filter) past a thousand of them."""
-    request = qe.FacetRequest(key="collection", limit=_MAX_TRACKED, exact=True)
-    values = {str(hit.value) for hit in shard.facet(request).hits}
-    return values if len(values) < _MAX_TRACKED else None
