@@ -25,7 +25,7 @@ from stream_rag.store.documents import DocumentStore
 
 from .helpers import running_server
 from .test_chat_http import upload
-from .test_index_hnsw import DIM, points
+from .test_index_hnsw import DIM, Paused, points
 from .test_jobs import add
 from .test_telemetry import sample
 
@@ -182,3 +182,56 @@ def search(base_url: str, query: str) -> list[str]:
 
 def exact_points(base_url: str) -> float:
     return sample(httpx.get(f"{base_url}/metrics").text, "stream_rag_index_exact_points")
+
+
+def found_docs(base_url: str, query: str) -> set[str]:
+    response = httpx.post(f"{base_url}/v1/search", json={"query": query, "top_k": 8})
+    response.raise_for_status()
+    return {block["doc_id"] for block in response.json()["blocks"]}
+
+
+def test_a_delete_and_an_upload_during_a_servers_build_are_answered_and_kept(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", hnsw_auto_points=0)
+    index = EdgeIndex.open(settings.data_dir / "index" / "edge-384-f16", minilm.dim)
+    paused = Paused("building")
+    index.build_hook = paused
+    app = create_app(settings, embedder=minilm, index=index)
+    with running_server(app) as base_url:
+        walrus = upload(base_url, "walrus.txt", b"The walrus weighs about a ton on Arctic ice.")
+        otter = upload(base_url, "otter.txt", b"The sea otter cracks shellfish on a stone.")
+        result: dict[str, object] = {}
+        errors: list[Exception] = []
+
+        def optimise() -> None:
+            try:
+                response = httpx.post(f"{base_url}/v1/index/optimize", timeout=None)
+                result.update(response.json())
+            except Exception as exc:  # reported below
+                errors.append(exc)
+            finally:
+                paused.reached["building"].set()
+
+        builder = threading.Thread(target=optimise)
+        builder.start()
+        paused.reached["building"].wait()  # the child builds on a copy of the shard
+        assert not errors
+        # Both writes are answered while the build runs (waiting for it, this would hang),
+        # and searches see them at once.
+        assert httpx.delete(f"{base_url}/v1/documents/{walrus}").status_code == 200
+        assert walrus not in found_docs(base_url, "walrus weight ice")
+        heron = upload(base_url, "heron.txt", b"The grey heron waits in shallow water for fish.")
+        assert heron in found_docs(base_url, "heron fish")
+        paused.go["building"].set()
+        builder.join()
+        assert not errors
+        assert result["optimized"] is True
+        replayed = result["replayed"]
+        assert isinstance(replayed, int)
+        assert replayed >= 3  # the delete; the upload's points, then its older versions' delete
+        assert walrus not in found_docs(base_url, "walrus weight ice")
+        assert heron in found_docs(base_url, "heron fish")
+        assert otter in found_docs(base_url, "otter shellfish stone")
+        listed = httpx.get(f"{base_url}/v1/documents").json()["documents"]
+        assert {d["id"] for d in listed} == {otter, heron}
