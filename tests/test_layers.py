@@ -20,6 +20,7 @@ SHARED = (
     "sse",
     "request_context",
     "lifecycle",
+    "threads",
     "prompt_format",
 )
 
