@@ -27,7 +27,13 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceEncoder, SentenceVectors, embed_sentences
 from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import Example, load
-from stream_rag.gate.semantic import SENTENCE_PRECISION, Features, SemanticStage, anchored
+from stream_rag.gate.semantic import (
+    SENTENCE_PRECISION,
+    Features,
+    SemanticStage,
+    anchored,
+    several,
+)
 from stream_rag.gate.semantic import features as compute_features
 from stream_rag.gate.voice import speaks_for_itself
 
@@ -315,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     grey = [i for i, r in enumerate(rows) if r.features is not None and anchored(r.features)]
     x = np.array([f.vector() for i in grey if (f := rows[i].features) is not None])
     y = np.array([1.0 if rows[i].label else 0.0 for i in grey])
-    multi = np.array([f.sentences > 1 for i in grey if (f := rows[i].features) is not None])
+    multi = np.array([several(f) for i in grey if (f := rows[i].features) is not None])
     fold = folds([rows[i] for i in grey], args.folds, args.seed)
     fitted = np.array([rows[i].dataset not in reported for i in grey])
     print(f"anchored grey zone: {len(grey)} of {len(rows)} sentences")

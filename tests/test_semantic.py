@@ -23,12 +23,14 @@ from stream_rag.gate.semantic import (
     INTERCEPT,
     MULTI_COEFFICIENTS,
     MULTI_INTERCEPT,
+    ONE_WINDOW_GAP,
     Features,
     SemanticStage,
     anchored,
     block_windows,
     features,
     probability,
+    several,
 )
 from stream_rag.index.features import compute
 
@@ -255,13 +257,26 @@ def test_a_name_no_issued_block_has_is_a_foreign_name(stage: SemanticStage) -> N
     assert _signals(stage, PARAPHRASE, BLOCKS).foreign_name == 0.0
 
 
-def test_the_model_is_the_one_for_the_cited_evidence(stage: SemanticStage) -> None:
-    several = _signals(stage, PARAPHRASE, BLOCKS)  # block 1 has three sentences
-    assert several.sentences == 3
-    assert probability(several) == probability(several, MULTI_COEFFICIENTS, MULTI_INTERCEPT)
-    one = replace(several, sentences=1)
+def test_the_model_is_the_one_for_the_evidence_the_match_rests_on(stage: SemanticStage) -> None:
+    # Block 1 has three sentences; the paraphrase rests on its first alone: one window.
+    one = _signals(stage, PARAPHRASE, BLOCKS)
+    assert one.sentences == 3
+    assert one.window_alignment > 0.0
+    assert one.alignment - one.window_alignment <= ONE_WINDOW_GAP
+    assert not several(one)
     assert probability(one) == probability(one, COEFFICIENTS, INTERCEPT)
-    assert probability(one) != probability(several)
+    # Drawn from two blocks, which no window of one or two adjacent sentences holds together.
+    both = _signals(stage, SPREAD, BLOCKS)
+    assert both.alignment - both.window_alignment > ONE_WINDOW_GAP
+    assert several(both)
+    assert probability(both) == probability(both, MULTI_COEFFICIENTS, MULTI_INTERCEPT)
+    # One sentence is one window; without an alignment the sentence count decides.
+    assert not several(replace(both, sentences=1))
+    assert several(replace(one, alignment=0.0, window_alignment=0.0))
+    assert probability(one) != probability(one, multi=True)
+
+
+SPREAD = "The guarantee lasts two years and money comes back within a month of cancelling [1][2]."
 
 
 def test_a_sentence_in_the_writers_own_voice_is_dropped_before_the_models(

@@ -46,6 +46,9 @@ class Alignment:
     words: dict[str, float]  # each content word (pieces joined) -> mean best match of its pieces
     weakest_part: float = 0.0  # the lowest mean best match over the sentence's parts
     weakest_long_part: float = 0.0  # the same over its parts of >= LONG_PART_PIECES pieces
+    # The mean best match against the given window's sentences alone: how much of the match
+    # one window accounts for (semantic.py picks the one-sentence model when it is all of it).
+    window: float = 0.0
 
 
 def align(
@@ -55,9 +58,11 @@ def align(
     cited: Sequence[int],
     vectors: Callable[[int], SentenceVectors],
     nearest: int = NEAREST,
+    window: Sequence[tuple[int, int]] = (),
 ) -> Alignment | None:
     """The alignment of a sentence's word pieces (`states`, its last hidden states) to the
-    nearest cited block sentences; None if a cited block has no stored word pieces."""
+    nearest cited block sentences, and to `window`'s sentences alone ((block, sentence index)
+    pairs); None if a cited block has no stored word pieces."""
     ranked: list[tuple[float, int, int]] = []
     stored = {}
     for n in sorted(set(cited)):
@@ -76,14 +81,19 @@ def align(
     # Small GEMMs: on OpenBLAS's thread pool each would wait for its threads (milliseconds
     # on a busy machine, measured), so they run on this thread alone.
     with SINGLE_THREADED_BLAS:
-        best = (project(states[keep], near.shape[1]) @ near.T).max(axis=1)
+        projected = project(states[keep], near.shape[1])
+        best = (projected @ near.T).max(axis=1)
+        in_window = [stored[n].rows([i]) for n, i in window if n in stored]
+        window_mean = (
+            float((projected @ np.vstack(in_window).T).max(axis=1).mean()) if in_window else 0.0
+        )
     by_row = dict(zip(keep, best.tolist(), strict=True))
     weakest, weakest_long = (
         min(sum(by_row[i] for i in part) / len(part) for part in parts(pieces, keep, least))
         for least in (PART_MIN_PIECES, LONG_PART_PIECES)
     )
     words = _word_scores(pieces, keep, best)
-    return Alignment(float(best.mean()), words, float(weakest), float(weakest_long))
+    return Alignment(float(best.mean()), words, float(weakest), float(weakest_long), window_mean)
 
 
 def parts(

@@ -39,6 +39,7 @@ __all__ = [
     "MIN_OVERLAP",
     "MULTI_COEFFICIENTS",
     "MULTI_INTERCEPT",
+    "ONE_WINDOW_GAP",
     "SENTENCE_PRECISION",
     "BlockVectors",
     "Features",
@@ -48,21 +49,24 @@ __all__ = [
     "block_windows",
     "features",
     "probability",
+    "several",
     "with_cosine",
 ]
 
-# Two models, by the evidence a sentence cites (docs/decisions.md, WiCE section): cited blocks
-# of one sentence between them (BEGIN's knowledge snippets), where the whole-sentence and term
-# signals decide, and of several (article chunks, WiCE), where a claim must match part by
-# part (parts of 3 or more word pieces) and a name no issued block has is an added fact.
-# Fitted by `python -m loadtests.calibrate_gate` on WiCE dev + BEGIN dev, each on its rows of
-# the pooled folds; the order is that of `Features.vector()`. Refit whenever a signal changes.
+# Two models, by the evidence a sentence's match rests on (docs/decisions.md, WiCE section and
+# "One window or several"): one window (BEGIN's knowledge snippets, or one sentence of a chunk
+# that accounts for the whole match), where the whole-sentence and term signals decide, and
+# several (a claim drawn from several sentences of an article, WiCE), where a claim must match
+# part by part (parts of 3 or more word pieces) and a name no issued block has is an added
+# fact. Fitted by `python -m loadtests.calibrate_gate` on WiCE dev + BEGIN dev, each on its
+# rows of the pooled folds; the order is that of `Features.vector()`. Refit whenever a signal
+# or the routing changes.
 COEFFICIENTS: tuple[float, ...] = (
-    *(0, 4.0601, 0, 0, 0, -0.5782, -1.7557, -4.8435, 2.0775, -4.7697, 0.4236, 0, 0),
+    *(0, 2.8328, 0, 0, 0, 0, -0.5790, -3.4043, 0, -5.9410, 1.4338, 0, 0),
 )
-INTERCEPT = 3.0432
-MULTI_COEFFICIENTS: tuple[float, ...] = (0, 3.7927, 0, 0, 0, 0, 0, 0, 0, 0, 0, -3.3801, 6.8031)
-MULTI_INTERCEPT = -6.8308
+INTERCEPT = 3.1183
+MULTI_COEFFICIENTS: tuple[float, ...] = (0, 3.6932, 0, 0, 0, 0, 0, 0, 0, 0, 0, -4.3536, 9.2402)
+MULTI_INTERCEPT = -8.1748
 # The generated sentence and the blocks' sentences (stored at ingest) are embedded at this
 # precision: the same model on both sides of the comparison.
 SENTENCE_PRECISION = "int8"
@@ -75,6 +79,10 @@ DEFAULT_CUTOFF = 0.57
 # supported grey-zone sentences (about 5-10% of them fall below either).
 MIN_COSINE = 0.5
 MIN_OVERLAP = 0.2
+# Several-sentence evidence goes to the one-window model when the best window's sentences
+# alone align to the sentence within this much of the 8 nearest sentences' alignment (0.02-0.05
+# measured alike; docs/decisions.md, "One window or several").
+ONE_WINDOW_GAP = 0.05
 # Block vectors are stored as float16, so a cosine can come out a little above 1.
 _MAX_COSINE = 1.01
 
@@ -83,13 +91,25 @@ def anchored(f: Features) -> bool:
     return f.cosine >= MIN_COSINE and f.block_overlap >= MIN_OVERLAP
 
 
+def several(f: Features) -> bool:
+    """Whether the several-sentence model weighs `f`: its cited blocks have several
+    sentences and no one window accounts for its alignment (without alignment, by count)."""
+    if f.sentences <= 1:
+        return False
+    return f.window_alignment <= 0.0 or f.alignment - f.window_alignment > ONE_WINDOW_GAP
+
+
 def probability(
-    f: Features, coefficients: Sequence[float] | None = None, intercept: float | None = None
+    f: Features,
+    coefficients: Sequence[float] | None = None,
+    intercept: float | None = None,
+    *,
+    multi: bool | None = None,
 ) -> float:
     """The calibrated probability that an anchored grey-zone sentence is supported (by the
-    model for its evidence unless `coefficients` and `intercept` are given)."""
+    model `several` picks, or `multi` says, unless `coefficients` and `intercept` are given)."""
     if coefficients is None or intercept is None:
-        multi = f.sentences > 1
+        multi = several(f) if multi is None else multi
         coefficients = MULTI_COEFFICIENTS if multi else COEFFICIENTS
         intercept = MULTI_INTERCEPT if multi else INTERCEPT
     z = intercept + sum(c * x for c, x in zip(coefficients, f.vector(), strict=True))
@@ -100,7 +120,7 @@ def best_case(f: Features) -> float:
     """The most `probability` can be for `f`, whatever its embedding signals turn out to be
     (cosine at least MIN_COSINE, as anchored, and at most 1; window overlap and alignment in
     [0, 1], and so are the weakest parts'; the contextual missing weight and the foreign name at
-    least 0, and their coefficients are never positive)."""
+    least 0, and their coefficients are never positive; either model for several sentences)."""
     return max(
         probability(
             replace(
@@ -112,8 +132,10 @@ def best_case(f: Features) -> float:
                 weakest_part=part,
                 weakest_long_part=part,
                 foreign_name=0.0,
-            )
+            ),
+            multi=multi,
         )
+        for multi in ((False, True) if f.sentences > 1 else (False,))
         for cos in (MIN_COSINE, _MAX_COSINE)
         for overlap in (0.0, 1.0)
         for aligned in (0.0, 1.0)

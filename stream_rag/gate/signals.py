@@ -84,6 +84,9 @@ class Features:
     foreign_name: float = 0.0
     weakest_long_part: float = 0.0  # `weakest_part` over parts of 3 or more word pieces
     sentences: int = 0  # how many sentences the cited blocks have (which model weighs it)
+    # The alignment against the best window's sentences alone (0 without alignment): when it
+    # is about `alignment`, one window accounts for the match (semantic.py, `one_window`).
+    window_alignment: float = 0.0
 
     def vector(self) -> tuple[float, ...]:
         return (
@@ -113,6 +116,7 @@ class Features:
                 "weakest_part": round(self.weakest_part, 4),
                 "foreign_name": round(self.foreign_name, 4),
                 "weakest_long_part": round(self.weakest_long_part, 4),
+                "window_alignment": round(self.window_alignment, 4),
             }
             if embedded
             else {}
@@ -249,7 +253,13 @@ def with_cosine(
     window_keys = ctx.window_keys(w.block, w.start, w.end)
     window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
     f = replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
-    aligned = None if pieces is None else align(*pieces, sentence_vector, cited, vectors)
+    spans = vectors(w.block).spans
+    in_window = [(w.block, i) for i, (s, e) in enumerate(spans) if s >= w.start and e <= w.end]
+    aligned = (
+        None
+        if pieces is None
+        else align(*pieces, sentence_vector, cited, vectors, window=in_window)
+    )
     if aligned is None:  # no word pieces (a block stored without them): alignment 0
         return f
     block_keys = ctx.block_keys(tuple(sorted(set(cited))))
@@ -266,6 +276,7 @@ def with_cosine(
         missing_worst=missing_worst,
         weakest_part=aligned.weakest_part,
         weakest_long_part=aligned.weakest_long_part,
+        window_alignment=aligned.window,
         foreign_name=_foreign_name(sentence, terms, ctx, block_keys, aligned.words),
     )
 
