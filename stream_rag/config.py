@@ -128,7 +128,8 @@ class Settings:
     # `stream-rag serve`: the GC's full collections run when no request is in progress (or,
     # under load that never pauses, after 20x as many young collections as CPython waits),
     # not in the middle of answers: each stalled every stream 10-25 ms (docs/decisions.md).
-    gc_idle: bool = True
+    # Off by default: in alternating pairs the lag p99 came out worse with it in 4 of 5.
+    gc_idle: bool = False
     # `stream-rag serve` on Linux 6.12+: the scheduling slice its threads ask the kernel for
     # (EEVDF's sched_runtime; 100-100000 us, 0: the kernel's default, ~1.4 ms). Shorter slices
     # run sooner after a wake-up (a token from the model) without a larger share of the CPU.

@@ -161,7 +161,7 @@ def test_full_collections_wait_for_an_idle_server() -> None:
     assert gc.get_threshold() == saved
 
 
-def test_the_server_collects_when_idle_unless_told_not_to(tmp_path: Path) -> None:
+def test_the_server_collects_when_idle_only_when_told_to(tmp_path: Path) -> None:
     from starlette.applications import Starlette
 
     from stream_rag.http.serving import build_server
@@ -170,7 +170,7 @@ def test_the_server_collects_when_idle_unless_told_not_to(tmp_path: Path) -> Non
     app.state.drain = Drain(1.0)
     before = sys.getswitchinterval()
     try:
-        assert build_server(app, Settings(data_dir=tmp_path)).collector is not None
-        assert build_server(app, Settings(data_dir=tmp_path, gc_idle=False)).collector is None
+        assert build_server(app, Settings(data_dir=tmp_path, gc_idle=True)).collector is not None
+        assert build_server(app, Settings(data_dir=tmp_path)).collector is None
     finally:
         sys.setswitchinterval(before)
