@@ -113,10 +113,6 @@ class Settings:
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
     # rest queue, so the event loop keeps the GIL often enough to deliver sentences.
     cpu_workers: int = 2
-    # Their nice value above the event loop's (0-19): when both are ready to run, the kernel
-    # then runs the loop, which delivers the sentences of answers already streaming. Off (0):
-    # it also yields to everything else, so under load it delays first sentences (decisions.md).
-    prelude_nice: int = 0
     # `stream-rag serve`'s GIL switch interval: how long a worker thread running Python may
     # keep the event loop waiting (Python's default, 5 ms, is paid on every wake-up while the
     # workers are busy, e.g. a burst's retrieval; docs/decisions.md).
@@ -208,8 +204,6 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_HNSW_AUTO_POINTS must be >= 0")
         if self.dense_mirror_max_points < 0:
             raise InvalidFieldError("STREAM_RAG_DENSE_MIRROR_MAX_POINTS must be >= 0")
-        if not 0 <= self.prelude_nice <= 19:
-            raise InvalidFieldError("STREAM_RAG_PRELUDE_NICE must be between 0 and 19")
         if self.cpu_workers < 1:
             raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be at least 1")
         for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):

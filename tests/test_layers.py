@@ -20,7 +20,6 @@ SHARED = (
     "sse",
     "request_context",
     "lifecycle",
-    "threads",
     "prompt_format",
 )
 

@@ -10,6 +10,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
+
 from ..config import Settings
 from ..embed.backends import Embedder, Vectors
 from ..embed.queries import QueryEmbedder
@@ -20,7 +23,6 @@ from ..index.features import ChunkFeatures, load_features
 from ..index.questions import any_questions, load_questions, question_hits
 from ..store.documents import DocumentStore
 from ..text import tokenize
-from ..threads import background_threads, run_in
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
 from .rerank import Reranker, RerankError
 
@@ -139,9 +141,7 @@ class Retriever:
         self.settings = settings
         self.dense_status = dense_status or ("on" if embedder else "off")
         self.queries = queries or (QueryEmbedder(embedder) if embedder is not None else None)
-        # Searches and the callers' work on their blocks (an answer's checks), at a lower
-        # priority than the event loop (threads.py); made on first use.
-        self._workers: ThreadPoolExecutor | None = None
+        self._limiter: anyio.CapacityLimiter | None = None
         # BM25 runs here while a worker embeds the question (see `_fused`); made on first use.
         self._side: ThreadPoolExecutor | None = None
         self._side_lock = threading.Lock()
@@ -221,29 +221,24 @@ class Retriever:
         return await self._worker(self._finish, plan, fused, started, then)
 
     async def _worker(self, func: Callable[..., R], *args: Any) -> R:
-        """Run blocking work in a worker thread, at most `cpu_workers` at once, so that bursts of
+        """Run blocking work in a worker thread, at most `limiter` at once, so that bursts of
         requests queue here instead of crowding the event loop out of the GIL."""
-        with self._side_lock:
-            if self._workers is None:
-                self._workers = background_threads(
-                    self.settings.cpu_workers, self.settings.prelude_nice, "stream-rag-worker"
-                )
-            workers = self._workers
-        return await run_in(workers, func, *args)
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.settings.cpu_workers)
+        return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
 
     def close(self) -> None:
         """Let the side threads go (searches after this start new ones)."""
         with self._side_lock:
-            pools, self._side, self._workers = (self._side, self._workers), None, None
-        for pool in pools:
-            if pool is not None:
-                pool.shutdown(wait=False)
+            side, self._side = self._side, None
+        if side is not None:
+            side.shutdown(wait=False)
 
     def _side_pool(self) -> ThreadPoolExecutor:
         with self._side_lock:
             if self._side is None:
-                self._side = background_threads(
-                    self.settings.cpu_workers, self.settings.prelude_nice, "stream-rag-bm25"
+                self._side = ThreadPoolExecutor(
+                    max_workers=self.settings.cpu_workers, thread_name_prefix="stream-rag-bm25"
                 )
             return self._side
 
