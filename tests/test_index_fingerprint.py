@@ -28,12 +28,17 @@ def indexed_store(data: Path, minilm: MiniLMEmbedder) -> None:
         services.close()
 
 
+def copied_store(tmp_path: Path, minilm: MiniLMEmbedder) -> Services:
+    """Services over a copy (`b`) of an indexed data directory (`a`)."""
+    indexed_store(tmp_path / "a", minilm)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    return opened(tmp_path / "b", minilm)
+
+
 def test_a_copied_data_directory_is_not_indexed_again(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
-    indexed_store(tmp_path / "a", minilm)
-    shutil.copytree(tmp_path / "a", tmp_path / "b")
-    services = opened(tmp_path / "b", minilm)
+    services = copied_store(tmp_path, minilm)
     try:
         assert services.indexer.reconcile() == []
         assert str(tmp_path) not in services.indexer.fingerprint
@@ -46,9 +51,7 @@ def test_a_copied_data_directory_is_not_indexed_again(
 def test_a_fingerprint_in_the_old_form_is_accepted_and_rewritten(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
-    indexed_store(tmp_path / "a", minilm)
-    shutil.copytree(tmp_path / "a", tmp_path / "b")
-    services = opened(tmp_path / "b", minilm)
+    services = copied_store(tmp_path, minilm)
     try:
         current = services.indexer.fingerprint
         head, _, rest = current.partition("|")
