@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
@@ -12,13 +11,13 @@ import anyio
 import httpx
 
 from ..errors import StreamRagError
-from ..request_context import new_id
 from ..types import Message
+from .client import openai_client, post_streaming, warm_up
 from .network import closed_idle, use_lean_backend
 from .stream import StreamReplyError, content_pieces
 
 if TYPE_CHECKING:
-    from openai import APIStatusError, AsyncAPIResponse, AsyncOpenAI, AsyncStream
+    from openai import APIStatusError, AsyncAPIResponse, AsyncStream
     from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 
@@ -42,21 +41,6 @@ _DRAIN_S = 1.0
 # together; bounded so that a server closing every reused connection still gets an error.
 _CLOSED_IDLE_TRIES = 16
 _T = TypeVar("_T")
-
-
-@functools.cache
-def _client_class() -> type[AsyncOpenAI]:
-    """The openai client, without a `uuid4` per request: the client makes an idempotency key
-    for every POST and sends it only when the API has an idempotency header, which OpenAI's
-    has not. `uuid4` reads the system's randomness, a system call that lets go of the GIL, and
-    on a busy server the event loop then waits for a worker thread to hand it back."""
-    from openai import AsyncOpenAI
-
-    class Client(AsyncOpenAI):
-        def _idempotency_key(self) -> str:
-            return f"stream-rag-{new_id()}"
-
-    return Client
 
 
 class ModelError(StreamRagError):
@@ -102,20 +86,22 @@ class OpenAIChatModel:
         self.temperature = temperature
         # Ask for token counts (`stream_options.include_usage`) until the server refuses it.
         self.include_usage = True
-        self._client = _client_class()(
-            base_url=base_url,
-            api_key=api_key or "not-needed",
+        # A local model server (vLLM, llama.cpp, Ollama) at plain HTTP: one socket read per
+        # token, so the read path's own CPU counts (network.py), and the SDK's platform
+        # headers are for OpenAI's servers only (client.py).
+        local = base_url.lower().startswith("http://")
+        self._client = openai_client(
+            base_url,
+            api_key or "not-needed",
             # The read timeout bounds the gap between two chunks: a stalled stream fails.
-            timeout=Timeout(timeout_s, read=stall_s),
-            max_retries=0,
+            Timeout(timeout_s, read=stall_s),
+            lean_headers=local,
         )
-        if base_url.lower().startswith("http://"):
-            # A local model server (vLLM, llama.cpp, Ollama) at plain HTTP: one socket read per
-            # token, so the read path's own CPU counts (network.py).
+        if local:
             use_lean_backend(getattr(self._client, "_client", None))
-        # The client imports its chat resources on first use: here, not on the event loop
-        # under the first request (that import takes ~150 ms).
-        self._completions = self._client.chat.completions.with_streaming_response
+        # The chat types are imported on first use: here, not on the event loop under the
+        # first request (that import takes ~150 ms).
+        warm_up()
 
     async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
         import openai
@@ -176,29 +162,20 @@ class OpenAIChatModel:
     async def _send(
         self, payload: list[ChatCompletionMessageParam], *, include_usage: bool
     ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
-        import openai
-
-        # The raw response: the client still sends and maps HTTP errors, but the body is
-        # parsed by `PieceDecoder`, not turned into one typed object per token. The fields go
-        # in `extra_body`, which the client merges over the body as it is: its transform of
-        # `messages` tries each of six message types on every message (~0.7 ms of the event
-        # loop per answer, for plain role and content strings), and of `model` the hundreds of
-        # names in its `Literal` (~0.1-0.2 ms), for values that are plain JSON already.
+        # The raw response: the client still sends, maps HTTP errors and retries, but the body
+        # is parsed by `PieceDecoder`, not turned into one typed object per token. The body is
+        # what `chat.completions.create` sends for these fields (client.py says why it is
+        # posted directly), in the same order.
         body: dict[str, object] = {
-            "model": self.model,
             "messages": payload,
+            "stream": True,
+            "model": self.model,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
         }
         if include_usage:
             body["stream_options"] = {"include_usage": True}
-        request = self._completions.create(
-            model=cast("str", openai.omit),  # sent in `extra_body`
-            messages=[],
-            extra_body=body,
-            stream=True,
-        )
-        return await request.__aenter__()
+        return await post_streaming(self._client, "/chat/completions", body)
 
     async def check(self) -> None:
         """Raise unless the endpoint answers (`/readyz`): its model list, which costs no tokens.

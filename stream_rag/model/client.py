@@ -1,0 +1,160 @@
+"""The openai client as the chat model uses it: the same requests, less of the event loop's
+CPU for each.
+
+The client still builds, sends and retries every request and maps its errors; what changes is
+work it repeats for every request although the result never changes: parsing the same
+`/chat/completions` URL twice (the SDK joins it to the base URL, formats it to a string, and
+httpx parses that string again), merging the same headers, and, for a model server at plain
+HTTP, the SDK's platform headers (`X-Stainless-OS`, `-Arch`, `-Runtime`...), which describe the
+client to OpenAI's servers; no local server reads them, and each costs a merge, a check and a
+parse at both ends of every request.
+
+And a chat request is posted as `chat.completions.create` would post it, without the method's
+own work: it runs every argument (some forty, unused ones included) through the SDK's
+type-driven transform and checks the required ones, ~0.1-0.2 ms of the loop per answer for a
+body that is plain JSON already. The client's `post` builds, sends, retries and raises as
+`create` does.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, cast
+
+from ..request_context import new_id
+
+if TYPE_CHECKING:
+    from openai import AsyncAPIResponse, AsyncOpenAI, AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+
+# Distinct URLs and header sets a client sends are few (one per endpoint); the caches stop
+# growing past this, in case a caller sends many.
+_MEMO_LIMIT = 64
+
+
+@functools.cache
+def client_class() -> type[AsyncOpenAI]:
+    """`AsyncOpenAI` with the per-request work above memoised (see the module)."""
+    from openai import AsyncOpenAI
+
+    class Client(AsyncOpenAI):
+        _lean_headers = False
+        _urls: tuple[object, dict[str, Any]]
+
+        def _idempotency_key(self) -> str:
+            # The client makes an idempotency key for every POST and sends it only when the API
+            # has an idempotency header, which OpenAI's has not. `uuid4` reads the system's
+            # randomness, a system call that lets go of the GIL, and on a busy server the event
+            # loop then waits for a worker thread to hand it back.
+            return f"stream-rag-{new_id()}"
+
+        def _prepare_url(self, url: str) -> Any:
+            memo = self.__dict__.get("_urls")
+            if memo is None or memo[0] is not self._base_url:  # `base_url` was set again
+                memo = self._urls = (self._base_url, {})
+            found = memo[1].get(url)
+            if found is None:
+                found = super()._prepare_url(url)  # an immutable `httpx.URL`
+                if len(memo[1]) < _MEMO_LIMIT:
+                    memo[1][url] = found
+            return found
+
+        def platform_headers(self) -> dict[str, str]:
+            return {} if self._lean_headers else super().platform_headers()
+
+    # The SDK names itself in `User-Agent` by its class's name.
+    Client.__name__ = Client.__qualname__ = "AsyncOpenAI"
+    return Client
+
+
+@functools.cache
+def http_client_class() -> type[Any]:
+    """The openai client's default httpx client (its limits, redirects), with the merge of a
+    request's URL and headers with the client's memoised: both are the same every request."""
+    from openai import DefaultAsyncHttpxClient
+
+    class HttpClient(DefaultAsyncHttpxClient):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._memo_base = self._base_url
+            self._memo_urls: dict[str, Any] = {}
+            self._memo_headers: dict[tuple[Any, ...], Any] = {}
+
+        def _merge_url(self, url: Any) -> Any:
+            if not isinstance(url, str):
+                return super()._merge_url(url)
+            if self._memo_base is not self._base_url:  # `base_url` was set again
+                self._memo_base, self._memo_urls = self._base_url, {}
+            found = self._memo_urls.get(url)
+            if found is None:
+                found = super()._merge_url(url)
+                if len(self._memo_urls) < _MEMO_LIMIT:
+                    self._memo_urls[url] = found
+            return found
+
+        def _merge_headers(self, headers: Any = None) -> Any:
+            if not isinstance(headers, list):
+                return super()._merge_headers(headers)
+            # The client's own headers are part of the key: they may be changed in place.
+            key = (*headers, None, *self._headers.raw)
+            found = self._memo_headers.get(key)
+            if found is None:
+                found = super()._merge_headers(headers)
+                if len(self._memo_headers) < _MEMO_LIMIT:
+                    self._memo_headers[key] = found
+            # A copy: the request adds its own (`Host`, `Content-Length`) to what it is given.
+            copy: Any = type(found)
+            return copy(found)
+
+    return HttpClient
+
+
+def openai_client(
+    base_url: str, api_key: str, timeout: Any, *, lean_headers: bool = False
+) -> AsyncOpenAI:
+    """An openai client with no retries of its own (the caller's `_resent` decides)."""
+    client = client_class()(
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+        max_retries=0,
+        http_client=http_client_class()(base_url=base_url, timeout=timeout),
+    )
+    client._lean_headers = lean_headers  # type: ignore[attr-defined]
+    return client
+
+
+@functools.cache
+def _stream_class() -> type[Any]:
+    from openai import AsyncStream
+    from openai.types.chat import ChatCompletionChunk
+
+    return AsyncStream[ChatCompletionChunk]
+
+
+def warm_up() -> None:
+    """Import what a chat request needs (~150 ms, once): best not on the event loop."""
+    import openai._constants
+    import openai.types.chat  # noqa: F401
+
+    _stream_class()
+
+
+async def post_streaming(
+    client: AsyncOpenAI, path: str, body: dict[str, object]
+) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
+    """POST `body` as `chat.completions.create(..., stream=True)` via `with_streaming_response`
+    does: the response unread, its body for the caller to stream and close."""
+    from openai._constants import RAW_RESPONSE_HEADER
+    from openai.types.chat import ChatCompletion
+
+    response = await client.post(
+        path,
+        cast_to=ChatCompletion,
+        body=body,
+        # What `create` passes: the raw response, and the API key as a bearer token.
+        options={"headers": {RAW_RESPONSE_HEADER: "stream"}, "security": {"bearer_auth": True}},
+        stream=True,
+        stream_cls=_stream_class(),
+    )
+    return cast("AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]", response)
