@@ -12,6 +12,7 @@ import httpx
 
 from ..errors import StreamRagError
 from ..types import Message
+from .body import direct_pieces
 from .client import openai_client, post_streaming, warm_up
 from .network import closed_idle, use_lean_backend
 from .stream import StreamReplyError, content_pieces
@@ -115,7 +116,9 @@ class OpenAIChatModel:
             raise ModelError(f"the model request failed: {_describe(exc)}") from None
         try:
             chunks = _body(response.http_response)
-            async with contextlib.aclosing(content_pieces(chunks)) as pieces:
+            # Read past httpx when the reply allows it (body.py), else through httpx.
+            direct = direct_pieces(response.http_response)
+            async with contextlib.aclosing(direct or content_pieces(chunks)) as pieces:
                 async for piece in pieces:
                     yield piece
             # What follows `[DONE]` (the body's end) is read too: a response closed before

@@ -110,23 +110,9 @@ class LeanStream:
 
     # The methods' signatures, `timeout` parameters included, are httpcore's interface.
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
-        if self._pending:
-            self._flush()
         protocol = self._protocol
-        if not protocol.buffer:
-            if protocol.eof:
-                return self._ended()
-            loop = asyncio.get_running_loop()
-            waiter = protocol.waiter = loop.create_future()
-            timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
-            try:
-                await waiter
-            except TimeoutError:
-                raise self._errors.ReadTimeout("timed out") from None
-            finally:
-                protocol.waiter = None
-                if timer is not None:
-                    timer.cancel()
+        if self._pending or not protocol.buffer:
+            await self._wait(timeout)
             if not protocol.buffer:
                 return self._ended()
         self._used = time.monotonic()
@@ -135,11 +121,56 @@ class LeanStream:
         if len(chunk) > max_bytes:
             chunk, rest = chunk[:max_bytes], chunk[max_bytes:]
             protocol.buffer.appendleft(rest)
-        protocol.size -= len(chunk)
+        self._taken(len(chunk))
+        return chunk
+
+    async def read_buffered(self, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        """Everything received and not read yet, in one piece (waiting, as `read`, when that
+        is nothing): a reader behind a busy event loop takes all its tokens in one step."""
+        protocol = self._protocol
+        if self._pending or not protocol.buffer:
+            await self._wait(timeout)
+            if not protocol.buffer:
+                return self._ended()
+        self._used = time.monotonic()
+        self._replied = True
+        buffer = protocol.buffer
+        data = buffer.popleft() if len(buffer) == 1 else b"".join(buffer)
+        buffer.clear()
+        self._taken(len(data))
+        return data
+
+    def unread(self, data: bytes) -> None:
+        """Put `data` back before what is buffered: the next read returns it first."""
+        if data:
+            self._protocol.buffer.appendleft(data)
+            self._protocol.size += len(data)
+
+    async def _wait(self, limit_s: float | None) -> None:
+        """Send what is pending; wait for data or the end unless some is buffered."""
+        if self._pending:
+            self._flush()
+        protocol = self._protocol
+        if protocol.buffer or protocol.eof:
+            return
+        loop = asyncio.get_running_loop()
+        waiter = protocol.waiter = loop.create_future()
+        timer = None if limit_s is None else loop.call_later(limit_s, _expire, waiter)
+        try:
+            await waiter
+        except TimeoutError:
+            raise self._errors.ReadTimeout("timed out") from None
+        finally:
+            protocol.waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    def _taken(self, size: int) -> None:
+        protocol = self._protocol
+        protocol.size -= size
         if protocol.paused and protocol.size <= _HIGH_WATER // 4:
             protocol.paused = False
             self._transport.resume_reading()
-        return chunk
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
         if not buffer:
