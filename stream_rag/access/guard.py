@@ -4,6 +4,7 @@ know which document a request is about (`request.state.principal`)."""
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 import time
@@ -17,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..config import Settings
 from ..errors import InputError, StreamRagError
+from ..http.start import on_start
 from .keys import ApiKey
 from .principals import (
     ANSWER_PATHS,
@@ -117,7 +119,7 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        send = self._with_headers(send)
+        send = on_start(scope, send, self._add_headers)
         if scope["method"] == "OPTIONS":  # CORS preflight: CORSMiddleware answers it
             await self.app(scope, receive, send)
             return
@@ -225,16 +227,11 @@ class Guard:
             host, parts.scheme
         )
 
-    def _with_headers(self, send: Send) -> Send:
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in self.headers:
-                    if name not in headers:
-                        headers.append(name, value)
-            await send(message)
-
-        return sending
+    def _add_headers(self, message: Message) -> None:
+        headers = MutableHeaders(scope=message)
+        for name, value in self.headers:
+            if name not in headers:
+                headers.append(name, value)
 
 
 def _strip_port(netloc: str, scheme: str) -> str:
@@ -252,6 +249,7 @@ def error_response(exc: StreamRagError) -> JSONResponse:
     return JSONResponse(exc.to_json(), status_code=exc.status, headers=headers)
 
 
+@functools.lru_cache(maxsize=256)  # every request on loopback asks, mostly for one name
 def rebinding_safe(host: str) -> bool:
     """On loopback with no allowlist: names public DNS cannot point at us. IP literals cannot
     rebind, `localhost` names never leave the machine, and single-label names (`testserver`,

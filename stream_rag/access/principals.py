@@ -9,6 +9,7 @@ open (every request acts as admin), which `check_open_mode` allows only on loopb
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import re
@@ -143,6 +144,7 @@ _RULES: tuple[tuple[str, re.Pattern[str], str | None], ...] = tuple(
 ANSWER_PATHS = frozenset({"/v1/chat", "/v1/answer", "/v1/chat/completions"})
 
 
+@functools.lru_cache(maxsize=1024)  # every request asks; the paths asked are mostly few
 def required_scope(method: str, path: str) -> str | None:
     """The scope a request needs; None for public routes. Unknown routes need admin."""
     method = "GET" if method == "HEAD" else method

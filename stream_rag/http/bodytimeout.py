@@ -16,6 +16,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import BodyTimeoutError
+from .start import on_start
 
 
 class BodyDeadline:
@@ -54,11 +55,9 @@ class BodyDeadline:
                 f"{self.timeout_s:g}, then at least {1 / self.seconds_per_byte / 1024:g} KB/s)"
             )
 
-        async def send_closing(message: Message) -> None:
+        def closing(message: Message) -> None:
             # The rest of the body is never read, so the connection cannot be reused.
-            if timed_out and message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                headers["connection"] = "close"
-            await send(message)
+            if timed_out:
+                MutableHeaders(scope=message)["connection"] = "close"
 
-        await self.app(scope, receive_in_time, send_closing)
+        await self.app(scope, receive_in_time, on_start(scope, send, closing))

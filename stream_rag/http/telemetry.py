@@ -21,6 +21,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..request_context import REQUEST_ID, new_id
+from .start import START_HOOKS, StartHook
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -252,14 +253,19 @@ class ObservedApp:
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
+        # The inner middleware's changes to the response's start (start.py): one wrapper of
+        # `send` for all of them, not one each that every body message passes through.
+        hooks: list[StartHook] = []
+        scope[START_HOOKS] = hooks
 
         async def send_with_id(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = list(message.get("headers", []))
-                headers.append((b"x-request-id", request_id.encode()))
-                message = {**message, "headers": headers}
+                message = {**message, "headers": list(message.get("headers", []))}
+                for hook in reversed(hooks):  # innermost first, as nested wrappers would
+                    hook(message)
+                message["headers"].append((b"x-request-id", request_id.encode()))
             await send(message)
 
         try:
