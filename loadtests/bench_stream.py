@@ -3,6 +3,7 @@ sentence", over real HTTP, for one stream and for many concurrent streams.
 
     python -m loadtests.bench_stream --concurrency 100 --tokens-per-second 50
     python -m loadtests.bench_stream --concurrency 100 --tokens-per-second 50 --burn-core
+    python -m loadtests.bench_stream --bursts 2 --burn-core --repeat 5
 
 Three processes: the fake OpenAI-compatible model (which records when it sent each piece),
 `stream-rag serve` on the bundled sample knowledge base using it as its model, and this one,
@@ -19,8 +20,12 @@ and so is the time its event-loop thread was ready to run but waited for a CPU (
 shared machine that wait, not the server's own work, can be most of a sentence's lag.
 `--burn-core` runs `python3 -c 'while True: pass'` alongside, loading one core. `--bursts N`
 starts the concurrent streams together N times (new questions each time) and reports each burst
-and all together. The clients read with the server's own lean network backend on uvloop, so
-that they take less of the cores the server needs; what they read is the same.
+and all together. `--repeat N` makes N whole measurements (the fake, the server and the burner
+started afresh each time) and ends with each one's headline figures (the concurrent streams'
+lag p99, time to first sentence p50 and p99, the event loop's and the fake's CPU per stream)
+and their median and range: one run's tail on a shared machine says little. The clients read
+with the server's own lean network backend on uvloop, so that they take less of the cores the
+server needs; what they read is the same.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import math
 import multiprocessing
 import os
 import statistics
@@ -42,10 +48,8 @@ from typing import Any
 
 import httpx
 import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
 
 from stream_rag.gate.segment import SentenceBuffer
 from stream_rag.loadtest.command import cpu_seconds
@@ -74,10 +78,14 @@ def serve_fake(port: int, tokens_per_second: float) -> None:
     """The fake model (child process), plus a route that hands its timelines to the bench."""
     fake = create_fake_llm(FakeConfig(tokens_per_second=tokens_per_second))
 
-    async def timelines(request: Request) -> JSONResponse:
-        return JSONResponse(fake.state.stats.timelines)
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        # Not a Mount over the fake: that would wrap every `send` of every token again.
+        if scope["type"] == "http" and scope["path"] == "/_bench/timelines":
+            await JSONResponse(fake.state.stats.timelines)(scope, receive, send)
+        else:
+            await fake(scope, receive, send)
 
-    app = Starlette(routes=[Route("/_bench/timelines", timelines), Mount("/", app=fake)])
+    # httptools where installed, as `stream-rag fake-llm` runs (cli/fake.py).
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
@@ -175,7 +183,8 @@ class Cpu:
             time.monotonic(),
         )
 
-    def report(self, label: str, streams: int) -> None:
+    def report(self, label: str, streams: int) -> dict[str, float]:
+        """Print the phase's CPU; return the event loop's and the fake's, ms per stream."""
         server, loop, fake, clients, waited, wall = (
             b - a for a, b in zip(self.start, self.read(), strict=True)
         )
@@ -189,6 +198,7 @@ class Cpu:
             f"{label} event loop: ran {loop:.2f} s, waited for a CPU {waited:.2f} s "
             f"({waited / max(loop, 1e-9):.1f}x its CPU time) in {wall:.1f} s"
         )
+        return {"loop_ms": loop / streams * 1000, "fake_ms": fake / streams * 1000}
 
 
 async def run(
@@ -198,7 +208,8 @@ async def run(
     rounds: int,
     pids: tuple[int, int],
     bursts: int = 1,
-) -> None:
+) -> dict[str, float]:
+    """One measurement; returns the concurrent streams' headline figures, all bursts together."""
     # Every stream on a connection of its own, like as many users: no idle connection the server
     # may close just as a burst sends on it, and none for httpcore 1.0's pool to recount for
     # every idle one whenever a request starts or ends (quadratic: ~1 s of CPU per burst).
@@ -217,6 +228,7 @@ async def run(
         ]
         cpu.report("1 stream   ", max(1, rounds))
         many: list[list[dict[str, Any]]] = []
+        used = {"loop_ms": 0.0, "fake_ms": 0.0}
         for burst in range(bursts):
             label = f"{concurrency} streams" + (f" #{burst + 1}" if bursts > 1 else "")
             gc.collect()  # the last burst's garbage is not collected during this one
@@ -230,7 +242,8 @@ async def run(
                     )
                 )
             )
-            cpu.report(label, concurrency)
+            for key, value in cpu.report(label, concurrency).items():
+                used[key] += value / bursts
             # The machine's load, other processes included: figures mean little without it.
             print("load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
         timelines = (await fake.get("/_bench/timelines")).json()
@@ -238,8 +251,39 @@ async def run(
         for burst, results in enumerate(many):
             label = f"{concurrency} streams" + (f" #{burst + 1}" if bursts > 1 else "")
             report(label, results, timelines)
+        every = [r for rs in many for r in rs]
         if bursts > 1:
-            report(f"{concurrency} streams, all", [r for rs in many for r in rs], timelines)
+            report(f"{concurrency} streams, all", every, timelines)
+    found = figures(every, timelines)
+    lag, ttfs = found["lag"] or [math.nan], found["ttfs"] or [math.nan]
+    return {
+        "lag_p99": percentile(lag, 0.99),
+        "ttfs_p50": statistics.median(ttfs),
+        "ttfs_p99": percentile(ttfs, 0.99),
+        **used,
+    }
+
+
+HEADLINES = {
+    "lag_p99": "sentence lag p99",
+    "ttfs_p50": "ttfs p50",
+    "ttfs_p99": "ttfs p99",
+    "loop_ms": "event-loop CPU ms/stream",
+    "fake_ms": "fake model CPU ms/stream",
+}
+
+
+def repeat_summary(concurrency: int, runs: list[dict[str, float]]) -> list[str]:
+    """Each run's headline figures, then their median and range."""
+    lines = [f"{concurrency} streams over {len(runs)} runs (all bursts of each run together):"]
+    for key, label in HEADLINES.items():
+        values = [run[key] for run in runs]
+        each = ", ".join(f"{v:.1f}" for v in values)
+        lines.append(
+            f"  {label}: median {statistics.median(values):.1f}, range {min(values):.1f}-"
+            f"{max(values):.1f} (runs: {each})"
+        )
+    return lines
 
 
 @contextmanager
@@ -291,7 +335,24 @@ def main() -> None:
     parser.add_argument(
         "--burn-core", action="store_true", help="load one core with another process meanwhile"
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="whole measurements (a new fake, server and burner each), then their median",
+    )
     args = parser.parse_args()
+    runs: list[dict[str, float]] = []
+    for n in range(args.repeat):
+        if args.repeat > 1:
+            print(f"=== run {n + 1} of {args.repeat}", flush=True)
+        runs.append(measure(args))
+    if args.repeat > 1:
+        print("\n".join(repeat_summary(args.concurrency, runs)))
+
+
+def measure(args: argparse.Namespace) -> dict[str, float]:
+    """One whole measurement: the fake, the server and (if asked) the burner started afresh."""
     fake_port = free_port()
     fake = multiprocessing.get_context("spawn").Process(
         target=serve_fake, args=(fake_port, args.tokens_per_second), daemon=True
@@ -321,7 +382,7 @@ def main() -> None:
             with burning(args.burn_core):
                 pids = (server.pid, fake.pid or 0)
                 with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-                    runner.run(
+                    return runner.run(
                         run(base_url, fake_url, args.concurrency, args.rounds, pids, args.bursts)
                     )
         finally:

@@ -88,10 +88,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(app: ASGIApp) -> Iterator[str]:
-    """Serve `app` with a real uvicorn in a thread; yields the base URL."""
+def running_server(app: ASGIApp, http: str = "h11") -> Iterator[str]:
+    """Serve `app` with a real uvicorn in a thread; yields the base URL. h11, as the server
+    runs, unless `http` names another of uvicorn's HTTP implementations."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", http=http
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

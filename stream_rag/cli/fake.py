@@ -63,5 +63,7 @@ def run(args: argparse.Namespace) -> int:
         reject_fields=tuple(args.reject_field),
     )
     print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
+    # uvicorn's default picks httptools where installed (the `load` extra): the fake shares the
+    # cores with what it load-tests, and h11's per-chunk work is most of a token's send.
     uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")
     return 0

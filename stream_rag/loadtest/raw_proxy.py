@@ -137,5 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     blocks = fixed_blocks(Path(__file__).resolve().parents[1] / "sample_kb")
     app = create_raw_proxy(args.model_url, args.model, blocks)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    # h11, as `stream-rag serve` runs: the baseline's HTTP layer costs what the server's does.
+    uvicorn.run(
+        app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, http="h11"
+    )
     return 0

@@ -28,18 +28,18 @@ import random
 import re
 import time
 from collections import deque
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from ..language.followups import resolve
 from ..prompt_format import CONDENSE_PROMPT, parse_blocks, parse_history, parse_question
 from .extractive import NO_ANSWER, select, tokens_of
+from .fake_stream import plan, send_plan
 from .paraphrase import add_claim, paraphrase
 
 FABRICATIONS = ("unissued", "wrong_block", "changed_number", "extra_claim")
@@ -169,18 +169,45 @@ def _change_number(text: str, rng: random.Random) -> str:
     return text[: match.start()] + changed + text[match.end() :]
 
 
-def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
-    config = config or FakeConfig()
-    stats = FakeStats()
+COMPLETIONS = "/v1/chat/completions"
 
-    async def completions(request: Request) -> Response:
-        body = await request.json()
+
+class FakeLLM(Starlette):
+    """The fake's app: streamed completions are taken straight from the server, past the
+    middleware's per-message `send` wrappers; everything else goes through Starlette."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == COMPLETIONS:
+            scope["app"] = self
+            await self.state.completions(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+
+class Completions:
+    """`POST /v1/chat/completions` as a plain ASGI app."""
+
+    def __init__(self, config: FakeConfig, stats: FakeStats) -> None:
+        self.config, self.stats = config, stats
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        config, stats = self.config, self.stats
+        raw = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            raw += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        body = json.loads(raw)
         stats.requests += 1
         refused = [name for name in config.reject_fields if name in body]
         if refused:
-            message = f"Unrecognized request argument supplied: {refused[0]}"
-            error = {"message": message, "type": "invalid_request_error", "param": refused[0]}
-            return JSONResponse({"error": {**error, "code": None}}, status_code=400)
+            text = f"Unrecognized request argument supplied: {refused[0]}"
+            error = {"message": text, "type": "invalid_request_error", "param": refused[0]}
+            reply = JSONResponse({"error": {**error, "code": None}}, status_code=400)
+            return await reply(scope, receive, send)
         messages = body.get("messages", [])
         pieces = condense(messages) or compose(config, messages)[0]
         # A word is a token here: real tokenizers differ, the point is that counts arrive.
@@ -189,81 +216,32 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
             "completion_tokens": len(pieces),
         }
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        stream_options = body.get("stream_options") or {}
-        model = body.get("model", config.model)
-        created = int(time.time())
-        completion_id = f"chatcmpl-{stats.requests}"
+        fields = {
+            "id": f"chatcmpl-{stats.requests}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", config.model),
+        }
         if not body.get("stream"):
             stats.completed += 1
-            return JSONResponse(
-                {
-                    "id": completion_id,
-                    "object": "chat.completion",
-                    "created": created,
-                    "model": model,
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": "".join(pieces)},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": usage,
-                }
-            )
-
-        def chunk(delta: dict[str, str], finish: str | None = None) -> bytes:
-            payload = {
-                "id": completion_id,
-                "object": "chat.completion.chunk",
-                "created": created,
-                "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            choice = {
+                "index": 0,
+                "message": {"role": "assistant", "content": "".join(pieces)},
+                "finish_reason": "stop",
             }
-            return f"data: {json.dumps(payload)}\n\n".encode()
+            whole = {**fields, "object": "chat.completion", "choices": [choice], "usage": usage}
+            return await JSONResponse(whole)(scope, receive, send)
+        asked = (body.get("stream_options") or {}).get("include_usage")
+        reply_plan = plan(config, pieces, fields, usage if asked else None)
+        prompt = next((m["content"] for m in messages if m.get("role") == "user"), "")
+        timeline = stats.timeline(parse_question(prompt))
+        await send_plan(reply_plan, receive, send, stats, timeline)
 
-        # A token's chunk is the same bytes as `chunk({"content": piece})`, made by splicing
-        # the piece into a template: the fake shares the cores with what it load-tests.
-        head, _, tail = chunk({"content": "\0"}).partition(b'"\\u0000"')
 
-        question = parse_question(
-            next((m["content"] for m in messages if m.get("role") == "user"), "")
-        )
-        timeline = stats.timeline(question)
-
-        async def events() -> AsyncIterator[bytes]:
-            delay = 1 / config.tokens_per_second if config.tokens_per_second > 0 else 0.0
-            # Paced on a schedule, like a model server: a late wake-up (a busy event loop)
-            # does not push every later piece back. A client that leaves cancels this
-            # generator (the response listens for the disconnect), which counts it below.
-            due = anyio.current_time()
-            try:
-                yield chunk({"role": "assistant", "content": ""})
-                for i, piece in enumerate(pieces):
-                    if config.error_after is not None and i == config.error_after:
-                        raise ConnectionAbortedError("fake-llm: scripted error mid-stream")
-                    if config.stall_after is not None and i == config.stall_after:
-                        await anyio.sleep(config.stall_s)
-                        due += config.stall_s
-                    if delay:
-                        due += delay
-                        await anyio.sleep(max(0.0, due - anyio.current_time()))
-                    timeline.append((piece, time.monotonic()))
-                    yield head + json.dumps(piece).encode() + tail
-                yield chunk({}, "stop")
-                if stream_options.get("include_usage"):
-                    last: dict[str, object] = {"id": completion_id, "choices": [], "usage": usage}
-                    last |= {"object": "chat.completion.chunk", "created": created, "model": model}
-                    yield f"data: {json.dumps(last)}\n\n".encode()
-                yield b"data: [DONE]\n\n"
-                stats.completed += 1
-                stats.finished_at.append(time.monotonic())
-            except anyio.get_cancelled_exc_class():
-                stats.disconnected += 1
-                stats.disconnect_times.append(time.monotonic())
-                raise
-
-        return StreamingResponse(events(), media_type="text/event-stream")
+def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
+    config = config or FakeConfig()
+    stats = FakeStats()
+    completions = Completions(config, stats)
 
     async def models(request: Request) -> JSONResponse:
         return JSONResponse(
@@ -273,12 +251,13 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
             }
         )
 
-    app = Starlette(
+    app = FakeLLM(
         routes=[
-            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route(COMPLETIONS, completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
         ]
     )
     app.state.stats = stats
     app.state.config = config
+    app.state.completions = completions
     return app
