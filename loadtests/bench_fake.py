@@ -3,11 +3,11 @@
     python -m loadtests.bench_fake --concurrency 100 --tokens-per-second 50 --bursts 3
 
 The fake runs in a process of its own under uvicorn, as `bench_stream` and `stream-rag
-loadtest` run it; this process sends it the prompts `/v1/chat` would (the sample knowledge
-base's files as the blocks, the load test's questions) in bursts of concurrent streams and reads
-each body to its end. The fake's CPU per stream is read from /proc around each burst. `--digest`
-prints a hash of every body with its run-specific fields (id, created) blanked, to compare two
-implementations' bytes.
+loadtest` run it; this process sends it prompts like those of `/v1/chat` (the sample knowledge
+base's files as the blocks, the load test's questions) in bursts of concurrent streams over kept
+connections and reads each body to its end. The fake's CPU per stream is read from /proc around
+each burst. `--digest` prints a hash of every body with its run-specific fields (id, created)
+blanked, to compare two implementations' bytes.
 """
 
 from __future__ import annotations
@@ -60,7 +60,9 @@ async def one(client: httpx.AsyncClient, body: dict[str, object]) -> bytes:
 
 async def run(url: str, pid: int, concurrency: int, bursts: int, digest: bool) -> None:
     blocks = sample_blocks()
-    limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=0)
+    # Kept connections, as the server's model client keeps them: the fake's per-token cost is
+    # measured, not a connection's accept and close per request.
+    limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
         use_lean_backend(client)
         await one(client, body_for(QUESTIONS[0], blocks))

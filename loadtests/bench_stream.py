@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import codecs
 import gc
 import math
 import multiprocessing
@@ -94,18 +95,21 @@ async def one_stream(client: httpx.AsyncClient, question: str) -> dict[str, Any]
     done: dict[str, Any] = {}
     ended = "neither"
     parser = EventStreamParser()
+    text = codecs.getincrementaldecoder("utf-8")()
     sent = time.monotonic()
     async with client.stream("POST", "/v1/chat", json={"question": question}) as response:
-        async for line in response.aiter_lines():
-            if (event := parser.line(line)) is None:
-                continue
-            data = event.json()
-            if event.event == "sentence":
-                arrivals[data["index"]] = time.monotonic()
-            elif event.event == "done":
-                done, ended = data, "done"
-            elif event.event == "error":
-                ended = f"error:{data.get('code')}"
+        # The body's bytes as they come, past httpx's text and line iterators (the server
+        # does not compress an event stream; the parser splits lines as they end).
+        raw = response.aiter_bytes() if "content-encoding" in response.headers else None
+        async for chunk in raw or response.aiter_raw():
+            for event in parser.feed(text.decode(chunk)):
+                # Only what is measured is parsed: `sources` is most of the stream's JSON.
+                if event.event == "sentence":
+                    arrivals[event.json()["index"]] = time.monotonic()
+                elif event.event == "done":
+                    done, ended = event.json(), "done"
+                elif event.event == "error":
+                    ended = f"error:{event.json().get('code')}"
     return {"question": question, "sent": sent, "arrivals": arrivals, "done": done, "ended": ended}
 
 
