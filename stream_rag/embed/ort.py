@@ -218,11 +218,18 @@ class OrtEncoder:
             providers=["CPUExecutionProvider"],
             disabled_optimizers=list(DISABLED_OPTIMIZERS),
         )
+        # The compiled session under the Python wrapper: the wrapper's `run` checks each feed
+        # first (input names, OrtValue ownership, WebGPU graph capture), ~45 us a call here
+        # (docs/decisions.md), and the feeds are made in this class (onnxruntime still fails a
+        # run with an input missing). The wrapper's own `run` if onnxruntime renames it.
+        self._run: Callable[[list[str], dict[str, F32], None], list[Any]] = getattr(
+            self._session, "_sess", self._session
+        ).run
 
     def run(self, x: F32, mask: F32) -> F32:
         """Hidden states (B, L, d) after the last layer, for embedded input `x` (B, L, d)
         and additive key mask (B, 1, 1, L) (fp32)."""
-        out = self._session.run(["hidden"], {"x": x, "mask": mask})[0]
+        out = self._run(["hidden"], {"x": x, "mask": mask}, None)[0]
         hidden: F32 = np.asarray(out, dtype=np.float32)
         return hidden
 
@@ -238,7 +245,7 @@ class OrtEncoder:
         length = np.array([len(x)], dtype=np.float32)
 
         def run() -> F32:
-            hidden = self._session.run(["hidden"], inputs)[0]
+            hidden = self._run(["hidden"], inputs, None)[0]
             # The same float32 steps, in the same order, as `encode`'s pooling.
             pooled: F32 = hidden[0].sum(axis=0, dtype=np.float32)[None]
             pooled /= length[:, None]
@@ -248,7 +255,7 @@ class OrtEncoder:
         return run
 
     def _vector(self, inputs: dict[str, F32]) -> F32:
-        vector: F32 = self._session.run(["vector"], inputs)[0]
+        vector: F32 = self._run(["vector"], inputs, None)[0]
         return vector
 
     def encode(
@@ -265,7 +272,7 @@ class OrtEncoder:
         if not self._batched:
             names = ["vector"] if states is None else ["vector", "hidden"]
             for row, seq in enumerate(seqs):
-                found = self._session.run(names, {"x": embedded(seq)[None]})
+                found = self._run(names, {"x": embedded(seq)[None]}, None)
                 out[row] = found[0][0]
                 if states is not None:
                     states.append(found[1][0])

@@ -48,17 +48,18 @@ class HitRefs:
         point deleted since it was found is left out, as a later search would not find it)."""
         refs = self._refs
         ids = [p.id for p in found]  # each read makes a new uuid.UUID: once
-        missing = [i for i in ids if i not in refs]
-        if missing:
+        known = [refs.get(i) for i in ids]  # one hash per id (a UUID's is Python code)
+        if None in known:
+            missing = [i for i, ref in zip(ids, known, strict=True) if ref is None]
             if len(refs) + len(missing) > self.limit:
                 refs.clear()
                 missing = ids
             for record in fetch(missing):
                 hit = hit_from_payload(record.payload, 0.0)
                 refs[record.id] = (hit.chunk_id, hit.doc_id, hit.version)
-        hits: list[IndexHit] = []
-        for point_id, point in zip(ids, found, strict=True):
-            ref = refs.get(point_id)
-            if ref is not None:
-                hits.append(IndexHit(ref[0], ref[1], ref[2], float(point.score)))
-        return hits
+            known = [refs.get(i) for i in ids]
+        return [
+            IndexHit(ref[0], ref[1], ref[2], float(point.score))
+            for ref, point in zip(known, found, strict=True)
+            if ref is not None
+        ]
