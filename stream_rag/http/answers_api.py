@@ -8,7 +8,7 @@ from dataclasses import replace
 from functools import partial
 
 import anyio
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -19,6 +19,7 @@ from ..answer.pipeline import Options
 from ..errors import InvalidFieldError
 from ..events import SentenceOut, to_sse
 from . import openai_compat, state
+from .eventstream import EventStream
 from .web import EventIds, is_reconnect
 
 
@@ -57,7 +58,7 @@ async def chat(request: Request) -> Response:
             yield to_sse(event, id=ids.next(), base_url=base_url)
 
     settings = state.settings(request)
-    return EventSourceResponse(
+    return EventStream(
         events(),
         ping=settings.sse_ping_s,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
