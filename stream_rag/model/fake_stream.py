@@ -13,17 +13,20 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from json.encoder import encode_basestring_ascii
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from starlette.types import Receive, Send
 
 if TYPE_CHECKING:
     from .fake import FakeConfig, FakeStats
 
+# `json.dumps(text)` is this C function's result (with the default `ensure_ascii`), without the
+# encoder object around it: the fake spends that per token.
+_json_string = encode_basestring_ascii
 
-@dataclass(frozen=True, slots=True)
-class Step:
+
+class Step(NamedTuple):
     """What is sent `due` seconds after the stream starts: the chunks of `pieces` (recorded in
     the timeline as sent then), and any chunks that follow them at the same moment."""
 
@@ -32,8 +35,7 @@ class Step:
     body: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """A whole streamed reply; `breaks`: the stream is cut off after the last step."""
 
     steps: tuple[Step, ...]
@@ -54,40 +56,33 @@ def plan(
 ) -> Plan:
     """The reply's steps: the role chunk at once, a piece every 1/`tokens_per_second` s (the
     stall added before piece `stall_after`), then the stop chunk, `usage` if asked, `[DONE]`."""
-    # A token's chunk is the bytes of `chunk_bytes(fields, {"content": piece})`, made by
-    # splicing the piece's JSON into a template.
+    # A token's chunk is the bytes of `chunk_bytes(fields, {"content": piece})`: the piece's
+    # JSON (what `json.dumps` makes of a string, by the same C function) spliced into a template.
     head, _, tail = chunk_bytes(fields, {"content": "\0"}).partition(b'"\\u0000"')
+    head_text, tail_text = head.decode(), tail.decode()
     delay = 1 / config.tokens_per_second if config.tokens_per_second > 0 else 0.0
-    steps: list[tuple[float, list[str], list[bytes]]] = [
-        (0.0, [], [chunk_bytes(fields, {"role": "assistant", "content": ""})])
-    ]
-
-    def add(due: float, piece: str | None, data: bytes) -> None:
-        if due != steps[-1][0]:
-            steps.append((due, [], []))
-        if piece is not None:
-            steps[-1][1].append(piece)
-        steps[-1][2].append(data)
-
-    due = 0.0
+    steps: list[Step] = []
+    due, sent, data = 0.0, list[str](), [chunk_bytes(fields, {"role": "assistant", "content": ""})]
+    breaks = False
     for i, piece in enumerate(pieces):
-        if config.error_after is not None and i == config.error_after:
-            return Plan(_freeze(steps), breaks=True)
-        if config.stall_after is not None and i == config.stall_after:
-            due += config.stall_s
-        due += delay
-        add(due, piece, head + json.dumps(piece).encode() + tail)
-    add(due, None, chunk_bytes(fields, {}, "stop"))
-    if usage is not None:
-        last = {"id": fields["id"], "choices": [], "usage": usage}
-        last |= {"object": fields["object"], "created": fields["created"], "model": fields["model"]}
-        add(due, None, f"data: {json.dumps(last)}\n\n".encode())
-    add(due, None, b"data: [DONE]\n\n")
-    return Plan(_freeze(steps), breaks=False)
-
-
-def _freeze(steps: list[tuple[float, list[str], list[bytes]]]) -> tuple[Step, ...]:
-    return tuple(Step(due, tuple(pieces), b"".join(data)) for due, pieces, data in steps)
+        if i == config.error_after:
+            breaks = True
+            break
+        step_due = due + delay + (config.stall_s if i == config.stall_after else 0.0)
+        if step_due != due:  # a new moment: what was due before goes out in one send
+            steps.append(Step(due, tuple(sent), b"".join(data)))
+            due, sent, data = step_due, [], []
+        sent.append(piece)
+        data.append((head_text + _json_string(piece) + tail_text).encode())
+    if not breaks:
+        data.append(chunk_bytes(fields, {}, "stop"))
+        if usage is not None:
+            last = {"id": fields["id"], "choices": [], "usage": usage}
+            last |= {k: fields[k] for k in ("object", "created", "model")}
+            data.append(f"data: {json.dumps(last)}\n\n".encode())
+        data.append(b"data: [DONE]\n\n")
+    steps.append(Step(due, tuple(sent), b"".join(data)))
+    return Plan(tuple(steps), breaks)
 
 
 HEADERS = [(b"content-type", b"text/event-stream; charset=utf-8")]
