@@ -7,8 +7,8 @@
 process (raw asyncio, the chunked SSE bytes uvicorn sends, one chunk per token at a fixed
 pace), twice: short and long answers. The loop thread's CPU (`time.thread_time`) difference
 over the token difference is the CPU per token, the request's own cost cancelled out.
-`output`: an answer's events (`sources`, sentences, `done`) through `to_sse` and
-`EventSourceResponse` to an ASGI `send` that keeps the bytes: CPU per sentence event.
+`output`: an answer's events (`sources`, sentences, `done`) through `to_sse` and the SSE
+response `/v1/chat` uses to an ASGI `send` that keeps the bytes: CPU per answer and per event.
 `segment`: `SentenceBuffer.feed` per token. Each figure is the median of `--rounds`.
 """
 
@@ -182,8 +182,19 @@ async def _answer_events(blocks: list[Block], sentences: int) -> AsyncIterator[E
     yield Done(sentences, 0, 120.0, 900.0, 25, None, "req-1")
 
 
+def _response_class() -> Any:
+    """What `/v1/chat` answers with: `EventStream` where the tree has it, else sse-starlette's."""
+    try:
+        from stream_rag.http.eventstream import EventStream
+    except ImportError:
+        from sse_starlette import EventSourceResponse
+
+        return EventSourceResponse
+    return EventStream
+
+
 def bench_output(answers: int, sentences: int, rounds: int) -> None:
-    from sse_starlette import EventSourceResponse
+    response_class = _response_class()
 
     blocks = _blocks()
     sent: list[int] = []
@@ -202,7 +213,7 @@ def bench_output(answers: int, sentences: int, rounds: int) -> None:
                 n += 1
                 yield to_sse(event, id=str(n))
 
-        response = EventSourceResponse(events(), ping=15, shutdown_event=anyio.Event())
+        response = response_class(events(), ping=15, shutdown_event=anyio.Event())
         scope = {"type": "http", "method": "POST"}
         await response(scope, receive, send)
 
@@ -221,7 +232,8 @@ def bench_output(answers: int, sentences: int, rounds: int) -> None:
     events = sentences + 2
     figures = [f / events for f in per_answer]
     print(
-        f"output: {answers} answers of {sentences} sentences, {rounds} rounds: "
+        f"output ({response_class.__name__}): {answers} answers of {sentences} sentences, "
+        f"{rounds} rounds: "
         f"{statistics.median(per_answer):.0f} us per answer, "
         f"{statistics.median(figures):.1f} us per event "
         f"(rounds {', '.join(f'{f:.1f}' for f in figures)})"
