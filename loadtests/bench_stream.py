@@ -24,8 +24,8 @@ and all together. `--repeat N` makes N whole measurements (the fake, the server 
 started afresh each time) and ends with each one's headline figures (the concurrent streams'
 lag p99, time to first sentence p50 and p99, the event loop's and the fake's CPU per stream)
 and their median and range: one run's tail on a shared machine says little. The clients read
-with the server's own lean network backend on uvloop, so that they take less of the cores the
-server needs; what they read is the same.
+each stream off a socket of its own on uvloop (`loadtests/sse_client.py`, not httpx), so that
+they take less of the cores the server needs; what they read is the same.
 """
 
 from __future__ import annotations
@@ -52,11 +52,11 @@ import uvicorn
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
+from loadtests.sse_client import body_chunks, post_json
 from stream_rag.gate.segment import SentenceBuffer
 from stream_rag.loadtest.command import cpu_seconds
 from stream_rag.loadtest.users import QUESTIONS
 from stream_rag.model.fake import FakeConfig, create_fake_llm
-from stream_rag.model.network import use_lean_backend
 from stream_rag.retrieve.metrics import percentile
 from stream_rag.sse import EventStreamParser
 from tests.helpers import free_port
@@ -90,26 +90,33 @@ def serve_fake(port: int, tokens_per_second: float) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-async def one_stream(client: httpx.AsyncClient, question: str) -> dict[str, Any]:
+async def one_stream(address: tuple[str, int], question: str) -> dict[str, Any]:
     arrivals: dict[int, float] = {}
     done: dict[str, Any] = {}
     ended = "neither"
     parser = EventStreamParser()
     text = codecs.getincrementaldecoder("utf-8")()
     sent = time.monotonic()
-    async with client.stream("POST", "/v1/chat", json={"question": question}) as response:
-        # The body's bytes as they come, past httpx's text and line iterators (the server
-        # does not compress an event stream; the parser splits lines as they end).
-        raw = response.aiter_bytes() if "content-encoding" in response.headers else None
-        async for chunk in raw or response.aiter_raw():
-            for event in parser.feed(text.decode(chunk)):
-                # Only what is measured is parsed: `sources` is most of the stream's JSON.
-                if event.event == "sentence":
-                    arrivals[event.json()["index"]] = time.monotonic()
-                elif event.event == "done":
-                    done, ended = event.json(), "done"
-                elif event.event == "error":
-                    ended = f"error:{event.json().get('code')}"
+    # Straight off a socket of its own (loadtests/sse_client.py), not through httpx: the clients
+    # share the cores with the server they measure. The bytes read are the same.
+    async with asyncio.timeout(120):
+        status, reader, writer, chunked = await post_json(
+            *address, "/v1/chat", {"question": question}
+        )
+        try:
+            async for data in body_chunks(reader, chunked):
+                for event in parser.feed(text.decode(data)):
+                    # Only what is measured is parsed: `sources` is most of the stream's JSON.
+                    if event.event == "sentence":
+                        arrivals[event.json()["index"]] = time.monotonic()
+                    elif event.event == "done":
+                        done, ended = event.json(), "done"
+                    elif event.event == "error":
+                        ended = f"error:{event.json().get('code')}"
+        finally:
+            writer.close()
+    if status != 200 and ended == "neither":
+        ended = f"http:{status}"
     return {"question": question, "sent": sent, "arrivals": arrivals, "done": done, "ended": ended}
 
 
@@ -215,15 +222,10 @@ async def run(
 ) -> dict[str, float]:
     """One measurement; returns the concurrent streams' headline figures, all bursts together."""
     # Every stream on a connection of its own, like as many users: no idle connection the server
-    # may close just as a burst sends on it, and none for httpcore 1.0's pool to recount for
-    # every idle one whenever a request starts or ends (quadratic: ~1 s of CPU per burst).
-    limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=0)
-    async with (
-        httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client,
-        httpx.AsyncClient(base_url=fake_url, timeout=60) as fake,
-    ):
-        # The clients share the cores with the server: their reads cost less this way.
-        use_lean_backend(client)
+    # may close just as a burst sends on it.
+    url = httpx.URL(base_url)
+    client = (url.host, url.port or 80)
+    async with httpx.AsyncClient(base_url=fake_url, timeout=60) as fake:
         await one_stream(client, "warm up: " + QUESTIONS[0])
         cpu = Cpu(*pids)
         single = [
