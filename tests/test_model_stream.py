@@ -3,6 +3,7 @@ over real HTTP, and against malformed or failing streams."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -11,11 +12,14 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from stream_rag.model import stream as stream_module
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ModelError, ModelTimeoutError, OpenAIChatModel
 from stream_rag.model.stream import PieceDecoder, StreamReplyError, content_pieces
@@ -282,3 +286,56 @@ async def test_a_400_about_another_field_is_a_model_error_without_a_retry() -> N
             await model.aclose()
     assert fake.state.stats.requests == 1  # dropping stream_options would not cure it
     assert model.include_usage is True  # the field was not the trouble: usage still asked for
+
+
+def _fed(decoder: PieceDecoder, chunks: list[bytes]) -> list[str] | str:
+    """The pieces `chunks` give, or the name of the error they raise."""
+    try:
+        return [piece for chunk in chunks for piece in decoder.feed(chunk)]
+    except StreamReplyError as exc:
+        return type(exc).__name__ + str(exc)
+
+
+_event_st = st.one_of(
+    st.text(max_size=12).map(
+        lambda text: (
+            b"data: "
+            + json.dumps({"choices": [{"delta": {"content": text}}]}, ensure_ascii=False).encode()
+            + b"\n\n"
+        )
+    ),
+    st.sampled_from(
+        [
+            b"data: [DONE]\n\n",
+            b'data: {"error": {"message": "overloaded"}}\n\n',
+            b"data: {truncated\n\n",
+            b"data: 5\n\n",
+            b'data:{"choices": [{"delta": {"content": "x"}}]}\n\n',
+            b'data: {"choices": [{"delta": {"content": "y"}}]}\r\n\r\n',
+            b": keep-alive\n\n",
+            b'data: {"choices":\ndata: [{"delta": {"content": "m"}}]}\n\n',
+        ]
+    ),
+)
+
+
+@given(st.lists(_event_st, max_size=8))
+def test_whole_events_give_what_the_bytes_one_by_one_give(events: list[bytes]) -> None:
+    # A chunk of one whole event takes a shorter path than one that cuts or joins events.
+    body = b"".join(events)
+    one_by_one = _fed(PieceDecoder(), [body[i : i + 1] for i in range(len(body))])
+    assert _fed(PieceDecoder(), events) == one_by_one
+
+
+@given(st.binary(max_size=24) | st.text(max_size=12).map(lambda t: json.dumps(t).encode()))
+def test_payloads_parse_as_json_loads_parses_them(payload: bytes) -> None:
+    for candidate in (payload, b"{" + payload, b'{"a": ' + payload + b"}"):
+        try:
+            expected = ("ok", json.loads(candidate))
+        except ValueError:
+            expected = ("error", None)
+        try:
+            got = ("ok", stream_module._loads(candidate))
+        except ValueError:
+            got = ("error", None)
+        assert got == expected

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterable
+from typing import Any
 
 from ..errors import StreamRagError
 from .usage import record
@@ -37,6 +38,21 @@ class PieceDecoder:
 
     def feed(self, chunk: bytes) -> list[str]:
         """The non-empty `choices[0].delta.content` of the events that `chunk` completes."""
+        if (
+            chunk[-2:] == b"\n\n"
+            and chunk[:6] == b"data: "
+            and not (self._partial or self._data or self.done)
+            and chunk.count(b"\n") == 2
+            and b"\r" not in chunk
+        ):
+            # One whole event of one data line, as most servers send each token: the
+            # general path below, without splitting lines.
+            payload = chunk[6:-2]
+            if payload.startswith(b"[DONE]"):
+                self.done = True
+                return []
+            piece = _content(payload)
+            return [piece] if piece else []
         buffer = self._partial + chunk if self._partial else chunk
         if b"\r" in buffer:
             # A CR last may be followed by the LF of a CRLF: it waits for the next chunk.
@@ -89,9 +105,20 @@ async def content_pieces(chunks: AsyncIterable[bytes]) -> AsyncGenerator[str, No
         yield piece
 
 
+_decode = json.JSONDecoder().decode
+
+
+def _loads(payload: bytes) -> Any:
+    """`json.loads(payload)`, without its encoding detection for what can only be UTF-8 (a
+    first byte `{`, a second not NUL): every chat chunk."""
+    if payload[:1] == b"{" and payload[1:2] != b"\x00":
+        return _decode(payload.decode("utf-8", "surrogatepass"))
+    return json.loads(payload)
+
+
 def _content(payload: bytes) -> str | None:
     try:
-        chunk = json.loads(payload)
+        chunk = _loads(payload)
     except ValueError:
         shown = payload[:80].decode("utf-8", "replace")
         raise StreamReplyError(f"the model sent a line that is not JSON: {shown!r}") from None
