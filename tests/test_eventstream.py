@@ -142,3 +142,34 @@ async def test_shutdown_sets_the_event_then_ends_after_the_grace_period() -> Non
     assert ours == theirs
     assert ours[1].startswith(b"event: farewell")
     assert time.monotonic() - started >= 0.4  # each waited out its grace period
+
+
+@pytest.mark.parametrize("make", [EventSourceResponse, EventStream])
+@pytest.mark.anyio
+async def test_a_failing_ping_ends_the_stream_with_its_error(make: Responder) -> None:
+    closed = anyio.Event()
+
+    async def endless() -> AsyncIterator[ServerSentEvent]:
+        try:
+            yield events()[0]
+            await anyio.sleep_forever()
+        finally:
+            closed.set()
+
+    def broken_ping() -> ServerSentEvent:
+        raise RuntimeError("no ping today")
+
+    async def receive() -> Message:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async def send(message: Message) -> None:
+        pass
+
+    response = make(
+        endless(), ping=0.01, ping_message_factory=broken_ping, shutdown_event=anyio.Event()
+    )
+    scope: Scope = {"type": "http", "method": "GET"}
+    with pytest.raises(RuntimeError, match="no ping today"):
+        await response(scope, receive, send)
+    assert closed.is_set()
