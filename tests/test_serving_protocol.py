@@ -1,0 +1,90 @@
+"""`stream-rag serve`'s HTTP protocol (http/serving.py): httptools, with a bound on the time
+and the size of a request head, against a real uvicorn in a thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from stream_rag.http.serving import MAX_HEAD_BYTES, GuardedHttpToolsProtocol
+
+from .helpers import free_port
+from .test_lifecycle import HANG_GUARD_S
+
+
+async def echo(request: Request) -> PlainTextResponse:
+    return PlainTextResponse(f"{len(await request.body())} bytes")
+
+
+@contextmanager
+def serving(header_timeout_s: float) -> Iterator[tuple[str, int]]:
+    protocol = type("Guarded", (GuardedHttpToolsProtocol,), {"header_timeout_s": header_timeout_s})
+    app = Starlette(routes=[Route("/", echo, methods=["GET", "POST"])])
+    port = free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", http=protocol)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not server.started:
+        assert thread.is_alive(), "uvicorn did not start"
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    try:
+        yield "127.0.0.1", port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=HANG_GUARD_S)
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Everything until the server closes the connection."""
+    sock.settimeout(HANG_GUARD_S)
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def test_a_head_past_the_limit_gets_400_and_the_connection_closes() -> None:
+    with serving(HANG_GUARD_S) as address, socket.create_connection(address) as sock:
+        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        line = b"X-Filler: " + b"a" * 1000 + b"\r\n"
+        for _ in range(MAX_HEAD_BYTES // len(line) + 1):  # never the blank line
+            sock.sendall(line)
+        reply = read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_large_body_sent_with_its_head_is_not_counted_as_head() -> None:
+    body = b"x" * (4 * MAX_HEAD_BYTES)
+    with serving(HANG_GUARD_S) as address, socket.create_connection(address) as sock:
+        head = b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
+        sock.sendall(head % len(body) + body)  # in one write
+        reply = read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 200 ")
+    assert reply.endswith(b"%d bytes" % len(body))
+
+
+def test_an_unfinished_head_is_closed_after_the_timeout_and_others_are_served() -> None:
+    with serving(0.2) as address, socket.create_connection(address) as slow:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the rest
+        with socket.create_connection(address) as other:
+            # Two requests on one connection: the timer restarts after the first response.
+            other.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            other.settimeout(HANG_GUARD_S)
+            first = other.recv(65536)
+            other.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            second = read_all(other)
+        assert first.startswith(b"HTTP/1.1 200 ")
+        assert second.startswith(b"HTTP/1.1 200 ")
+        assert read_all(slow) == b""  # closed without a response
