@@ -7,6 +7,9 @@ Each step runs one request at a time on uvloop and counts the CPU time of the lo
 the app from `create_app` wrapped as uvicorn wraps it (`build_server`'s config), driven through
 ASGI, against `stream-rag fake-llm` (unpaced) in a child process:
 
+- `protocol`: the server's HTTP protocol (`build_server`'s uvicorn protocol class) on an
+  in-memory transport: parsing a POST /v1/chat head and body, and framing a response of
+  twelve SSE-sized messages from a bare ASGI app;
 - `healthz`: GET /healthz, the request intake and every middleware, nothing else;
 - `reject`: POST /v1/chat with `{"question": 5}`, intake, the JSON body, auth, the 400;
 - `model`: the openai client's request to the fake and its reply up to the first piece
@@ -33,7 +36,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-STEPS = ("healthz", "reject", "model", "model_rest", "chat")
+STEPS = ("protocol", "healthz", "reject", "model", "model_rest", "chat")
 
 
 class Driver:
@@ -124,6 +127,74 @@ async def measure(step: Callable[[], Awaitable[object]], n: int) -> list[float]:
     return spent
 
 
+class MemoryTransport(asyncio.Transport):
+    """Takes writes and forgets them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        pass
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name)
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def close(self) -> None:
+        self.closing = True
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+SSE = (
+    b'id: a.1\r\nevent: sentence\r\ndata: {"text": "Refunds are available within 30 days.", '
+    b'"citations": [1]}\r\n\r\n'
+)
+CHAT = (
+    b"POST /v1/chat HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nUser-Agent: python-httpx/0.28.1\r\n"
+    b"Accept: */*\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 48\r\n\r\n"
+    b'{"question": "Can I get a refund on an annual?"}'
+)
+
+
+async def protocol_step(config: Any, n: int) -> list[float]:
+    """CPU ms of the loop's thread per request through the server's HTTP protocol alone."""
+    from uvicorn.server import ServerState
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        headers = [(b"content-type", b"text/event-stream"), (b"x-request-id", b"req_1")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for _ in range(12):
+            await send({"type": "http.response.body", "body": SSE, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        finished.set()
+
+    finished = asyncio.Event()
+    state = ServerState()
+    protocol = config.http_protocol_class(config=config, server_state=state, app_state={})
+    protocol.app = app
+    protocol.connection_made(MemoryTransport())
+
+    async def one() -> None:
+        finished.clear()
+        protocol.data_received(CHAT)
+        await finished.wait()
+
+    try:
+        return await measure(one, n)
+    finally:
+        protocol.connection_lost(None)
+
+
 async def run(n: int, fake_url: str, data_dir: Path) -> dict[str, list[float]]:
     from loadtests.bench_prelude import open_sample
     from stream_rag.cli.serve import json_request_log
@@ -161,6 +232,7 @@ async def run(n: int, fake_url: str, data_dir: Path) -> dict[str, list[float]]:
             assert b"event: done" in text, text[-300:]
             assert b"event: sentence" in text, text[-300:]
 
+        results["protocol"] = await protocol_step(config, n)
         results["healthz"] = await measure(healthz, n)
         results["reject"] = await measure(reject, n)
         results["chat"] = await measure(chat, n)
