@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -22,6 +23,9 @@ from .test_lifecycle import HANG_GUARD_S
 
 
 async def echo(request: Request) -> PlainTextResponse:
+    if request.query_params.get("wait"):
+        # Longer than the shortest head timeout below, measured on the server's own clock.
+        await anyio.sleep(0.6)
     return PlainTextResponse(f"{len(await request.body())} bytes")
 
 
@@ -88,3 +92,15 @@ def test_an_unfinished_head_is_closed_after_the_timeout_and_others_are_served() 
         assert first.startswith(b"HTTP/1.1 200 ")
         assert second.startswith(b"HTTP/1.1 200 ")
         assert read_all(slow) == b""  # closed without a response
+
+
+def test_a_pipelined_request_answered_after_the_head_timeout_is_not_cut() -> None:
+    # Two requests in one write: the second waits while the first (slow) one is answered, longer
+    # than the head timeout; its head arrived long before, so its answer goes out in full.
+    with serving(0.2) as address, socket.create_connection(address) as sock:
+        sock.sendall(
+            b"GET /?wait=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET /?wait=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        reply = read_all(sock)
+    assert reply.count(b"HTTP/1.1 200 ") == 2

@@ -56,7 +56,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._wait_for_head()
+        # Unless a pipelined request, its head complete, is answered next.
+        if self.cycle is None or self.cycle.response_complete:
+            self._wait_for_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
