@@ -134,6 +134,11 @@ def create_app(
             await anyio.to_thread.run_sync(services.close)
 
     routes: list[BaseRoute] = [
+        # The answer routes first: the router tries each route's pattern in turn, and these
+        # are most of the traffic (no other route's path matches theirs, so the order is free).
+        Route("/v1/chat", answers_api.chat, methods=["GET", "POST"]),
+        Route("/v1/chat/completions", answers_api.chat_completions, methods=["POST"]),
+        Route("/v1/answer", answers_api.answer, methods=["POST"]),
         Route("/", home),
         Route("/healthz", healthz),
         Route("/readyz", readyz),
@@ -148,9 +153,6 @@ def create_app(
         ),
         Route("/v1/search", search_api.search, methods=["POST"]),
         Route("/v1/index/optimize", search_api.optimize_index, methods=["POST"]),
-        Route("/v1/chat", answers_api.chat, methods=["GET", "POST"]),
-        Route("/v1/answer", answers_api.answer, methods=["POST"]),
-        Route("/v1/chat/completions", answers_api.chat_completions, methods=["POST"]),
         Route("/v1/models", answers_api.list_models, methods=["GET"]),
         *keys_api.routes(),
         Route("/v1/documents/{doc_id}/versions", documents_api.add_version, methods=["POST"]),
