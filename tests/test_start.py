@@ -1,11 +1,11 @@
-"""Middleware changes to a response's start go through one `send` wrapper (http/start.py)."""
+"""Middleware changes to a response's start go through one `send` wrapper (access/start.py)."""
 
 from __future__ import annotations
 
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from stream_rag.http.start import START_HOOKS, StartHook, on_start
+from stream_rag.access.start import START_HOOKS, StartHook, on_start
 from stream_rag.http.telemetry import ObservedApp, Telemetry
 
 

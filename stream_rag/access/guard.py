@@ -18,7 +18,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..config import Settings
 from ..errors import InputError, StreamRagError
-from ..http.start import on_start
 from .keys import ApiKey
 from .principals import (
     ANSWER_PATHS,
@@ -31,6 +30,7 @@ from .principals import (
     open_mode_allowed,
     required_scope,
 )
+from .start import on_start
 
 # Methods a cross-site page must not trigger; GET /v1/chat also runs (paid) generation.
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")

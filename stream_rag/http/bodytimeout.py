@@ -15,8 +15,8 @@ import anyio
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..access.start import on_start
 from ..errors import BodyTimeoutError
-from .start import on_start
 
 
 class BodyDeadline:

@@ -20,8 +20,8 @@ from prometheus_client import CONTENT_TYPE_LATEST as PROMETHEUS_TEXT
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..access.start import START_HOOKS, StartHook
 from ..request_context import REQUEST_ID, new_id
-from .start import START_HOOKS, StartHook
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -253,7 +253,7 @@ class ObservedApp:
         token = REQUEST_ID.set(request_id)
         started = time.perf_counter()
         status = 500
-        # The inner middleware's changes to the response's start (start.py): one wrapper of
+        # The inner middleware's changes to the response's start (access/start.py): one wrapper of
         # `send` for all of them, not one each that every body message passes through.
         hooks: list[StartHook] = []
         scope[START_HOOKS] = hooks
