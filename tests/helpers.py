@@ -143,3 +143,24 @@ async def read_request(stream: anyio.abc.ByteStream) -> bool:
     while len(body) < content_length(head):
         body += await stream.receive()
     return True
+
+
+class TcpModelServer:
+    """A scripted model server on a raw TCP socket (127.0.0.1, any free port): subclasses
+    answer each connection in `serve`; `async with` gives its `/v1` base URL."""
+
+    async def serve(self, stream: anyio.abc.SocketStream) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> str:
+        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._listener.serve, self.serve)
+        port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
+        return f"http://127.0.0.1:{port}/v1"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+        await self._listener.aclose()

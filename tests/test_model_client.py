@@ -18,7 +18,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from stream_rag.model.client import http_client_class, openai_client
 from stream_rag.model.llm import ModelError, OpenAIChatModel
 from stream_rag.types import Message
-from tests.helpers import content_length
+from tests.helpers import TcpModelServer, content_length
 
 REPLY = (Path(__file__).parent / "fixtures" / "model_streams" / "openai.sse").read_bytes()
 MESSAGES = [Message("system", "Answer from the blocks."), Message("user", "What do refunds cost?")]
@@ -33,7 +33,7 @@ PLATFORM = {
 }
 
 
-class RecordingServer:
+class RecordingServer(TcpModelServer):
     """Answers every request on a connection with `status` and `body`; keeps each request's
     method, path, headers (names lowered, in order) and body."""
 
@@ -65,19 +65,6 @@ class RecordingServer:
                 ]
                 self.requests.append((line, headers, body))
                 await stream.send(self.response)
-
-    async def __aenter__(self) -> str:
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        self._group.start_soon(self._listener.serve, self.serve)
-        port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        return f"http://127.0.0.1:{port}/v1"
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._group.cancel_scope.cancel()
-        await self._group.__aexit__(None, None, None)
-        await self._listener.aclose()
 
 
 async def answer(model: OpenAIChatModel) -> str:

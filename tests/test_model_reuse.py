@@ -16,7 +16,7 @@ from stream_rag.loadtest.raw_proxy import upstream_reply
 from stream_rag.model.llm import ModelError, OpenAIChatModel
 from stream_rag.model.network import closed_idle, use_lean_backend
 from stream_rag.types import Message
-from tests.helpers import read_request
+from tests.helpers import TcpModelServer, read_request
 
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
 REPLY = (FIXTURES / "openai.sse").read_bytes()
@@ -36,7 +36,7 @@ MODELS_RESPONSE = (
 )
 
 
-class OneRequestServer:
+class OneRequestServer(TcpModelServer):
     """Answers the first request on each connection, and closes the connection without a
     reply when the next request arrives on it (the keep-alive race, made certain). The first
     `hold` connections are answered only once all of them have their request, so that a
@@ -64,19 +64,6 @@ class OneRequestServer:
             await stream.send(self.response)
             if await read_request(stream):
                 self.requests += 1  # then closed without a reply
-
-    async def __aenter__(self) -> str:
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        self._group.start_soon(self._listener.serve, self.serve)
-        port = self._listener.extra(anyio.abc.SocketAttribute.local_port)
-        return f"http://127.0.0.1:{port}/v1"
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._group.cancel_scope.cancel()
-        await self._group.__aexit__(None, None, None)
-        await self._listener.aclose()
 
 
 async def answer(model: OpenAIChatModel) -> str:
