@@ -111,8 +111,10 @@ class Settings:
     check_conflicts: bool = True
     sse_ping_s: float = 15.0
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
-    # rest queue, so the event loop keeps the GIL often enough to deliver sentences.
-    cpu_workers: int = 2
+    # rest queue, so the event loop keeps a CPU and the GIL often enough to deliver sentences.
+    # 0 (the default): one fewer than the CPUs the process may use, at least 1 (see
+    # `cpu_worker_threads`; docs/decisions.md, "One CPU left to the event loop").
+    cpu_workers: int = 0
     # `stream-rag serve`'s GIL switch interval: how long a worker thread running Python may
     # keep the event loop waiting (Python's default, 5 ms, is paid on every wake-up while the
     # workers are busy, e.g. a burst's retrieval; docs/decisions.md).
@@ -204,8 +206,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_HNSW_AUTO_POINTS must be >= 0")
         if self.dense_mirror_max_points < 0:
             raise InvalidFieldError("STREAM_RAG_DENSE_MIRROR_MAX_POINTS must be >= 0")
-        if self.cpu_workers < 1:
-            raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be at least 1")
+        if self.cpu_workers < 0:
+            raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be >= 0 (0: CPUs minus one)")
         for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):
             if getattr(self, name) not in ("fp32", "int8"):
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be 'fp32' or 'int8'")
@@ -271,6 +273,13 @@ class Settings:
     def max_json_bytes(self) -> int:
         return self.max_json_kb * 1024
 
+    @property
+    def cpu_worker_threads(self) -> int:
+        """`cpu_workers`, or for 0 the CPUs this process may run on less the event loop's."""
+        if self.cpu_workers:
+            return self.cpu_workers
+        return max(1, usable_cpus() - 1)
+
     @classmethod
     def from_env(
         cls,
@@ -301,6 +310,14 @@ class Settings:
 
     def with_overrides(self, **changes: Any) -> Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _bool(value: str) -> bool:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.config import Settings
+from stream_rag.config import Settings, usable_cpus
 from stream_rag.errors import InvalidFieldError
 from stream_rag.lifecycle import Drain
 
@@ -174,3 +174,17 @@ def test_the_server_collects_when_idle_only_when_told_to(tmp_path: Path) -> None
         assert build_server(app, Settings(data_dir=tmp_path)).collector is None
     finally:
         sys.setswitchinterval(before)
+
+
+def test_cpu_workers_default_leaves_the_event_loop_a_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert usable_cpus() >= 1
+    assert Settings().cpu_worker_threads == max(1, usable_cpus() - 1)
+    monkeypatch.setattr("stream_rag.config.usable_cpus", lambda: 8)
+    assert Settings().cpu_worker_threads == 7
+    monkeypatch.setattr("stream_rag.config.usable_cpus", lambda: 1)
+    assert Settings().cpu_worker_threads == 1
+    assert Settings(cpu_workers=3).cpu_worker_threads == 3
+    env = {"STREAM_RAG_CPU_WORKERS": "2"}
+    assert Settings.from_env(environ=env, env_file=None).cpu_worker_threads == 2
+    with pytest.raises(InvalidFieldError, match="CPU_WORKERS"):
+        Settings(cpu_workers=-1)

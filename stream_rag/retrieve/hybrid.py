@@ -224,7 +224,7 @@ class Retriever:
         """Run blocking work in a worker thread, at most `limiter` at once, so that bursts of
         requests queue here instead of crowding the event loop out of the GIL."""
         if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.settings.cpu_workers)
+            self._limiter = anyio.CapacityLimiter(self.settings.cpu_worker_threads)
         return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
 
     def close(self) -> None:
@@ -238,7 +238,8 @@ class Retriever:
         with self._side_lock:
             if self._side is None:
                 self._side = ThreadPoolExecutor(
-                    max_workers=self.settings.cpu_workers, thread_name_prefix="stream-rag-bm25"
+                    max_workers=self.settings.cpu_worker_threads,
+                    thread_name_prefix="stream-rag-bm25",
                 )
             return self._side
 
