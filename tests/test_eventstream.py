@@ -3,6 +3,7 @@ real HTTP, pings while the stream waits, the client leaving, and the shutdown gr
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -40,6 +41,17 @@ def app(make: Responder, body: Callable[[], AsyncIterator[Any]], **kwargs: Any) 
         return make(body(), shutdown_event=anyio.Event(), **kwargs)
 
     return Starlette(routes=[Route("/s", route, methods=["GET", "POST", "HEAD"])])
+
+
+async def first_then_endless(
+    closed: threading.Event | anyio.Event,
+) -> AsyncIterator[ServerSentEvent]:
+    """One event, then nothing until cancelled; sets `closed` when the stream is closed."""
+    try:
+        yield events()[0]
+        await anyio.sleep_forever()
+    finally:
+        closed.set()
 
 
 async def listed() -> AsyncIterator[ServerSentEvent]:
@@ -86,13 +98,7 @@ def test_pings_arrive_while_the_stream_waits() -> None:
 
 def test_the_client_leaving_ends_the_stream() -> None:
     closed = threading.Event()
-
-    async def endless() -> AsyncIterator[ServerSentEvent]:
-        try:
-            yield events()[0]
-            await anyio.sleep_forever()
-        finally:
-            closed.set()
+    endless = functools.partial(first_then_endless, closed)
 
     with running_server(app(EventStream, endless)) as base:
         with httpx.stream("GET", f"{base}/s", timeout=30) as response:
@@ -148,13 +154,7 @@ async def test_shutdown_sets_the_event_then_ends_after_the_grace_period() -> Non
 @pytest.mark.anyio
 async def test_a_failing_ping_ends_the_stream_with_its_error(make: Responder) -> None:
     closed = anyio.Event()
-
-    async def endless() -> AsyncIterator[ServerSentEvent]:
-        try:
-            yield events()[0]
-            await anyio.sleep_forever()
-        finally:
-            closed.set()
+    endless = functools.partial(first_then_endless, closed)
 
     def broken_ping() -> ServerSentEvent:
         raise RuntimeError("no ping today")
