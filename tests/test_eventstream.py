@@ -22,6 +22,7 @@ from starlette.routing import Route
 from starlette.types import Message, Scope
 
 from stream_rag.events import JsonEvent
+from stream_rag.http import eventstream
 from stream_rag.http.eventstream import EventStream
 from tests.helpers import running_server
 
@@ -173,3 +174,22 @@ async def test_a_failing_ping_ends_the_stream_with_its_error(make: Responder) ->
     with pytest.raises(RuntimeError, match="no ping today"):
         await response(scope, receive, send)
     assert closed.is_set()
+
+
+def test_without_sse_starlettes_internals_its_own_path_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert eventstream.INTERNALS  # the installed sse-starlette: the tests above use the fast path
+
+    async def no_watch(*args: Any) -> None:
+        raise AssertionError("the fast path ran")
+
+    monkeypatch.setattr(eventstream, "INTERNALS", False)
+    monkeypatch.setattr(EventStream, "_watch", no_watch)
+    replies = []
+    for make in (EventSourceResponse, EventStream):
+        with running_server(app(make, listed)) as base:
+            response = httpx.get(f"{base}/s", timeout=30)
+        replies.append((response.status_code, response.content))
+    assert replies[0] == replies[1]
+    assert replies[0][1]

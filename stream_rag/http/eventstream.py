@@ -19,17 +19,26 @@ from functools import partial
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.event import ensure_bytes
-from sse_starlette.sse import AppStatus, _ensure_watcher_started_on_this_loop, _get_shutdown_state
+from sse_starlette.sse import AppStatus
 from starlette.types import Message, Receive, Scope, Send
+
+try:  # sse-starlette's private shutdown watch: another version may not have it
+    from sse_starlette.sse import _ensure_watcher_started_on_this_loop, _get_shutdown_state
+except ImportError:  # pragma: no cover - depends on the installed sse-starlette
+    INTERNALS = False
+else:
+    INTERNALS = hasattr(EventSourceResponse, "_stream_response")
 
 
 class EventStream(EventSourceResponse):
     """`EventSourceResponse` for HTTP GET and POST on asyncio; HEAD, websockets, a send
-    timeout or a data sender take sse-starlette's own path."""
+    timeout, a data sender or an sse-starlette without the internals used here take
+    sse-starlette's own path."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
-            scope["type"] != "http"
+            not INTERNALS
+            or scope["type"] != "http"
             or scope["method"].upper() == "HEAD"
             or self.data_sender_callable is not None
             or self.send_timeout is not None
