@@ -19,6 +19,7 @@ body that is plain JSON already. The client's `post` builds, sends, retries and 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from ..request_context import new_id
@@ -32,6 +33,27 @@ if TYPE_CHECKING:
 _MEMO_LIMIT = 64
 
 
+class UrlMemo:
+    """URLs made from paths, kept (up to `_MEMO_LIMIT`) while the base URL is the same object:
+    setting `base_url` again starts over."""
+
+    __slots__ = ("_base", "_found")
+
+    def __init__(self) -> None:
+        self._base: object = None
+        self._found: dict[str, Any] = {}
+
+    def get(self, base: object, path: str, make: Callable[[str], Any]) -> Any:
+        if self._base is not base:
+            self._base, self._found = base, {}
+        found = self._found.get(path)
+        if found is None:
+            found = make(path)
+            if len(self._found) < _MEMO_LIMIT:
+                self._found[path] = found
+        return found
+
+
 @functools.cache
 def client_class() -> type[AsyncOpenAI]:
     """`AsyncOpenAI` with the per-request work above memoised (see the module)."""
@@ -39,7 +61,6 @@ def client_class() -> type[AsyncOpenAI]:
 
     class Client(AsyncOpenAI):
         _lean_headers = False
-        _urls: tuple[object, dict[str, Any]]
 
         def _idempotency_key(self) -> str:
             # The client makes an idempotency key for every POST and sends it only when the API
@@ -49,15 +70,11 @@ def client_class() -> type[AsyncOpenAI]:
             return f"stream-rag-{new_id()}"
 
         def _prepare_url(self, url: str) -> Any:
-            memo = self.__dict__.get("_urls")
-            if memo is None or memo[0] is not self._base_url:  # `base_url` was set again
-                memo = self._urls = (self._base_url, {})
-            found = memo[1].get(url)
-            if found is None:
-                found = super()._prepare_url(url)  # an immutable `httpx.URL`
-                if len(memo[1]) < _MEMO_LIMIT:
-                    memo[1][url] = found
-            return found
+            memo = self.__dict__.get("_url_memo")
+            if memo is None:
+                memo = self._url_memo = UrlMemo()
+            # An immutable `httpx.URL`.
+            return memo.get(self._base_url, url, super()._prepare_url)
 
         def platform_headers(self) -> dict[str, str]:
             return {} if self._lean_headers else super().platform_headers()
@@ -76,21 +93,13 @@ def http_client_class() -> type[Any]:
     class HttpClient(DefaultAsyncHttpxClient):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
-            self._memo_base = self._base_url
-            self._memo_urls: dict[str, Any] = {}
+            self._url_memo = UrlMemo()
             self._memo_headers: dict[tuple[Any, ...], Any] = {}
 
         def _merge_url(self, url: Any) -> Any:
             if not isinstance(url, str):
                 return super()._merge_url(url)
-            if self._memo_base is not self._base_url:  # `base_url` was set again
-                self._memo_base, self._memo_urls = self._base_url, {}
-            found = self._memo_urls.get(url)
-            if found is None:
-                found = super()._merge_url(url)
-                if len(self._memo_urls) < _MEMO_LIMIT:
-                    self._memo_urls[url] = found
-            return found
+            return self._url_memo.get(self._base_url, url, super()._merge_url)
 
         def _merge_headers(self, headers: Any = None) -> Any:
             if not isinstance(headers, list):
