@@ -28,6 +28,11 @@ from .scheduling import request_slice
 MAX_HEAD_BYTES = 64 * 1024
 
 
+class HeadTooLarge(Exception):
+    """A complete request head over `MAX_HEAD_BYTES` (raised in the parser's callback, which
+    makes it a parse error: uvicorn answers 400 and closes)."""
+
+
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol (a C parser; h11's, in Python, took ~6% of the event loop's
     CPU per answer for the request head and every SSE event's framing), except that a request
@@ -39,20 +44,38 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_timer: asyncio.TimerHandle | None = None
+        # Bytes received since the last request's message ended: the next head (a lower bound
+        # when `_exact` is false, as the read that ended the message is not counted).
+        self._between_messages, self._head_bytes, self._exact = True, 0, True
         self._wait_for_head()
 
     def data_received(self, data: bytes) -> None:
-        if self._in_head:
+        if self._between_messages:
             self._head_bytes += len(data)
         super().data_received(data)
         # Still in a head after this much (body bytes past a complete head are not counted).
-        if self._in_head and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+        if (
+            self._between_messages
+            and self._head_bytes > MAX_HEAD_BYTES
+            and not self.transport.is_closing()
+        ):
             self.send_400_response("Invalid HTTP request received.")
 
     def on_headers_complete(self) -> None:
-        self._in_head = False
+        self._in_head = self._between_messages = False
         self._disarm_head_timer()
+        # The count may hold body bytes read with the head: then measure the head itself.
+        if (self._head_bytes > MAX_HEAD_BYTES or not self._exact) and _head_size(
+            self.url, self.headers
+        ) > MAX_HEAD_BYTES:
+            raise HeadTooLarge
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        # What follows is the next request's head; a body's rest after an early response (a
+        # 413) was the body's, which uvicorn discards.
+        self._between_messages, self._head_bytes, self._exact = True, 0, False
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -66,7 +89,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _wait_for_head(self) -> None:
         self._in_head = True
-        self._head_bytes = 0
         self._disarm_head_timer()
         self._head_timer = self.loop.call_later(self.header_timeout_s, self._head_timed_out)
 
@@ -80,6 +102,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Only a connection still waiting for (the rest of) a request head is closed.
         if self._in_head and not self.transport.is_closing():
             self.transport.close()
+
+
+def _head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """A parsed head's size: its target, and each header line (name, ": ", value, CRLF)."""
+    return len(url) + sum(len(name) + len(value) + 4 for name, value in headers)
 
 
 class DrainingServer(uvicorn.Server):
