@@ -230,3 +230,61 @@ async def test_writes_go_out_together_and_without_a_read_after_them() -> None:
         await stream.aclose()
         group.cancel_scope.cancel()
     assert got == b"0123456789"
+
+
+def port_app() -> Starlette:
+    """Answers with the client's port (which connection carried the request), once three
+    requests are in at the same time."""
+    arrived: list[int] = []
+    all_in: list[anyio.Event] = []  # made on the server's event loop
+
+    async def port(request: Request) -> Response:
+        if not all_in:
+            all_in.append(anyio.Event())
+        arrived.append(1)
+        if len(arrived) >= 3:
+            all_in[0].set()
+        await all_in[0].wait()
+        assert request.client is not None
+        return Response(str(request.client.port))
+
+    return Starlette(routes=[Route("/port", port)])
+
+
+async def pool_run(client: httpx.AsyncClient, requests: int) -> tuple[int, int, bool]:
+    """`requests` at once, then two one after the other: the connections the first used,
+    those left in the pool after them, and whether the last two reused one of them."""
+    ports: list[str] = []
+
+    async def one() -> None:
+        ports.append((await client.get("/port")).text)
+
+    with anyio.fail_after(30):  # a request left waiting for a connection would hang
+        async with anyio.create_task_group() as group:
+            for _ in range(requests):
+                group.start_soon(one)
+    left = len(client._transport._pool.connections)  # type: ignore[attr-defined]
+    later = [(await client.get("/port")).text for _ in range(2)]
+    return len(set(ports)), left, set(later) <= set(ports)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("lean", [False, True])
+async def test_the_lean_pool_assigns_waiting_requests_and_keeps_what_httpx_keeps(
+    lean: bool,
+) -> None:
+    # The lean pool skips the pass over its connections when a response closes with no
+    # request waiting and no surplus to close: the same connections, reuse and limits as
+    # httpx's own pool (`lean=False`).
+    make = lean_client if lean else httpx.AsyncClient
+    # Five requests over three connections: two wait, and get a connection as one is freed.
+    limits = httpx.Limits(max_connections=3, max_keepalive_connections=3)
+    with running_server(port_app()) as base_url:
+        async with make(base_url=base_url, limits=limits) as client:
+            assert getattr(type(client._transport._pool), "_lean", False) is lean  # type: ignore[attr-defined]
+            assert await pool_run(client, 5) == (3, 3, True)
+    # Three at once, one kept alive: the surplus is closed as the responses close.
+    limits = httpx.Limits(max_connections=3, max_keepalive_connections=1)
+    with running_server(port_app()) as base_url:
+        async with make(base_url=base_url, limits=limits) as client:
+            assert await pool_run(client, 3) == (3, 1, True)
