@@ -3,9 +3,9 @@ and conversations are capped in characters by answer/limits.py."""
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from ..errors import InputError
+from ..errors import ClientGoneError, InputError
 from . import jsonbody
 
 
@@ -41,11 +41,15 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise BodyTooLargeError(f"the request body is over {limit // 1024} KB")
     parts: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLargeError(f"the request body is over {limit // 1024} KB")
-        parts.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLargeError(f"the request body is over {limit // 1024} KB")
+            parts.append(chunk)
+    except ClientDisconnect:
+        # The client's doing, as during an upload: a 4xx, not a server error in the logs.
+        raise ClientGoneError("the client disconnected while sending the body") from None
     return b"".join(parts)
 
 
