@@ -6,14 +6,14 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
 import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from stream_rag.http.serving import MAX_HEAD_BYTES, GuardedHttpToolsProtocol
@@ -31,12 +31,16 @@ async def echo(request: Request) -> PlainTextResponse:
 
 @contextmanager
 def serving(
-    header_timeout_s: float, early: Callable[[Request], Awaitable[PlainTextResponse]] | None = None
+    header_timeout_s: float,
+    early: Callable[[Request], Awaitable[PlainTextResponse]] | None = None,
+    stream: Callable[[Request], Awaitable[StreamingResponse]] | None = None,
 ) -> Iterator[tuple[str, int]]:
     protocol = type("Guarded", (GuardedHttpToolsProtocol,), {"header_timeout_s": header_timeout_s})
     routes = [Route("/", echo, methods=["GET", "POST"])]
     if early is not None:
         routes.append(Route("/early", early, methods=["POST"]))
+    if stream is not None:
+        routes.append(Route("/stream", stream))
     app = Starlette(routes=routes)
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", http=protocol)
@@ -145,3 +149,40 @@ def test_a_head_just_under_the_limit_is_served() -> None:
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + filler + b"\r\n")
         reply = read_all(sock)
     assert reply.startswith(b"HTTP/1.1 200 ")
+
+
+async def pieces(request: Request) -> StreamingResponse:
+    async def body() -> AsyncIterator[bytes]:
+        for piece in (b"data: one\n\n", b"data: two\n\n"):
+            yield piece
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers=KEEP_ALIVE)
+
+
+KEEP_ALIVE = {"Connection": "keep-alive"}  # as sse-starlette's responses carry
+
+
+def test_an_http_1_0_client_gets_a_body_it_can_read_without_chunking() -> None:
+    # HTTP/1.0 has no chunked coding (RFC 9112 6.1: a server must not send it to a 1.0
+    # request): a body of unknown length is the bytes as they are, ended by the close.
+    with serving(HANG_GUARD_S, stream=pieces) as address, socket.create_connection(address) as sock:
+        sock.sendall(b"GET /stream HTTP/1.0\r\n\r\n")
+        reply = read_all(sock)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    fields = [line.lower() for line in head.split(b"\r\n")[1:]]
+    assert head.startswith(b"HTTP/1.1 200 ")
+    assert not [f for f in fields if f.startswith(b"transfer-encoding:")]
+    assert [f for f in fields if f.startswith(b"connection:")] == [b"connection: close"]
+    assert body == b"data: one\n\ndata: two\n\n"
+
+
+def test_an_http_1_1_client_still_gets_chunks_and_keeps_the_connection() -> None:
+    with serving(HANG_GUARD_S, stream=pieces) as address, socket.create_connection(address) as sock:
+        sock.sendall(
+            b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        reply = read_all(sock)
+    assert b"transfer-encoding: chunked\r\n" in reply
+    assert b"b\r\ndata: one\n\n\r\nb\r\ndata: two\n\n\r\n0\r\n\r\n" in reply
+    assert reply.endswith(b"0 bytes")

@@ -17,7 +17,8 @@ from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn._types import ASGISendEvent
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from ..config import Settings
 from ..lifecycle import Drain
@@ -70,6 +71,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         ) > MAX_HEAD_BYTES:
             raise HeadTooLarge
         super().on_headers_complete()
+        cycle = self.cycle
+        if self.scope["http_version"] == "1.0" and cycle is not None and cycle.scope is self.scope:
+            # Read by the cycle's task when it starts, after this returns.
+            cycle.send = Http10Send(cycle)  # type: ignore[method-assign]
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -102,6 +107,44 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Only a connection still waiting for (the rest of) a request head is closed.
         if self._in_head and not self.transport.is_closing():
             self.transport.close()
+
+
+class Http10Send:
+    """A response to an HTTP/1.0 request: uvicorn's httptools cycle would chunk a body of
+    unknown length (an SSE stream), which HTTP/1.0 does not have (RFC 9112 6.1, as h11
+    knew); such a body goes out as it is and the connection's close ends it."""
+
+    __slots__ = ("_cycle", "_raw", "_send")
+
+    def __init__(self, cycle: RequestResponseCycle) -> None:
+        self._cycle = cycle
+        self._send = RequestResponseCycle.send.__get__(cycle)
+        self._raw = False
+
+    async def __call__(self, message: ASGISendEvent) -> None:
+        cycle = self._cycle
+        if message["type"] == "http.response.start" and not cycle.response_started:
+            headers = [(n, v) for n, v in message.get("headers", []) if n.lower() != b"connection"]
+            framed = any(n.lower() in (b"content-length", b"transfer-encoding") for n, _ in headers)
+            bodiless = cycle.scope["method"] == "HEAD" or message["status"] in (204, 304)
+            if not framed and not bodiless:
+                self._raw = True
+                cycle.chunked_encoding = False  # and uvicorn adds `connection: close`
+            await self._send({**message, "headers": headers})
+        elif self._raw and message["type"] == "http.response.body" and not cycle.response_complete:
+            if cycle.flow.write_paused and not cycle.disconnected:
+                await cycle.flow.drain()
+            if cycle.disconnected:
+                return
+            if body := message.get("body", b""):
+                cycle.transport.write(body)
+            if not message.get("more_body", False):
+                cycle.response_complete = True
+                cycle.message_event.set()
+                cycle.transport.close()
+                cycle.on_response()
+        else:
+            await self._send(message)
 
 
 def _head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
