@@ -17,9 +17,9 @@ from ..answer.conversation import history_of
 from ..answer.limits import check_question
 from ..answer.pipeline import Options
 from ..errors import InvalidFieldError
-from ..events import SentenceOut, to_sse
+from ..events import Done, Error, SentenceOut, to_sse
 from . import openai_compat, state
-from .eventstream import EventStream
+from .answerwrites import AnswerStream, AnswerWrites
 from .web import EventIds, is_reconnect
 
 
@@ -49,17 +49,22 @@ async def chat(request: Request) -> Response:
         EventIds(),
     )
     record = tenancy.citation_recorder(request)
+    writes = AnswerWrites()
 
     async def events() -> AsyncIterator[ServerSentEvent]:
-        # The answerer ends every stream with `done` or `error` (shutting_down included).
+        # The answerer ends every stream with `done` or `error` (shutting_down included):
+        # that event goes out with the response's end, in one write (answerwrites.py).
         async for event in services.answerer.stream(question, options):
             if isinstance(event, SentenceOut):
                 record(event.citations)
+            elif isinstance(event, Done | Error):
+                writes.next_is_last()
             yield to_sse(event, id=ids.next(), base_url=base_url)
 
     settings = state.settings(request)
-    return EventStream(
+    return AnswerStream(
         events(),
+        writes,
         ping=settings.sse_ping_s,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         # sse-starlette cuts streams at once on SIGTERM unless given a grace period; ours

@@ -27,6 +27,63 @@ from .scheduling import request_slice
 
 # The largest request head (request line plus headers) a client may send.
 MAX_HEAD_BYTES = 64 * 1024
+# A response's first write is joined with the next only when that is at most this long (a
+# larger body is written after it, as before, rather than copied).
+_JOIN_AT_MOST = 64 * 1024
+
+
+class HeadWithBody:
+    """The transport a response is written through: its first write (the head) waits for the
+    next write or for the end of the event loop's turn, and then both go out as one. uvicorn
+    writes a response's start and its body as two system calls, back to back; over loopback
+    each also does the client's side of TCP."""
+
+    __slots__ = ("_first", "_flusher", "_held", "_loop", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._first = True
+        self._held: bytes | None = None
+        self._flusher: asyncio.Handle | None = None
+
+    def write(self, data: bytes) -> None:
+        if self._first:
+            self._first = False
+            self._held = data
+            self._flusher = self._loop.call_soon(self.flush)
+            return
+        held = self._held
+        if held is not None:
+            if len(data) > _JOIN_AT_MOST:
+                self.flush()
+            else:
+                self._release()
+                data = held + data
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        held = self._held
+        if held is not None:
+            self._release()
+            if not self._transport.is_closing():
+                self._transport.write(held)
+
+    def _release(self) -> None:
+        self._held = None
+        if self._flusher is not None:
+            self._flusher.cancel()
+            self._flusher = None
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._transport, name)
 
 
 class HeadTooLarge(Exception):
@@ -72,9 +129,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             raise HeadTooLarge
         super().on_headers_complete()
         cycle = self.cycle
-        if self.scope["http_version"] == "1.0" and cycle is not None and cycle.scope is self.scope:
-            # Read by the cycle's task when it starts, after this returns.
-            cycle.send = Http10Send(cycle)  # type: ignore[method-assign]
+        # The request's own cycle (an upgrade leaves the last one in place).
+        if cycle is not None and cycle.scope is self.scope:
+            cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
+            if self.scope["http_version"] == "1.0":
+                # Read by the cycle's task when it starts, after this returns.
+                cycle.send = Http10Send(cycle)  # type: ignore[method-assign]
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
