@@ -149,3 +149,11 @@ def test_the_question_vector_of_retrieval_is_reused(minilm: MiniLMEmbedder) -> N
     assert scores[0] > scores[1]
     vectors("another question", ["Refunds take 5 days."])  # not known: embedded here
     assert counting.texts[-1] == "another question"
+
+
+def test_a_sentence_adding_a_number_does_not_restate_the_question() -> None:
+    question = {"mani", "volt", "zorblax", "devic", "need"}
+    assert not restates(question, {"zorblax", "devic", "need", "12", "volt"})
+    assert restates(question, {"zorblax", "devic", "need", "volt"})
+    # A number the question already has is nothing new.
+    assert restates(question | {"12"}, {"zorblax", "devic", "need", "12", "volt"})

@@ -100,8 +100,11 @@ def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str]], .
 
 
 def restates(question_terms: set[str], sentence_terms: Set[str]) -> bool:
-    """The sentence mostly repeats the question (an FAQ entry's title written as a sentence)."""
+    """The sentence mostly repeats the question (an FAQ entry's title written as a sentence),
+    adding no number: "The device needs 12 volts" answers "How many volts does it need?"."""
     if not question_terms or not sentence_terms:
+        return False
+    if any(term[:1].isdigit() for term in sentence_terms - question_terms):
         return False
     shared = len(question_terms & sentence_terms)
     return shared >= RESTATES * len(question_terms) and shared >= RESTATES * len(sentence_terms)
