@@ -4,6 +4,7 @@ closed while idle."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import socket
@@ -22,7 +23,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from stream_rag.model.llm import OpenAIChatModel
-from stream_rag.model.network import LeanBackend, use_lean_backend
+from stream_rag.model.network import LeanBackend, LeanStream, _Protocol, use_lean_backend
 from tests.helpers import free_port, running_server
 
 BIG = hashlib.sha256(b"seed").digest() * (3 * 1024 * 1024 // 32)  # 3 MB, past the high water
@@ -288,3 +289,57 @@ async def test_the_lean_pool_assigns_waiting_requests_and_keeps_what_httpx_keeps
     with running_server(port_app()) as base_url:
         async with make(base_url=base_url, limits=limits) as client:
             assert await pool_run(client, 3) == (3, 1, True)
+
+
+class HeldTransport:
+    """A transport that holds what is written; the stream's protocol is fed by hand."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def fed_stream() -> tuple[LeanStream, _Protocol]:
+    protocol = _Protocol()
+    transport = HeldTransport()
+    protocol.connection_made(transport)  # type: ignore[arg-type]
+    closed_idle = type("ServerClosedIdle", (httpcore.ReadError,), {})
+    return LeanStream(transport, protocol, httpcore, closed_idle), protocol  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_read_waits_for_its_own_stall_limit_not_an_earlier_reads() -> None:
+    # One stall timer per stream: armed by the first read, it fires while a later read (with
+    # a longer limit) waits, and is armed again for that read's own deadline.
+    stream, protocol = fed_stream()
+    loop = asyncio.get_running_loop()
+    loop.call_soon(protocol.data_received, b"first")
+    assert await stream.read_buffered(0.05) == b"first"
+    waiting = loop.create_task(stream.read_buffered(60.0))
+    await anyio.sleep(0.3)  # past the first read's deadline: the later one must not expire
+    assert not waiting.done()
+    protocol.data_received(b"second")
+    assert await waiting == b"second"
+    await stream.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_stall_after_reads_that_got_data_is_a_read_timeout() -> None:
+    stream, protocol = fed_stream()
+    loop = asyncio.get_running_loop()
+    for chunk in (b"a", b"b", b"c"):
+        loop.call_soon(protocol.data_received, chunk)
+        assert await stream.read(100, 0.2) == chunk
+    with anyio.fail_after(30), pytest.raises(httpcore.ReadTimeout):
+        await stream.read_buffered(0.1)
+    # A read after the timeout has a timer of its own again.
+    with anyio.fail_after(30), pytest.raises(httpcore.ReadTimeout):
+        await stream.read(100, 0.1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import math
 import select
 import socket
 import time
@@ -108,6 +109,9 @@ class LeanStream:
         self._pending: list[bytes] = []
         self._pending_size = 0
         self._flusher: asyncio.Handle | None = None
+        # The deadline of the read waiting now (inf: none), and the timer that checks it.
+        self._deadline = math.inf
+        self._stall_timer: asyncio.TimerHandle | None = None
 
     # The methods' signatures, `timeout` parameters included, are httpcore's interface.
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
@@ -156,15 +160,35 @@ class LeanStream:
             return
         loop = asyncio.get_running_loop()
         waiter = protocol.waiter = loop.create_future()
-        timer = None if limit_s is None else loop.call_later(limit_s, _expire, waiter)
+        if limit_s is not None:
+            # One timer per stream, not one per read (a token each): it is left armed when a
+            # read ends, and when it fires a read still waiting is checked against its own
+            # deadline (expired, or the timer armed again for it).
+            self._deadline = deadline = loop.time() + limit_s
+            timer = self._stall_timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._stall_timer = loop.call_at(deadline, self._stall_check)
         try:
             await waiter
         except TimeoutError:
             raise self._errors.ReadTimeout("timed out") from None
         finally:
             protocol.waiter = None
-            if timer is not None:
-                timer.cancel()
+            self._deadline = math.inf
+
+    def _stall_check(self) -> None:
+        """The stall timer: a read waiting past its deadline fails with `TimeoutError`."""
+        self._stall_timer = None
+        waiter, deadline = self._protocol.waiter, self._deadline
+        if waiter is None or waiter.done() or deadline == math.inf:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() >= deadline:
+            waiter.set_exception(TimeoutError())
+        else:
+            self._stall_timer = loop.call_at(deadline, self._stall_check)
 
     def _taken(self, size: int) -> None:
         protocol = self._protocol
@@ -200,6 +224,9 @@ class LeanStream:
                 raise self._errors.WriteError(str(protocol.error))
 
     async def aclose(self) -> None:
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
         self._flush()
         self._transport.close()
 
@@ -330,11 +357,6 @@ def _readable(sock: Any) -> bool:
         return bool(poller.poll(0))
     except (OSError, ValueError):  # closed meanwhile
         return True
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError())
 
 
 def closed_idle(exc: BaseException) -> bool:
