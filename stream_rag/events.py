@@ -133,10 +133,7 @@ Event = Sources | SentenceOut | Dropped | Refusal | Done | Error
 
 class JsonEvent(ServerSentEvent):
     """An event whose data is one line of JSON: encoded in one step, to the same bytes as
-    sse-starlette's general encoder (which splits the data at line breaks with a regex).
-    `closes`: its stream ends after it (`done`, `error`), so it may go out with the end."""
-
-    closes = False
+    sse-starlette's general encoder (which splits the data at line breaks with a regex)."""
 
     def encode(self) -> bytes:
         data, event, id = self.data, self.event, self.id
@@ -162,7 +159,4 @@ def _breaks(text: str) -> bool:
 def to_sse(event: Event, *, id: str | None = None, base_url: str | None = None) -> ServerSentEvent:
     """`base_url` (STREAM_RAG_PUBLIC_URL) makes the citations' download URLs absolute."""
     data = absolute_urls(event.data(), base_url)
-    sse = JsonEvent(data=json.dumps(data, ensure_ascii=False), event=event.name, id=id)
-    if isinstance(event, Done | Error):  # an answer's last event (`Answerer.stream`)
-        sse.closes = True
-    return sse
+    return JsonEvent(data=json.dumps(data, ensure_ascii=False), event=event.name, id=id)

@@ -29,19 +29,11 @@ from tests.helpers import running_server
 Responder = Callable[..., EventSourceResponse]
 
 
-def closing(data: str, id: str) -> JsonEvent:
-    """A `done`: an event after which its stream ends."""
-    event = JsonEvent(data=data, event="done", id=id)
-    event.closes = True
-    return event
-
-
 def events() -> list[ServerSentEvent]:
     return [
         JsonEvent(data='{"text": "café [1]."}', event="sentence", id="1"),
         ServerSentEvent(data="two\nlines", event="note", id="2"),
         ServerSentEvent(comment="a comment"),
-        closing('{"sentences": 1}', "3"),
     ]
 
 
@@ -201,50 +193,3 @@ def test_without_sse_starlettes_internals_its_own_path_answers(
         replies.append((response.status_code, response.content))
     assert replies[0] == replies[1]
     assert replies[0][1]
-
-
-async def sent_messages(make: Responder, items: list[ServerSentEvent]) -> list[Message]:
-    """The ASGI messages a response sends for `items`, in process."""
-    messages: list[Message] = []
-
-    async def body() -> AsyncIterator[ServerSentEvent]:
-        for item in items:
-            yield item
-
-    async def receive() -> Message:
-        await anyio.sleep_forever()
-        raise AssertionError  # pragma: no cover
-
-    async def send(message: Message) -> None:
-        messages.append(message)
-
-    scope: Scope = {"type": "http", "method": "POST"}
-    await make(body(), shutdown_event=anyio.Event())(scope, receive, send)
-    return messages
-
-
-def body_of(messages: list[Message]) -> bytes:
-    return b"".join(m.get("body", b"") for m in messages[1:])
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(
-    "items",
-    [
-        events(),  # the closing event last: it goes out with the end
-        [closing("{}", "1"), *events()[:2]],  # more after it: sent in order, then the end
-        events()[:3],  # none closes: the end alone
-    ],
-)
-async def test_a_closing_event_goes_out_with_the_end_of_the_body(
-    items: list[ServerSentEvent],
-) -> None:
-    plain = await sent_messages(EventSourceResponse, items)
-    merged = await sent_messages(EventStream, items)
-    assert body_of(merged) == body_of(plain)
-    assert merged[0] == plain[0]  # the start
-    assert all(m["more_body"] for m in merged[1:-1])
-    assert not merged[-1]["more_body"]
-    ends_closing = getattr(items[-1], "closes", False)
-    assert len(merged) == len(plain) - ends_closing
-    assert merged[-1]["body"] == (items[-1].encode() if ends_closing else b"")

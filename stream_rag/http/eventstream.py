@@ -6,14 +6,12 @@ event loop per answer, more than the answer's events cost to send (`python -m
 loadtests.bench_tokens --only output`). Here the stream runs in the request's own task; one
 asyncio task waits for the client to leave and sends the pings when they are due; the shutdown
 watch is a callback from sse-starlette's own per-loop watcher. Same headers, bytes, pings,
-shutdown grace and ends; an event that ends its stream (`done`, `error`: `JsonEvent.closes`)
-goes out with the body's end, one write instead of two.
+shutdown grace and ends.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 from datetime import UTC, datetime
 from functools import partial
@@ -31,8 +29,6 @@ except ImportError:  # pragma: no cover - depends on the installed sse-starlette
 else:
     INTERNALS = hasattr(EventSourceResponse, "_stream_response")
 
-log = logging.getLogger("sse_starlette.sse")  # where sse-starlette logs a failed cleanup
-
 
 class EventStream(EventSourceResponse):
     """`EventSourceResponse` for HTTP GET and POST on asyncio; HEAD, websockets, a send
@@ -47,8 +43,6 @@ class EventStream(EventSourceResponse):
             or self.data_sender_callable is not None
             or self.send_timeout is not None
             or AppStatus.should_exit
-            or not hasattr(self, "_send_lock")
-            or not hasattr(self, "_cleanup_timeout")
             or not _on_asyncio()
         ):
             await super().__call__(scope, receive, send)
@@ -61,7 +55,7 @@ class EventStream(EventSourceResponse):
         exit_watch = _ExitWatch(self, stream)
         try:
             with stream:
-                await self._stream_events(send)
+                await self._stream_response(send)
         finally:
             exit_watch.close()
             if not watch.done():
@@ -70,44 +64,6 @@ class EventStream(EventSourceResponse):
                 raise error
         if self.background is not None:
             await self.background()
-
-    async def _stream_events(self, send: Send) -> None:
-        """sse-starlette's `_stream_response`, except that an event that `closes` its stream
-        goes out with the end of the body: one message and one write, not two."""
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        last = b""  # a closing event's bytes, held for the end (sent first if more follows)
-        try:
-            async for data in self.body_iterator:
-                chunk = ensure_bytes(data, self.sep)
-                if last:
-                    await send({"type": "http.response.body", "body": last, "more_body": True})
-                    last = b""
-                if getattr(data, "closes", False):
-                    last = chunk
-                else:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except BaseException:
-            await self._close_body()
-            raise
-        async with self._send_lock:
-            self.active = False
-            await send({"type": "http.response.body", "body": last, "more_body": False})
-
-    async def _close_body(self) -> None:
-        """Close the events' iterator after a failure, as sse-starlette does: its cleanup
-        runs before the error goes on, within the response's cleanup timeout."""
-        aclose = getattr(self.body_iterator, "aclose", None)
-        if aclose is None:
-            return
-        with anyio.move_on_after(self._cleanup_timeout, shield=True) as cleanup:
-            try:
-                await aclose()
-            except Exception:
-                log.exception("Error closing body iterator after encoding or send failure")
-        if cleanup.cancel_called:
-            log.warning("Body iterator cleanup cancelled after %s seconds", self._cleanup_timeout)
 
     async def _send_with_timeout(self, send: Send, message: Message) -> None:
         if self.send_timeout is None:
