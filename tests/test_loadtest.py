@@ -8,7 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import anyio
+import pytest
 
+from stream_rag.access.keys import KeyStore
+from stream_rag.cli.commands import main
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
@@ -153,3 +156,25 @@ def test_rounds_run_every_order_so_no_target_always_follows_the_same_one() -> No
     positions = Counter((name, o.index(name)) for o in orders for name in o)
     assert set(positions.values()) == {2}
     assert len(positions) == 9
+
+
+def test_loadtest_url_sends_the_key_a_deployment_needs(
+    tmp_path: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A deployment on a network has keys; `loadtest --url` sends STREAM_RAG_API_KEY as
+    # `stream-rag ask --url` does (without it every answer was a 401). Nothing is stored, so
+    # every answer is a refusal: the report has no first sentence to plot, and says so.
+    settings = Settings(data_dir=tmp_path / "data")
+    _, key = KeyStore(settings.data_dir).create(name="load", scopes=["chat"])
+    out = tmp_path / "report"
+    with running_server(create_fake_llm(FakeConfig(seed=3))) as llm_url:
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
+            monkeypatch.setenv("STREAM_RAG_API_KEY", key)
+            argv = ["loadtest", "--url", base_url, "--users", "1", "--requests", "2"]
+            code = main([*argv, "--rounds", "1", "--out", str(out)])
+    with (out / "answers.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert code == 0
+    assert len(rows) >= 2
+    assert {row["ended"] for row in rows} == {"done"}, rows

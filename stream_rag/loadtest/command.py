@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -123,7 +123,12 @@ def _run(args: argparse.Namespace) -> list[Phase]:
         host = urlsplit(args.url).hostname or ""
         if host not in _LOOPBACK and not args.allow_remote:
             raise LoadTestError(f"{host} is not loopback; pass --allow-remote to load it")
-        return _phases({"given": _Server(args.url.rstrip("/"), None)}, args, endpoint, None)
+        # Here, not at the top: the cli package imports this module.
+        from ..cli.keys import client_headers
+
+        # The key in STREAM_RAG_API_KEY, as `ask --url` sends it.
+        given = _Server(args.url.rstrip("/"), None, client_headers())
+        return _phases({"given": given}, args, endpoint, None)
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stream-rag-load-")))
         # Runs after the processes stopped, before the directory goes: keep their logs.
@@ -173,6 +178,7 @@ def _keep_logs(work: Path, out: Path) -> None:
 class _Server:
     url: str
     pid: int | None
+    headers: Mapping[str, str] | None = None  # a running deployment's key
 
 
 def _phases(
@@ -242,6 +248,7 @@ def _load(
             duration_s=args.duration,
             distinct=args.distinct,
             tag=tag,
+            headers=server.headers,
         )
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -148,11 +149,12 @@ async def run_load(
     questions: tuple[str, ...] = QUESTIONS,
     distinct: bool = False,
     tag: str = "",
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[list[Answer], float]:
     """`users` concurrent users until `requests` answers or `duration_s` seconds, whichever
     comes first; returns the answers and the wall time. With `distinct`, every question gets
     a serial number (after `tag`, which keeps the questions of separate runs apart), so no
-    answer is served from a cache."""
+    answer is served from a cache. `headers` go with every request (a deployment's key)."""
     answers: list[Answer] = []
     issued = 0
     t_run = time.perf_counter()
@@ -169,7 +171,7 @@ async def run_load(
     async def user() -> None:
         nonlocal issued
         async with httpx.AsyncClient(
-            base_url=base_url, limits=limits, timeout=timeout, verify=tls
+            base_url=base_url, limits=limits, timeout=timeout, verify=tls, headers=headers
         ) as client:
             while issued < requests and time.perf_counter() < deadline:
                 question = questions[issued % len(questions)]
