@@ -54,6 +54,9 @@ class Settings:
     # Embedded index: once this many points are searched exactly (no graph holds them), the
     # server builds HNSW graphs in the background when indexing is idle; 0 turns it off.
     hnsw_auto_points: int = 10_000
+    # Embedded index: the writes a running HNSW build keeps to re-apply to its copy, in MB
+    # (vectors included); past it the build is abandoned (the live shard has every write).
+    hnsw_journal_mb: float = 256.0
     # Embedded index: up to this many points, dense search runs on an in-memory copy of the
     # vectors (exact, ~1.6 KB a point; index/mirror.py); 0 (the default) turns it off: in
     # the server it measured no faster than the engine (docs/decisions.md).
@@ -204,6 +207,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
         if self.hnsw_auto_points < 0:
             raise InvalidFieldError("STREAM_RAG_HNSW_AUTO_POINTS must be >= 0")
+        if self.hnsw_journal_mb <= 0:
+            raise InvalidFieldError("STREAM_RAG_HNSW_JOURNAL_MB must be positive")
         if self.dense_mirror_max_points < 0:
             raise InvalidFieldError("STREAM_RAG_DENSE_MIRROR_MAX_POINTS must be >= 0")
         if self.cpu_workers < 0:

@@ -40,6 +40,7 @@ def test_environment_beats_env_file_and_overrides_beat_both(tmp_path: Path) -> N
         ("STREAM_RAG_GIL_SWITCH_MS", "0"),
         ("STREAM_RAG_SCHED_SLICE_US", "50"),
         ("STREAM_RAG_SCHED_SLICE_US", "200000"),
+        ("STREAM_RAG_HNSW_JOURNAL_MB", "0"),
     ],
 )
 def test_bad_values_name_the_variable(name: str, value: str) -> None:

@@ -18,6 +18,7 @@ from stream_rag.errors import StreamRagError
 from stream_rag.http.app import create_app
 from stream_rag.index import edge_build
 from stream_rag.index.auto_hnsw import AutoHnsw
+from stream_rag.index.base import BuildAbandonedError
 from stream_rag.index.edge import EdgeIndex
 from stream_rag.index.indexing import Indexer
 from stream_rag.index.jobs import IndexQueue
@@ -54,6 +55,33 @@ def test_a_build_is_due_per_min_points_searched_exactly(tmp_path: Path) -> None:
         index.upsert(points(1800, 500, rng))
         assert (index.exact_points(), auto.due()) == (1100, True)
         assert not AutoHnsw(index, 0).due()  # 0: never
+    finally:
+        index.close()
+
+
+def test_a_build_abandoned_at_the_journal_cap_is_due_again_and_a_failed_one_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(edge_build, "_BUILD", "import time; time.sleep(600)")
+    index = EdgeIndex.open(tmp_path / "edge", DIM, journal_max_bytes=1_000)
+    rng = np.random.default_rng(14)
+    # Writes arrive while the child builds: past the cap the build gives up.
+    index.build_hook = lambda stage: (
+        index.upsert(points(100, 10, rng)) if stage == "building" else None
+    )
+    try:
+        auto = AutoHnsw(index, 100)
+        index.upsert(points(0, 100, rng))
+        with pytest.raises(BuildAbandonedError):
+            auto.build_if_due()
+        assert (index.count(), index.hnsw_segments()) == (110, 0)
+        assert auto.due()  # the next idle check builds again
+        index.build_hook = None
+        monkeypatch.setattr(edge_build, "_BUILD", "import sys; sys.exit(3)")
+        with pytest.raises(StreamRagError, match="HNSW build failed"):
+            auto.build_if_due()
+        assert not auto.due()  # a failure is not retried until more points come
+        assert auto.builds == 0
     finally:
         index.close()
 

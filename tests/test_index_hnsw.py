@@ -13,7 +13,8 @@ import pytest
 import qdrant_edge as qe
 
 from stream_rag.config import Settings
-from stream_rag.index.base import IndexPoint, IndexUnavailableError
+from stream_rag.index import edge_build
+from stream_rag.index.base import BuildAbandonedError, IndexPoint, IndexUnavailableError
 from stream_rag.index.bm25 import SparseVector
 from stream_rag.index.edge import EdgeIndex
 from stream_rag.services import open_services
@@ -298,5 +299,84 @@ def test_closing_keeps_the_graphs_and_a_vacuum_that_drops_them_says_so(
     index = EdgeIndex.open(path, DIM)
     try:
         assert (index.hnsw_segments(), index.stale_points()) == (0, 0)
+    finally:
+        index.close()
+
+
+@pytest.mark.parametrize("stage", ["building", "caught_up"])
+def test_writes_past_the_journal_cap_abandon_the_build_and_keep_the_live_shard(
+    tmp_path: Path, stage: str
+) -> None:
+    # DIM 16: a point takes ~300 bytes in the journal, so 40 fit in 15 KB and 100 do not.
+    rng = np.random.default_rng(9)
+    index = EdgeIndex.open(tmp_path / "edge", DIM, journal_max_bytes=15_000)
+    paused = Paused(stage)
+    try:
+        index.upsert(points(0, 1500, rng))
+        index.build_hook = paused
+        errors: list[Exception] = []
+        builder = threading.Thread(target=paused.build, args=(index, {}, errors))
+        builder.start()
+        paused.reached[stage].wait()
+        index.upsert(points(1500, 40, rng))
+        assert index._journal is not None
+        assert not index._journal.overflowed
+        index.upsert(points(1540, 60, rng))
+        index.delete_versions("d0")  # after the overflow: the live shard only
+        assert index._journal is not None
+        assert index._journal.overflowed
+        assert len(index._journal) == 0  # what it held is let go at once
+        paused.go[stage].set()
+        builder.join()
+        assert len(errors) == 1
+        assert isinstance(errors[0], BuildAbandonedError)
+        assert "STREAM_RAG_HNSW_JOURNAL_MB" in str(errors[0])
+        assert isinstance(errors[0], IndexUnavailableError)
+        assert not index.building
+        assert index.hnsw_segments() == 0
+        assert index.count() == 1590
+        assert "c1599" in chunk_ids(index)
+        assert "c5" not in chunk_ids(index)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["edge"]
+        index.build_hook = None
+        timings = index.build_hnsw(threshold_kb=1)  # a quiet retry swaps in as usual
+        assert timings["hnsw_segments"] >= 1
+        assert index.count() == 1590
+    finally:
+        paused.go[stage].set()  # a failed assertion must not leave the build waiting
+        index.close()
+
+
+def test_an_overflowing_write_ends_the_build_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A child that would run for ten minutes: passing the cap ends it, not the build's end.
+    monkeypatch.setattr(edge_build, "_BUILD", "import time; time.sleep(600)")
+    index = EdgeIndex.open(tmp_path / "edge", DIM, journal_max_bytes=1_000)
+    started = threading.Event()
+    index.build_hook = lambda stage: started.set() if stage == "building" else None
+    errors: list[Exception] = []
+
+    def build() -> None:
+        try:
+            index.build_hnsw(threshold_kb=1)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+        finally:
+            started.set()
+
+    try:
+        index.upsert(points(0, 50, np.random.default_rng(10)))
+        builder = threading.Thread(target=build)
+        builder.start()
+        started.wait()
+        child = index._builder._child
+        assert child is not None
+        assert child.poll() is None
+        index.upsert(points(50, 10, np.random.default_rng(11)))
+        assert child.wait(timeout=120) < 0  # killed by a signal, not left to finish
+        builder.join()
+        assert [type(e) for e in errors] == [BuildAbandonedError]
+        assert (index.count(), index.hnsw_segments()) == (60, 0)
     finally:
         index.close()

@@ -13,7 +13,7 @@ import anyio
 import anyio.to_thread
 
 from ..errors import StreamRagError
-from .base import Index
+from .base import BuildAbandonedError, Index
 from .jobs import IndexQueue
 
 log = logging.getLogger("stream_rag")
@@ -59,8 +59,12 @@ class AutoHnsw:
             # Segments holding at least `min_points` points' vectors get a graph; smaller ones
             # stay exact (as fast at that size).
             timings = index.build_hnsw(threshold_kb=max(1, index.vector_kb(self.min_points)))
-        finally:
-            self._floor = index.exact_points()  # also after a failure: no retry per upload
+        except BuildAbandonedError:
+            raise  # writes outran the build's journal: the next idle check tries again
+        except BaseException:
+            self._floor = index.exact_points()  # a failure: no retry per upload
+            raise
+        self._floor = index.exact_points()
         self.builds += 1
         log.info(
             "built HNSW graphs in the background (%s); %d points are searched exactly",

@@ -34,6 +34,12 @@ class IndexUnavailableError(StreamRagError):
     status = 503
 
 
+class BuildAbandonedError(IndexUnavailableError):
+    """An HNSW build gave up: the writes made meanwhile outgrew its journal's cap."""
+
+    code = "index_build_abandoned"
+
+
 @dataclass(frozen=True, slots=True)
 class IndexPoint:
     chunk_id: str
@@ -145,5 +151,9 @@ def open_index(settings: Settings, dim: int) -> Index:
 
     path = settings.data_dir / "index" / f"edge-{dim}-f16"
     return EdgeIndex.open(
-        path, dim, hnsw_ef=settings.hnsw_ef, mirror_max=settings.dense_mirror_max_points
+        path,
+        dim,
+        hnsw_ef=settings.hnsw_ef,
+        mirror_max=settings.dense_mirror_max_points,
+        journal_max_bytes=int(settings.hnsw_journal_mb * 2**20),
     )

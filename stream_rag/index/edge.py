@@ -65,6 +65,10 @@ _EXACT = qe.QuantizationSearchParams(ignore=True)
 _PAYLOAD = True
 # Points read per engine call while the dense mirror loads (each call holds the GIL).
 _MIRROR_BATCH = 256
+# What a running HNSW build's journal of writes may hold by default (`Settings.hnsw_journal_mb`)
+# and a journaled operation's (or point's) bytes besides its vectors and strings.
+JOURNAL_MAX_BYTES = 256 * 2**20
+_OPERATION_BYTES = 200
 
 
 def _match(key: str, value: str | int) -> qe.FieldCondition:
@@ -81,6 +85,7 @@ class EdgeIndex(HnswBuilds):
         float16: bool = True,
         hnsw_ef: int,
         mirror_max: int = 0,
+        journal_max_bytes: int = JOURNAL_MAX_BYTES,
     ) -> None:
         self._shard = shard
         self.path = path
@@ -98,6 +103,7 @@ class EdgeIndex(HnswBuilds):
         self._build_lock = threading.Lock()
         # While a build runs: the writes since its copy, re-applied to the copy at the swap.
         self._journal: Journal | None = None
+        self.journal_max_bytes = journal_max_bytes
         # Bumped (under `_shard_lock`) by every write: what a search found is known to be
         # what it would find again while this is unchanged (answer/pipeline.py keeps results).
         self.generation = 0
@@ -128,10 +134,12 @@ class EdgeIndex(HnswBuilds):
         float16: bool = True,
         hnsw_ef: int = DEFAULT_HNSW_EF,
         mirror_max: int = 0,
+        journal_max_bytes: int = JOURNAL_MAX_BYTES,
     ) -> EdgeIndex:
         """Open or create the shard at `path`. Dense vectors are stored as float16 by default:
         exact search reads half the memory (see docs/decisions.md). Collections of up to
-        `mirror_max` points are searched densely in memory (0, the default: by the engine)."""
+        `mirror_max` points are searched densely in memory (0, the default: by the engine).
+        A build abandons itself once the writes made meanwhile pass `journal_max_bytes`."""
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() and replaced(path).exists():
             os.rename(replaced(path), path)  # a crash between the two renames of a swap
@@ -149,7 +157,15 @@ class EdgeIndex(HnswBuilds):
         for name, schema in FIELDS:
             if name not in existing:
                 shard.update(qe.UpdateOperation.create_field_index(name, schema))
-        return cls(shard, path, dim, float16=float16, hnsw_ef=hnsw_ef, mirror_max=mirror_max)
+        return cls(
+            shard,
+            path,
+            dim,
+            float16=float16,
+            hnsw_ef=hnsw_ef,
+            mirror_max=mirror_max,
+            journal_max_bytes=journal_max_bytes,
+        )
 
     def warm(self) -> None:
         """Load the dense mirror now, if the index is small enough (blocking; writes wait)."""
@@ -189,7 +205,8 @@ class EdgeIndex(HnswBuilds):
             chunk = points[start : start + UPSERT_BATCH]
             batch = [self._point(p) for p in chunk]
             with self._write_lock, self._writing():
-                self._apply(qe.UpdateOperation.upsert_points(batch))
+                size = sum(self._point_bytes(p) for p in chunk)
+                self._apply(qe.UpdateOperation.upsert_points(batch), size)
                 if self._collections is not None:
                     self._collections.update(p.collection for p in chunk)
                 self._mirror_upsert(chunk)
@@ -210,11 +227,22 @@ class EdgeIndex(HnswBuilds):
             if p.dense is not None
         )
 
-    def _apply(self, operation: qe.UpdateOperation) -> None:
-        """A write (both locks held): to the shard, and to a running build's journal."""
+    def _apply(self, operation: qe.UpdateOperation, size: int = _OPERATION_BYTES) -> None:
+        """A write (both locks held): to the shard, and to a running build's journal (`size`:
+        about what the operation holds). Past the journal's cap the build's child is ended."""
         self._shard.update(operation)
-        if self._journal is not None:
-            self._journal.operations.append(operation)
+        journal = self._journal
+        if journal is not None and not journal.overflowed and not journal.add(operation, size):
+            self._builder.cancel()
+            log.warning(
+                "HNSW build abandoned: over %g MB written meanwhile", journal.max_bytes / 2**20
+            )
+
+    def _point_bytes(self, point: IndexPoint) -> int:
+        """About what a point takes in an upsert operation: vectors, sparse terms, payload."""
+        dense = 4 * self.dim if point.dense is not None else 0
+        text = len(point.chunk_id) + len(point.doc_id) + len(point.collection)
+        return _OPERATION_BYTES + dense + 8 * len(point.sparse.indices) + 2 * text
 
     def _point(self, point: IndexPoint) -> qe.Point:
         vectors: dict[str, Any] = {}
@@ -315,7 +343,7 @@ class EdgeIndex(HnswBuilds):
         for start in range(0, len(ids), UPSERT_BATCH):
             batch: list[Any] = ids[start : start + UPSERT_BATCH]
             with self._write_lock, self._writing():
-                self._apply(qe.UpdateOperation.delete_points(batch))
+                self._apply(qe.UpdateOperation.delete_points(batch), 64 * len(batch))
                 if self._mirror is not None:
                     self._mirror.delete_points(batch)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from .base import DENSE, IndexUnavailableError
+from .base import DENSE, BuildAbandonedError, IndexUnavailableError
 from .edge_config import (
     HNSW_EF_CONSTRUCT,
     HNSW_M,
@@ -43,19 +43,37 @@ def building(path: Path) -> Path:
 class Journal:
     """The writes applied to the live shard since the copy was taken, in order. Replayed on
     the copy they give it the live shard's points: upserts are by id and deletions by filter
-    or id, so the same operations from the same start end in the same state."""
+    or id, so the same operations from the same start end in the same state. It holds at most
+    `max_bytes` of them (vectors included); past that it drops them all and is `overflowed`:
+    the build is abandoned, the live shard having every write anyway."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.operations: list[qe.UpdateOperation] = []
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.overflowed = False
 
     def __len__(self) -> int:
         return len(self.operations)
 
+    def add(self, operation: qe.UpdateOperation, size: int) -> bool:
+        """Keep `operation` (about `size` bytes; under the write lock); False once over the cap."""
+        if self.overflowed:
+            return False
+        self.bytes += size
+        if self.bytes > self.max_bytes:
+            self.overflowed = True
+            self.operations = []  # a replay running meanwhile holds its own slice
+            return False
+        self.operations.append(operation)
+        return True
+
     def replay(self, shard: qe.EdgeShard, start: int) -> int:
         """Apply the operations from `start` on to `shard` (each call holds the GIL, as the
         write did); the number replayed up to, for the next call's `start`."""
-        end = len(self.operations)  # appends come from writers, under their lock
-        for operation in self.operations[start:end]:
+        operations = self.operations  # appends come from writers, under their lock
+        end = len(operations)
+        for operation in operations[start:end]:
             shard.update(operation)
         return end
 
@@ -112,6 +130,12 @@ class BuildChild:
             if self._child is not None:
                 self._child.kill()
 
+    def cancel(self) -> None:
+        """End the running child, if any (its build is abandoned); later builds may run."""
+        with self._lock:
+            if self._child is not None:
+                self._child.kill()
+
 
 class HnswBuilds:
     """`EdgeIndex`'s HNSW builds: copy, child process, catch-up, swap. A base class: the shard,
@@ -127,6 +151,7 @@ class HnswBuilds:
     _write_lock: threading.Lock
     _build_lock: threading.Lock
     _journal: Journal | None
+    journal_max_bytes: int
     _builder: BuildChild
     _collections: set[str] | None
     _extra: int
@@ -176,7 +201,7 @@ class HnswBuilds:
                 self._shard.flush()
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(self.path, work)
-            journal = self._journal = Journal()
+            journal = self._journal = Journal(self.journal_max_bytes)
         timings["copy_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         kind = "f16" if self.float16 else "f32"
@@ -190,6 +215,7 @@ class HnswBuilds:
             ef_construct,
             started=None if hook is None else lambda: hook("building"),
         )
+        _check(journal)
         if returncode != 0:
             if self._builder.stopped:
                 raise IndexUnavailableError("HNSW build stopped: the index is closing")
@@ -205,6 +231,7 @@ class HnswBuilds:
         built = load(work, config)
         try:
             done = journal.replay(built, 0)
+            _check(journal)
         except BaseException:
             built.close()
             raise
@@ -214,6 +241,7 @@ class HnswBuilds:
         with self._write_lock:
             t0 = time.perf_counter()
             try:
+                _check(journal)
                 journal.replay(built, done)
                 built.flush()
             finally:
@@ -258,6 +286,15 @@ class HnswBuilds:
         # `_extra` is the graphs' dense vectors, counted when nothing was stale
         # (`EdgeIndex.stale_points`).
         return max(0, points - self._extra)
+
+
+def _check(journal: Journal) -> None:
+    if journal.overflowed:
+        raise BuildAbandonedError(
+            f"HNSW build abandoned: the writes made meanwhile outgrew its journal "
+            f"({journal.max_bytes / 2**20:g} MB, STREAM_RAG_HNSW_JOURNAL_MB); the index has "
+            "every write and keeps its segments"
+        )
 
 
 def collections_of(shard: qe.EdgeShard) -> set[str] | None:
