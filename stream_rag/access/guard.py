@@ -106,14 +106,7 @@ class Guard:
         self.app = app
         self.settings = settings
         self.limiter = RateLimiter()
-        ancestors = " ".join(("'self'", *settings.frame_ancestors))
-        self.headers = [
-            ("x-content-type-options", "nosniff"),
-            ("referrer-policy", "same-origin"),
-            ("content-security-policy", _CSP.format(ancestors=ancestors)),
-        ]
-        if not settings.frame_ancestors:
-            self.headers.append(("x-frame-options", "SAMEORIGIN"))
+        self.headers = security_headers(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -228,10 +221,28 @@ class Guard:
         )
 
     def _add_headers(self, message: Message) -> None:
-        headers = MutableHeaders(scope=message)
-        for name, value in self.headers:
-            if name not in headers:
-                headers.append(name, value)
+        _add_missing(self.headers, message)
+
+
+def security_headers(settings: Settings) -> list[tuple[str, str]]:
+    """What every response carries: no MIME sniffing, no referrer off-site, the CSP, and
+    framing by this origin only unless `STREAM_RAG_FRAME_ANCESTORS` lists others."""
+    ancestors = " ".join(("'self'", *settings.frame_ancestors))
+    headers = [
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "same-origin"),
+        ("content-security-policy", _CSP.format(ancestors=ancestors)),
+    ]
+    if not settings.frame_ancestors:
+        headers.append(("x-frame-options", "SAMEORIGIN"))
+    return headers
+
+
+def _add_missing(added: list[tuple[str, str]], message: Message) -> None:
+    headers = MutableHeaders(scope=message)
+    for name, value in added:
+        if name not in headers:
+            headers.append(name, value)
 
 
 def _strip_port(netloc: str, scheme: str) -> str:
@@ -275,6 +286,8 @@ class HostCheck(TrustedHostMiddleware):
 
         super().__init__(passed, list(settings.allowed_hosts) or ["*"], www_redirect=False)
         self.loopback_default = not settings.allowed_hosts and is_loopback(settings.host)
+        # Its refusal never reaches `Guard`, which adds them to every other response.
+        self.headers = security_headers(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.loopback_default and scope["type"] in ("http", "websocket"):
@@ -282,16 +295,19 @@ class HostCheck(TrustedHostMiddleware):
             if host and rebinding_safe(host):
                 await self.app(scope, receive, send)
             else:
-                await _host_error(scope, receive, send)
+                await _host_error(scope, receive, self._protected(scope, send))
             return
 
         async def sending(message: Message) -> None:
             if scope.get("stream_rag.host_ok"):
                 await send(message)
             elif message["type"] == "http.response.start":  # Starlette refused the Host
-                await _host_error(scope, receive, send)
+                await _host_error(scope, receive, self._protected(scope, send))
 
         await super().__call__(scope, receive, sending)
+
+    def _protected(self, scope: Scope, send: Send) -> Send:
+        return on_start(scope, send, functools.partial(_add_missing, self.headers))
 
 
 class InvalidHostError(InputError):
