@@ -3,6 +3,7 @@ and the size of a request head, against a real uvicorn in a thread."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -141,6 +142,9 @@ def test_a_head_past_the_limit_in_one_write_gets_400() -> None:
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n" + filler + b"\r\n")
         reply = read_all(sock)
     assert reply.startswith(b"HTTP/1.1 400 ")
+    assert json.loads(reply.partition(b"\r\n\r\n")[2])["error"]["message"] == (
+        "the request head is over 64 KB"
+    )
 
 
 def test_a_head_just_under_the_limit_is_served() -> None:
@@ -186,3 +190,14 @@ def test_an_http_1_1_client_still_gets_chunks_and_keeps_the_connection() -> None
     assert b"transfer-encoding: chunked\r\n" in reply
     assert b"b\r\ndata: one\n\n\r\nb\r\ndata: two\n\n\r\n0\r\n\r\n" in reply
     assert reply.endswith(b"0 bytes")
+
+
+def test_a_request_http_cannot_parse_gets_a_json_400() -> None:
+    # Bad input is a 4xx with a JSON error body everywhere, the protocol's own refusals too.
+    with serving(HANG_GUARD_S) as address, socket.create_connection(address) as sock:
+        sock.sendall(b"GARBAGE\r\n\r\n")
+        reply = read_all(sock)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ")
+    assert b"content-type: application/json" in head.lower()
+    assert json.loads(body)["error"]["code"] == "invalid_request"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import socket
 import sys
 from types import FrameType
@@ -27,6 +28,7 @@ from .scheduling import request_slice
 
 # The largest request head (request line plus headers) a client may send.
 MAX_HEAD_BYTES = 64 * 1024
+_HEAD_TOO_LARGE = f"the request head is over {MAX_HEAD_BYTES // 1024} KB"
 # A response's first write is joined with the next only when that is at most this long (a
 # larger body is written after it, as before, rather than copied).
 _JOIN_AT_MOST = 64 * 1024
@@ -105,6 +107,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Bytes received since the last request's message ended: the next head (a lower bound
         # when `_exact` is false, as the read that ended the message is not counted).
         self._between_messages, self._head_bytes, self._exact = True, 0, True
+        self._refusal: str | None = None  # why a parse error is raised from a callback
         self._wait_for_head()
 
     def data_received(self, data: bytes) -> None:
@@ -117,7 +120,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             and self._head_bytes > MAX_HEAD_BYTES
             and not self.transport.is_closing()
         ):
-            self.send_400_response("Invalid HTTP request received.")
+            self.send_400_response(_HEAD_TOO_LARGE)
 
     def on_headers_complete(self) -> None:
         self._in_head = self._between_messages = False
@@ -126,6 +129,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if (self._head_bytes > MAX_HEAD_BYTES or not self._exact) and _head_size(
             self.url, self.headers
         ) > MAX_HEAD_BYTES:
+            self._refusal = _HEAD_TOO_LARGE
             raise HeadTooLarge
         super().on_headers_complete()
         cycle = self.cycle
@@ -135,6 +139,20 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if self.scope["http_version"] == "1.0":
                 # Read by the cycle's task when it starts, after this returns.
                 cycle.send = Http10Send(cycle)  # type: ignore[method-assign]
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to a request it cannot parse, with the JSON error body of every
+        other 4xx (its own is text)."""
+        message = self._refusal or msg
+        body = json.dumps({"error": {"code": "invalid_request", "message": message}}).encode()
+        content = [b"HTTP/1.1 400 Bad Request\r\n"]
+        for name, value in self.server_state.default_headers:
+            content.extend([name, b": ", value, b"\r\n"])
+        content.append(b"content-type: application/json\r\n")
+        content.append(b"content-length: %d\r\nconnection: close\r\n\r\n" % len(body))
+        content.append(body)
+        self.transport.write(b"".join(content))
+        self.transport.close()
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
