@@ -178,6 +178,9 @@ class CompletionsEndpoint:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
                 "stream_rag": extension,
             }
+            if isinstance(event, Error):
+                # How OpenAI's own streams report a failure: its client raises `APIError`.
+                payload["error"] = {**event.data(), "type": "server_error"}
             yield f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
         if include_usage:  # as OpenAI does: one last chunk with no choices and the counts
             last = {**header, "choices": [], "usage": usage.to_json()}
