@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
+
+from stream_rag.index import edge
 from stream_rag.index.base import IndexHit, IndexPoint
 from stream_rag.index.bm25 import SparseVector
+from stream_rag.index.edge import EdgeIndex
 from stream_rag.index.refs import HitRefs
+
+from .test_index_hnsw import DIM, points
 
 
 @dataclass
@@ -70,3 +79,64 @@ def test_past_its_limit_it_starts_over() -> None:
     hits = refs.hits([Found(i, 0.5) for i in ids[2:]], fetch)
     assert [h.chunk_id for h in hits] == ["d:v1:2", "d:v1:3", "d:v1:4"]
     assert len(refs) == 3  # started over with this search's points
+
+
+def test_filled_ahead_no_search_fetches_and_the_limit_holds() -> None:
+    records = stored(*[("d", n) for n in range(4)])
+    ids = list(records)
+    refs = HitRefs(limit=3)
+
+    def fetch(wanted: list[Any]) -> list[Record]:
+        raise AssertionError(f"fetched {wanted}")
+
+    assert not refs.fill(records.values())  # the fourth is past the limit
+    assert len(refs) == 3
+    hits = refs.hits([Found(i, 0.5) for i in ids[:3]], fetch)
+    assert [h.chunk_id for h in hits] == ["d:v1:0", "d:v1:1", "d:v1:2"]
+    refs.put(str(uuid.uuid4()), "e:v1:0", "e", 1)  # full: not kept
+    assert len(refs) == 3
+
+
+def test_an_index_knows_every_point_after_warm_and_each_new_one_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(21)
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        index.upsert(points(0, 300, rng))
+    finally:
+        index.close()
+    index = EdgeIndex.open(tmp_path / "edge", DIM)  # a server starting on it
+    try:
+        index.warm()
+        assert len(index._refs) == 300
+        index.upsert(points(300, 20, rng))
+        assert len(index._refs) == 320
+
+        def no_payloads(point_ids: list[Any]) -> list[Any]:
+            raise AssertionError("a dense search read payloads")
+
+        monkeypatch.setattr(index, "_payloads", no_payloads)
+        for p in points(0, 320, np.random.default_rng(21))[::40]:
+            assert p.dense is not None
+            assert index.search_dense(p.dense, "default", 1)[0].chunk_id == p.chunk_id
+        assert len(index.search_dense(np.ones(DIM, np.float32), "default", 320)) == 320
+    finally:
+        index.close()
+
+
+def test_a_large_index_is_not_read_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(edge, "PREFILL_MAX", 100)
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        index.upsert(points(0, 150, np.random.default_rng(22)))
+    finally:
+        index.close()
+    index = EdgeIndex.open(tmp_path / "edge", DIM)
+    try:
+        index.warm()
+        assert len(index._refs) == 0  # filled as searches find points instead
+        assert len(index.search_dense(np.ones(DIM, np.float32), "default", 10)) == 10
+        assert len(index._refs) == 10
+    finally:
+        index.close()

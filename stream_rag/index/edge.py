@@ -53,7 +53,7 @@ from .edge_config import (
     save_extra,
 )
 from .mirror import DenseMirror, MirrorRow, mirror_rows
-from .refs import HitRefs
+from .refs import PREFILL_MAX, HitRefs
 
 log = logging.getLogger("stream_rag")
 # Quantized segments: twice the limit found on int8, rescored on the stored vectors.
@@ -168,7 +168,9 @@ class EdgeIndex(HnswBuilds):
         )
 
     def warm(self) -> None:
-        """Load the dense mirror now, if the index is small enough (blocking; writes wait)."""
+        """Read every point's refs (up to `PREFILL_MAX` points) and load the dense mirror, if
+        the index is small enough (blocking; writes wait for the mirror)."""
+        self._warm_refs()
         with self._write_lock:
             if self._mirror_tried:
                 return
@@ -200,15 +202,35 @@ class EdgeIndex(HnswBuilds):
                     break
             self._mirror = mirror
 
+    def _warm_refs(self) -> None:
+        """The refs of every point, so that no dense search fetches payloads: a search that
+        found points not seen before read them from the engine, ~0.35 ms a search over the
+        first thousands of searches at 11k points (docs/decisions.md)."""
+        with self._shard_lock:
+            if int(self._shard.count(qe.CountRequest(exact=True))) > PREFILL_MAX:
+                return
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(offset=offset, limit=_MIRROR_BATCH, with_payload=True)
+            with self._shard_lock:
+                records, offset = self._shard.scroll(request)
+                if not self._refs.fill(records):
+                    return
+            if offset is None or not records:
+                return
+
     def upsert(self, points: Sequence[IndexPoint]) -> None:
         for start in range(0, len(points), UPSERT_BATCH):
             chunk = points[start : start + UPSERT_BATCH]
-            batch = [self._point(p) for p in chunk]
+            ids = [p.point_id for p in chunk]  # a uuid5 each: once
+            batch = [self._point(p, i) for p, i in zip(chunk, ids, strict=True)]
             with self._write_lock, self._writing():
                 size = sum(self._point_bytes(p) for p in chunk)
                 self._apply(qe.UpdateOperation.upsert_points(batch), size)
                 if self._collections is not None:
                     self._collections.update(p.collection for p in chunk)
+                for p, i in zip(chunk, ids, strict=True):
+                    self._refs.put(i, p.chunk_id, p.doc_id, p.version)
                 self._mirror_upsert(chunk)
 
     def _mirror_upsert(self, points: Sequence[IndexPoint]) -> None:
@@ -244,7 +266,7 @@ class EdgeIndex(HnswBuilds):
         text = len(point.chunk_id) + len(point.doc_id) + len(point.collection)
         return _OPERATION_BYTES + dense + 8 * len(point.sparse.indices) + 2 * text
 
-    def _point(self, point: IndexPoint) -> qe.Point:
+    def _point(self, point: IndexPoint, point_id: str) -> qe.Point:
         vectors: dict[str, Any] = {}
         if point.dense is not None:
             if point.dense.shape != (self.dim,):
@@ -256,7 +278,7 @@ class EdgeIndex(HnswBuilds):
             vectors[SPARSE] = qe.SparseVector(
                 indices=list(point.sparse.indices), values=list(point.sparse.values)
             )
-        return qe.Point(id=point.point_id, vector=vectors, payload=point.payload())
+        return qe.Point(id=point_id, vector=vectors, payload=point.payload())
 
     def delete_versions(
         self, doc_id: str, keep: int | None = None, *, below: int | None = None

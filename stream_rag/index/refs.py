@@ -3,13 +3,17 @@ engine's dense search can return no payload (docs/decisions.md, "Dense hits with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from .base import IndexHit, hit_from_payload
 
 # ~250 bytes an entry: ~50 MB at most, more than the dense searches of 100k points ever touch.
 MAX_REFS = 200_000
+# Indexes of up to this many points have every point's refs read when the server starts
+# (`EdgeIndex.warm`: ~0.25 s at 11k points on a loaded machine); larger ones fill as searched.
+PREFILL_MAX = 50_000
 
 
 class Scored(Protocol):
@@ -63,3 +67,19 @@ class HitRefs:
             for ref, point in zip(known, found, strict=True)
             if ref is not None
         ]
+
+    def fill(self, records: Iterable[Stored]) -> bool:
+        """Remember `records` (read with their payloads) ahead of any search; False once the
+        limit is reached (points past it are fetched when a search finds them)."""
+        refs = self._refs
+        for record in records:
+            if len(refs) >= self.limit:
+                return False
+            hit = hit_from_payload(record.payload, 0.0)
+            refs[record.id] = (hit.chunk_id, hit.doc_id, hit.version)
+        return True
+
+    def put(self, point_id: str, chunk_id: str, doc_id: str, version: int) -> None:
+        """Remember a point being written (its id as a string), unless the map is full."""
+        if len(self._refs) < self.limit:
+            self._refs[uuid.UUID(point_id)] = (chunk_id, doc_id, version)
