@@ -48,6 +48,7 @@ from .layers import gelu
 from .model_files import ModelNotInstalledError, check_model_dir, find_model_dir
 from .ort import PRECISIONS, OrtEncoder
 from .ort import available as ort_available
+from .wordpieces import WordPieceMemo
 from .words import StaticVectors
 
 __all__ = ["MiniLMEmbedder", "ModelNotInstalledError", "find_model_dir", "gelu"]
@@ -133,6 +134,7 @@ class MiniLMEmbedder:
         tokenizer.enable_truncation(max_length=max_seq_length, strategy="longest_first")
         tokenizer.no_padding()
         self._tokenizer: Tokenizer = tokenizer
+        self._pieces = WordPieceMemo(tokenizer, max_seq_length)
         self._static = StaticVectors(tokenizer, self._bert.word_emb)
 
         # Shared with `with_precision` copies: the `sharing` memo (per thread, keyed by
@@ -175,8 +177,15 @@ class MiniLMEmbedder:
 
     # ------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids (with [CLS]/[SEP], truncated) for each text."""
-        return [enc.ids for enc in self._encode(texts, special=True)]
+        """Token ids (with [CLS]/[SEP], truncated) for each text; a few plain-ASCII texts
+        from the words' remembered pieces (wordpieces.py: the same ids, ~4x less CPU)."""
+        if len(texts) > _SEQUENTIAL_TEXTS:
+            return [enc.ids for enc in self._encode(texts, special=True)]
+        out: list[list[int]] = []
+        for text in texts:
+            ids = self._pieces.ids(text)
+            out.append(ids if ids is not None else self._tokenizer.encode(text).ids)
+        return out
 
     def _encode(self, texts: Sequence[str], *, special: bool) -> list[Any]:
         # encode_batch hands the texts to the tokenizers library's thread pool: for a few
