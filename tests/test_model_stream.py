@@ -329,7 +329,9 @@ def test_whole_events_give_what_the_bytes_one_by_one_give(events: list[bytes]) -
 
 @given(st.binary(max_size=24) | st.text(max_size=12).map(lambda t: json.dumps(t).encode()))
 def test_payloads_parse_as_json_loads_parses_them(payload: bytes) -> None:
-    for candidate in (payload, b"{" + payload, b'{"a": ' + payload + b"}"):
+    # A whole object followed by whitespace, more data or nothing; one cut anywhere.
+    after = (b'{"a": 1}' + payload, b'{"b": [2]} \r\n\t' + payload)
+    for candidate in (payload, b"{" + payload, b'{"a": ' + payload + b"}", *after):
         try:
             expected = ("ok", json.loads(candidate))
         except ValueError:

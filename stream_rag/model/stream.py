@@ -11,7 +11,7 @@ token's chunk would otherwise pass three more generators and two decoders.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterable, Callable
 from typing import Any
 
 from ..errors import StreamRagError
@@ -105,15 +105,27 @@ async def content_pieces(chunks: AsyncIterable[bytes]) -> AsyncGenerator[str, No
         yield piece
 
 
-_decode = json.JSONDecoder().decode
+# The C scanner `json.loads` runs, called directly: its decoder's `decode` and `raw_decode`
+# wrap it in two Python calls and two whitespace matches, per token.
+_scan: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+_SPACE = " \t\n\r"  # JSON's whitespace
 
 
 def _loads(payload: bytes) -> Any:
     """`json.loads(payload)`, without its encoding detection for what can only be UTF-8 (a
     first byte `{`, a second not NUL): every chat chunk."""
-    if payload[:1] == b"{" and payload[1:2] != b"\x00":
-        return _decode(payload.decode("utf-8", "surrogatepass"))
-    return json.loads(payload)
+    if payload[:1] != b"{" or payload[1:2] == b"\x00":
+        return json.loads(payload)
+    text = payload.decode("utf-8", "surrogatepass")
+    try:
+        value, end = _scan(text, 0)
+    except StopIteration as exc:  # what `JSONDecoder.raw_decode` makes of it
+        raise json.JSONDecodeError("Expecting value", text, exc.value) from None
+    if end != len(text):
+        rest = text[end:].lstrip(_SPACE)
+        if rest:
+            raise json.JSONDecodeError("Extra data", text, len(text) - len(rest))
+    return value
 
 
 def _content(payload: bytes) -> str | None:
