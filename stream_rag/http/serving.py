@@ -104,15 +104,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_timer: asyncio.TimerHandle | None = None
-        # Bytes received since the last request's message ended: the next head (a lower bound
-        # when `_exact` is false, as the read that ended the message is not counted).
-        self._between_messages, self._head_bytes, self._exact = True, 0, True
+        # Bytes received since the last request's message ended: the next head. The read that
+        # ended the message is not counted; its length (`_slack`) bounds what it held of the head.
+        self._between_messages, self._head_bytes, self._slack, self._reading = True, 0, 0, 0
         self._refusal: str | None = None  # why a parse error is raised from a callback
         self._wait_for_head()
 
     def data_received(self, data: bytes) -> None:
+        self._reading = len(data)
         if self._between_messages:
-            self._head_bytes += len(data)
+            self._head_bytes += self._reading
         super().data_received(data)
         # Still in a head after this much (body bytes past a complete head are not counted).
         if (
@@ -125,10 +126,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = self._between_messages = False
         self._disarm_head_timer()
-        # The count may hold body bytes read with the head: then measure the head itself.
-        if (self._head_bytes > MAX_HEAD_BYTES or not self._exact) and _head_size(
-            self.url, self.headers
-        ) > MAX_HEAD_BYTES:
+        # The count may hold body bytes read with the head, or miss head bytes read with the
+        # message before: only when it may pass the limit, measure the head itself.
+        if (
+            self._head_bytes + self._slack > MAX_HEAD_BYTES
+            and _head_size(self.url, self.headers) > MAX_HEAD_BYTES
+        ):
             self._refusal = _HEAD_TOO_LARGE
             raise HeadTooLarge
         super().on_headers_complete()
@@ -158,7 +161,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
         # What follows is the next request's head; a body's rest after an early response (a
         # 413) was the body's, which uvicorn discards.
-        self._between_messages, self._head_bytes, self._exact = True, 0, False
+        self._between_messages, self._head_bytes, self._slack = True, 0, self._reading
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
