@@ -22,14 +22,14 @@ from .test_chat_http import read_events, upload
 
 
 class Recording:
-    """ASGI middleware keeping the messages the app sends for `/v1/chat`."""
+    """ASGI middleware keeping the messages the app sends for the answer routes."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
         self.sent: list[Message] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != "/v1/chat":
+        if scope["type"] != "http" or not scope["path"].startswith("/v1/chat"):
             await self.app(scope, receive, send)
             return
 
@@ -62,6 +62,29 @@ def test_the_head_comes_with_sources_and_done_with_the_end(
     assert b"event: done" not in before.get("body", b"")
     # Every event before it went out at once, each in a message of its own.
     assert all(m["more_body"] for m in app.sent[1:-1])
+
+
+def test_the_openai_stream_ends_in_one_message(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    app = Recording(create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm))
+    with running_server(app) as base_url:
+        upload(base_url, "faq.md", b"Support answers email within one business day.")
+        request = {
+            "messages": [{"role": "user", "content": "How fast does support answer?"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        with httpx.stream("POST", f"{base_url}/v1/chat/completions", json=request) as response:
+            lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+    assert lines[-1] == "data: [DONE]"
+    assert '"finish_reason": "stop"' in lines[-3]
+    start, first = app.sent[:2]
+    assert start["type"] == "http.response.start"
+    assert b'"sources"' in first["body"]
+    end = app.sent[-1]
+    # The chunk that finishes, the usage chunk and [DONE] go out with the end.
+    assert end["more_body"] is False
+    assert end["body"].count(b"data: ") == 3
+    assert end["body"].endswith(b"data: [DONE]\n\n")
 
 
 def body(data: bytes, more: bool = True) -> Message:
@@ -99,16 +122,15 @@ def test_messages_keep_their_bytes_and_order(script: list[bytes | None], ends: b
     assert sent[0] == START
     assert b"".join(m["body"] for m in sent[1:]) == given_bytes
     assert all(m["more_body"] for m in sent[1:-1])
-    chunks = [s for s in script if s is not None]
-    if not ends:
-        assert [m["body"] for m in sent[1:]] == chunks
-        return
-    # The end joins the last body message when `next_is_last()` came after the one before it.
-    at = [i for i, s in enumerate(script) if s is not None]
-    marked = len(at) > 0 and None in script[(at[-2] + 1 if len(at) > 1 else 0) : at[-1]]
-    expected = [*chunks[:-1], chunks[-1]] if marked else [*chunks, b""]
+    # Body messages before the first `next_is_last()` go out one by one; from it on they are
+    # joined into one, with the end when it comes.
+    mark = script.index(None) if None in script else len(script)
+    before = [s for s in script[:mark] if s is not None]
+    after = b"".join(s for s in script[mark:] if s is not None)
+    expected = [*before, after] if ends or after else before
     assert [m["body"] for m in sent[1:]] == expected
-    assert sent[-1]["more_body"] is False
+    if ends:
+        assert sent[-1]["more_body"] is False
 
 
 @pytest.mark.anyio
@@ -134,6 +156,13 @@ async def test_the_head_waits_for_an_event_and_the_last_event_for_the_end() -> N
     sent.clear()
     last.next_is_last()
     await last(body(b"done"))
-    await last(body(b": ping"))  # not the end: the held message goes first, then this one
+    await last(body(b"data: [DONE]"))  # held too, in order
+    assert sent == []
     await last(body(b"", more=False))
-    assert sent == [body(b"done"), body(b": ping"), body(b"", more=False)]
+    assert sent == [body(b"donedata: [DONE]", more=False)]
+
+    sent.clear()
+    last.next_is_last()
+    await last(body(b"error"))
+    await last.flush()  # a response cut short: what was held still goes out
+    assert sent == [body(b"error")]

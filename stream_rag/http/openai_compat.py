@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from ..answer.conversation import turns_from_messages
 from ..answer.limits import check_history_chars, check_question
@@ -31,6 +31,7 @@ from ..events import Done, Error, Refusal, SentenceOut, Sources, block_ref
 from ..model.usage import Usage
 from ..retrieve.hybrid import Block
 from ..types import Turn
+from .answerwrites import AnswerChunks, AnswerWrites
 
 MODEL_ID = "stream-rag"
 
@@ -104,8 +105,13 @@ class CompletionsEndpoint:
         options = Options(collection=_str(body.get("collection")), history=history(body))
         model = _str(body.get("model")) or MODEL_ID
         if body.get("stream"):
-            return StreamingResponse(
-                self._chunks(question, options, model, include_usage=_include_usage(body)),
+            writes = AnswerWrites()
+            chunks = self._chunks(
+                question, options, model, include_usage=_include_usage(body), writes=writes
+            )
+            return AnswerChunks(
+                chunks,
+                writes,
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
             )
@@ -137,7 +143,13 @@ class CompletionsEndpoint:
         )
 
     async def _chunks(
-        self, question: str, options: Options, model: str, *, include_usage: bool = False
+        self,
+        question: str,
+        options: Options,
+        model: str,
+        *,
+        include_usage: bool = False,
+        writes: AnswerWrites | None = None,
     ) -> AsyncIterator[str]:
         header = {
             "id": f"chatcmpl-{secrets.token_hex(12)}",
@@ -173,6 +185,9 @@ class CompletionsEndpoint:
                 finish, extension = "error", {"error": event.data()}
             else:
                 continue  # a dropped sentence sends nothing
+            if finish is not None and writes is not None:
+                # The last event: what follows it is sent at once, with the end (answerwrites.py).
+                writes.next_is_last()
             payload = {
                 **header,
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
