@@ -11,6 +11,7 @@ import pytest
 
 from stream_rag.config import Settings
 from stream_rag.embed.backends import EmbeddingUnavailableError, OpenAIEmbedder, build_embedder
+from stream_rag.embed.layers import layer_norm_
 from stream_rag.embed.minilm import MiniLMEmbedder, ModelNotInstalledError
 
 from .fakes import embeddings_app
@@ -139,3 +140,24 @@ def test_sharing_embeds_a_text_once_within_the_block_on_this_thread() -> None:
         assert embedder.computed == 84  # another thread does not share the block's memo
     embedder.embed(sentences[:5])
     assert embedder.computed == 89  # nor does a call after the block
+
+
+def test_layer_norm_gives_the_bits_of_the_mean_based_form() -> None:
+    # layer_norm_ spells out `ndarray.mean`'s steps; vectors must not move by a bit.
+    rng = np.random.default_rng(3)
+    gamma = rng.normal(size=384).astype(np.float32)
+    beta = rng.normal(size=384).astype(np.float32)
+    eps = np.float32(1e-12)
+    for rows in (1, 7, 22, 300):
+        x = (rng.normal(size=(rows, 384)) * rng.uniform(0.01, 50)).astype(np.float32)
+        expected = x.copy()
+        expected -= expected.mean(axis=-1, keepdims=True, dtype=np.float32)
+        var = (expected * expected).mean(axis=-1, keepdims=True, dtype=np.float32)
+        var += eps
+        np.sqrt(var, out=var)
+        np.divide(np.float32(1.0), var, out=var)
+        expected *= var
+        expected *= gamma
+        expected += beta
+        layer_norm_(x, gamma, beta, eps, np.empty_like(x))
+        assert np.array_equal(x, expected)

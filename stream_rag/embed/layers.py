@@ -107,10 +107,16 @@ def frozen(a: npt.NDArray[Any]) -> F32:
 
 def layer_norm_(x: F32, gamma: F32, beta: F32, eps: np.float32, tmp: F32) -> None:
     """In-place LayerNorm over the last axis; tmp has x's shape."""
-    mean = x.mean(axis=-1, keepdims=True, dtype=np.float32)
+    # The means are `ndarray.mean`'s own two steps (a float32 sum, then a division by the
+    # count as an intp, cast back unsafely): the same bits without its Python wrapper,
+    # ~13 us less of a question's cold embedding layer.
+    n = np.intp(x.shape[-1])
+    mean = np.add.reduce(x, axis=-1, dtype=np.float32, keepdims=True)
+    np.true_divide(mean, n, out=mean, casting="unsafe")
     x -= mean
     np.multiply(x, x, out=tmp)
-    var = tmp.mean(axis=-1, keepdims=True, dtype=np.float32)
+    var = np.add.reduce(tmp, axis=-1, dtype=np.float32, keepdims=True)
+    np.true_divide(var, n, out=var, casting="unsafe")
     var += eps
     np.sqrt(var, out=var)
     np.divide(np.float32(1.0), var, out=var)
