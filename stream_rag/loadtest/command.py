@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        phases = _run(args)
+        phases = load_phases(args)
     except LoadTestError as exc:
         print(f"stream-rag: error: {exc}", file=sys.stderr)
         return 1
@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(p.ended("none") == 0 for p in phases) else 1
 
 
-def _run(args: argparse.Namespace) -> list[Phase]:
+def load_phases(args: argparse.Namespace) -> list[Phase]:
+    """Run the load `args` ask for (blocking); every phase, each with its answers."""
     if min(args.users) < 1 or args.requests < 1 or args.duration <= 0 or args.rounds < 1:
         raise LoadTestError("--users, --requests, --duration and --rounds must be positive")
     if not 0 <= args.paraphrase <= 1:
