@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 from starlette.responses import StreamingResponse
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .eventstream import EventStream
 
@@ -71,6 +71,17 @@ class AnswerWrites:
                     await self.send(message)
 
 
+async def _through(
+    writes: AnswerWrites, respond: ASGIApp, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """Run the response's own `respond` with its messages going through `writes`."""
+    writes.send = send
+    try:
+        await respond(scope, receive, writes)
+    finally:
+        await writes.flush()
+
+
 class AnswerStream(EventStream):
     """`EventStream` whose messages go through `writes` (see the module)."""
 
@@ -79,11 +90,7 @@ class AnswerStream(EventStream):
         self.writes = writes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.writes.send = send
-        try:
-            await super().__call__(scope, receive, self.writes)
-        finally:
-            await self.writes.flush()
+        await _through(self.writes, super().__call__, scope, receive, send)
 
 
 class AnswerChunks(StreamingResponse):
@@ -94,8 +101,4 @@ class AnswerChunks(StreamingResponse):
         self.writes = writes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.writes.send = send
-        try:
-            await super().__call__(scope, receive, self.writes)
-        finally:
-            await self.writes.flush()
+        await _through(self.writes, super().__call__, scope, receive, send)
