@@ -13,6 +13,7 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
+from loadtests.bench_request import MemoryTransport
 from stream_rag.http.serving import GuardedHttpToolsProtocol, HeadWithBody
 
 from .test_lifecycle import HANG_GUARD_S
@@ -21,32 +22,16 @@ from .test_serving_protocol import serving
 GET = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 
 
-class Recording(asyncio.Transport):
+class Recording(MemoryTransport):
     """A transport that keeps each write as it was made."""
 
     def __init__(self) -> None:
         super().__init__()
         self.writes: list[bytes] = []
-        self.closing = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         assert not self.closing, "written after close"
         self.writes.append(bytes(data))
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name)
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
 
 
 async def served(app: Any, request: bytes = GET) -> list[bytes]:
