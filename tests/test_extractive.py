@@ -157,3 +157,66 @@ def test_a_sentence_adding_a_number_does_not_restate_the_question() -> None:
     assert restates(question, {"zorblax", "devic", "need", "volt"})
     # A number the question already has is nothing new.
     assert restates(question | {"12"}, {"zorblax", "devic", "need", "12", "volt"})
+
+
+# An account FAQ kept in one file: retrieval returns chunks holding several entries, each
+# entry's answer worded much like its neighbours'.
+ACCOUNT_FAQ = (
+    "# Account help\n\n"
+    "## How do I change my email address?\n"
+    "Open Settings, choose Profile, and edit the Email field. We send a confirmation message "
+    "to the new address.\n\n"
+    "## How do I change my billing address?\n"
+    "Open Settings, choose Billing, and edit the Address field. Invoices issued after the "
+    "change show the new address.\n\n"
+    "## How much does the Basic plan cost?\n"
+    "The Basic plan costs $9 per user per month.\n\n"
+    "## How much does the Business plan cost?\n"
+    "The Business plan costs $29 per user per month and includes audit logs.\n\n"
+    "## How much storage does the Basic plan include?\n"
+    "The Basic plan includes 50 GB of storage per user.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "entry"),
+    [
+        ("How do I change my billing address?", "Open Settings, choose Billing"),
+        ("How can I update the email on my account?", "Open Settings, choose Profile"),
+        ("What is the price of the Business plan?", "The Business plan costs"),
+        ("How much storage comes with Basic?", "The Basic plan includes 50 GB"),
+    ],
+)
+def test_an_faq_block_is_quoted_from_the_entry_that_answers(
+    minilm: MiniLMEmbedder, question: str, entry: str
+) -> None:
+    chosen = select(question, {1: ACCOUNT_FAQ}, dense=SentenceVectors(minilm))
+    assert any(entry in c.text for c in chosen), [c.text for c in chosen]
+    # Every quoted sentence comes from that entry: none from the neighbours worded like it.
+    section = ACCOUNT_FAQ[ACCOUNT_FAQ.rindex("##", 0, ACCOUNT_FAQ.index(entry)) :]
+    section = section.split("\n\n")[0]
+    assert all(c.text in section for c in chosen), [c.text for c in chosen]
+
+
+def test_a_question_asking_two_things_is_quoted_from_both_entries(minilm: MiniLMEmbedder) -> None:
+    chosen = select(
+        "How much does the Basic plan cost and how much storage does it include?",
+        {1: ACCOUNT_FAQ},
+        dense=SentenceVectors(minilm),
+    )
+    texts = [c.text for c in chosen]
+    assert "The Basic plan costs $9 per user per month." in texts
+    assert "The Basic plan includes 50 GB of storage per user." in texts
+    assert not any("Business" in t for t in texts)
+
+
+def test_a_sentence_that_negates_the_question_answers_it() -> None:
+    question = {"warranty", "cover", "water", "damag"}
+    assert not restates(question, {"warranty", "not", "cover", "water", "damag"})
+    assert restates(question | {"not"}, {"warranty", "not", "cover", "water", "damag"})
+    block = (
+        "# Warranty\n\nThe X200 router has a 2-year limited warranty. "
+        "The warranty does not cover water damage."
+    )
+    chosen = select("Does the warranty cover water damage?", {1: block})
+    assert [c.text for c in chosen][-1:] == ["The warranty does not cover water damage."]

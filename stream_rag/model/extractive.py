@@ -6,7 +6,8 @@ It answers from the best-supported block first: every quotable sentence is score
 question asks (dense similarity to the question when an embedder is given, IDF-weighted term
 overlap, and the block's retrieval rank), the block with the best sentences wins, and the answer
 is that block's best sentences in their own order, so it reads as one passage rather than a
-mix of entries.
+mix of entries. A block holding several entries (an FAQ's headings) is quoted from the entry of
+its best sentence: its neighbours are worded alike and answer other questions.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
 from ..language.followups import resolve
-from ..language.terms import stem
+from ..language.terms import NEGATION, NEGATION_CUE, stem
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
@@ -50,6 +51,10 @@ DENSE_WEIGHT = 0.6
 DENSE_BLOCKS = 5  # with dense scoring, only the top blocks are candidates (cost bound)
 TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answer
 RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
+# A sentence under another heading of the chosen block is quoted only when it scores this share
+# of the best one: a question asking two things ("what does it cost and how much storage?").
+# The sentences of neighbouring FAQ entries that merely share words score 0.5-0.7 of it.
+OTHER_SECTION = 0.85
 
 Scorer = Callable[[str, Sequence[str]], Sequence[float]]
 Known = Callable[[str], Vectors | None]  # a vector embedded elsewhere (the retrieval query)
@@ -61,6 +66,7 @@ class Candidate:
     position: int
     text: str
     score: float
+    section: int = 0  # which heading of the block it sits under (0: before any)
 
 
 def _terms(text: str) -> set[str]:
@@ -79,32 +85,46 @@ def block_sentences(text: str) -> list[str]:
 
 def sections(text: str, title: str = "") -> list[tuple[str, str]]:
     """Each quotable sentence with the heading it sits under (`title` before any heading)."""
-    out: list[tuple[str, str]] = []
+    return [(sentence, heading) for sentence, heading, _ in _sectioned(text, title)]
+
+
+def _sectioned(text: str, title: str) -> list[tuple[str, str, int]]:
+    """`sections`, each sentence also with the ordinal of its heading in the block."""
+    out: list[tuple[str, str, int]] = []
+    section = 0
     for p_start, p_end, heading in pieces(text):
         if heading:
             title = " ".join(text[p_start:p_end].strip().lstrip("#").split())
+            section += 1
             continue
         for s_start, s_end in sentence_spans(text, p_start, p_end):
             sentence = _LIST_MARK.sub("", " ".join(text[s_start:s_end].split()))
             if len(tokenize(sentence)) >= 3 and sentence[-1:] in ".!。！":
-                out.append((sentence, title))
+                out.append((sentence, title, section))
     return out
 
 
 @lru_cache(maxsize=4096)
-def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
-    """`sections` with each sentence's terms, kept per block: the same blocks come back for
-    question after question, and splitting and stemming them was most of an answer's CPU (the
-    fake model's too, on the cores it shares with what it load-tests)."""
-    return tuple((s, t, frozenset(_terms(s))) for s, t in sections(text, title))
+def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str], int], ...]:
+    """`sections` with each sentence's terms (and NEGATION if it negates, for `restates` only)
+    and section, kept per block: the same blocks come back for question after question, and
+    splitting and stemming them was most of an answer's CPU (the fake model's too, on the cores
+    it shares with what it load-tests)."""
+    return tuple((s, t, frozenset(_terms(s)), k) for s, t, k in _sectioned(text, title))
 
 
-def restates(question_terms: set[str], sentence_terms: Set[str]) -> bool:
+def _negates(text: str) -> bool:
+    return NEGATION_CUE.search(text.lower()) is not None
+
+
+def restates(question_terms: Set[str], sentence_terms: Set[str]) -> bool:
     """The sentence mostly repeats the question (an FAQ entry's title written as a sentence),
-    adding no number: "The device needs 12 volts" answers "How many volts does it need?"."""
+    adding no number and no negation: "The device needs 12 volts" answers "How many volts does
+    it need?", "The warranty does not cover water" answers "Does the warranty cover water?"."""
     if not question_terms or not sentence_terms:
         return False
-    if any(term[:1].isdigit() for term in sentence_terms - question_terms):
+    added = sentence_terms - question_terms
+    if NEGATION in added or any(term[:1].isdigit() for term in added):
         return False
     shared = len(question_terms & sentence_terms)
     return shared >= RESTATES * len(question_terms) and shared >= RESTATES * len(sentence_terms)
@@ -119,14 +139,18 @@ def rank_sentences(
     """Every quotable sentence, scored by how well it and the heading it sits under (else its
     document's name) match the question, dense and lexical, and by its block's rank."""
     query = _terms(question)
+    asked = query | {NEGATION} if _negates(question) else query
     sentences: list[tuple[int, int, str, frozenset[str], str]] = []
+    section_of: dict[tuple[int, int], int] = {}
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
         name = _name_words((names or {}).get(n, ""))
-        for i, (sentence, title, terms) in enumerate(_quotable(text, name)):
-            if not restates(query, terms):
+        for i, (sentence, title, terms, section) in enumerate(_quotable(text, name)):
+            said = terms | {NEGATION} if _negates(sentence) else terms
+            if not restates(asked, said):
                 sentences.append((n, i, sentence, terms, title))
+                section_of[n, i] = section
     if not sentences:
         return []
     heads = sorted({title for *_, title in sentences if title})
@@ -154,7 +178,8 @@ def rank_sentences(
     for (n, i, sentence, _, title), score in zip(sentences, own, strict=False):
         if title:
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[title]
-        ranked.append(Candidate(n, i, sentence, score * (1 - RANK_DECAY) ** (n - 1)))
+        weighted = score * (1 - RANK_DECAY) ** (n - 1)
+        ranked.append(Candidate(n, i, sentence, weighted, section_of[n, i]))
     return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
 
 
@@ -190,10 +215,15 @@ def select(
     floor = max(min_score, top.score / 2)
     chosen = {top.position}
     for candidate in by_block[best][1:]:
-        if candidate.score >= floor and len(chosen) < limit:
+        bar = floor if candidate.section == top.section else top.score * OTHER_SECTION
+        if candidate.score >= bar and len(chosen) < limit:
             chosen.add(candidate.position)
     for before, after in pairwise(own):
-        follows = after.position == before.position + 1 and _CONTINUES.match(after.text)
+        follows = (
+            after.position == before.position + 1
+            and after.section == before.section
+            and _CONTINUES.match(after.text) is not None
+        )
         if before.position in chosen and follows and len(chosen) < limit:
             chosen.add(after.position)
     return [c for c in own if c.position in chosen]
