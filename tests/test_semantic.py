@@ -294,3 +294,20 @@ def test_a_sentence_in_the_writers_own_voice_is_dropped_before_the_models(
     verdict = judge(Stages(stage), own, quoted)
     assert "first person" not in verdict.detail
     assert "p" in verdict.scores or "p_max" in verdict.scores
+
+
+@pytest.mark.parametrize(
+    "inserted",
+    ["été 日本", "sûreté naïve", "東京 大阪"],
+)
+def test_words_the_word_pieces_spell_otherwise_still_count_as_unsupported(
+    stage: SemanticStage, inserted: str
+) -> None:
+    # MiniLM's tokenizer strips accents and splits CJK into characters, so such a word is not
+    # found under its own spelling among the aligned words; it must not count as matched.
+    sentence = f"Refunds are issued {inserted} within 30 days of a cancellation request [2]."
+    lexical = judge(Stages(), sentence)
+    assert (lexical.ok, lexical.grey) == (False, True)
+    verdict = judge(Stages(stage), sentence)
+    assert verdict.scores["missing_worst"] > 0.3
+    assert (verdict.ok, verdict.stage) == (False, "semantic")

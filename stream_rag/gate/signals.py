@@ -12,6 +12,7 @@ import functools
 import math
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -30,6 +31,7 @@ __all__ = [
     "Pieces",
     "Window",
     "WordVectors",
+    "aligned_match",
     "block_windows",
     "evidence_sentences",
     "features",
@@ -266,7 +268,7 @@ def with_cosine(
     terms = _content(sentence)
     missing_worst = 0.0
     for term, keys, surface in terms:
-        match = aligned.words.get(surface.lower())
+        match = aligned_match(surface, aligned.words)
         if match is not None and not keys & block_keys:
             weight = ctx.weights.get(term, ctx.unseen_weight) / ctx.unseen_weight
             missing_worst = max(missing_worst, weight * (1.0 - max(0.0, match)))
@@ -307,3 +309,25 @@ def _foreign_name(
             continue
         worst = max(worst, 1.0 - max(0.0, matches.get(word, 0.0)))
     return worst
+
+
+def _is_cjk(char: str) -> bool:
+    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
+
+
+def aligned_match(surface: str, words: dict[str, float]) -> float | None:
+    """The aligned match of a sentence word, looked up as the word-piece tokenizer spells it:
+    lower-cased without accents ("été" is "ete"), CJK one character a word ("日本" is "日" and
+    "本", the worse counting); None if it has no pieces there."""
+    word = surface.lower()
+    match = words.get(word)
+    if match is not None:
+        return match
+    plain = "".join(
+        c for c in unicodedata.normalize("NFD", word) if unicodedata.category(c) != "Mn"
+    )
+    match = words.get(plain)
+    if match is not None or not any(_is_cjk(c) for c in plain):
+        return match
+    found = [m for c in plain if (m := words.get(c)) is not None]
+    return min(found) if found else None
