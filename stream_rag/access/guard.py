@@ -290,6 +290,12 @@ class HostCheck(TrustedHostMiddleware):
         self.headers = security_headers(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("http_version") == "1.0" and _no_host(scope):
+            # HTTP/1.0 has no Host requirement (RFC 9112 3.2 binds HTTP/1.1), and a request
+            # without one is not DNS rebinding's: browsers always send it. Health checks send
+            # such requests (HAProxy's `option httpchk` by default).
+            await self.app(scope, receive, send)
+            return
         if self.loopback_default and scope["type"] in ("http", "websocket"):
             host = _host_name(Headers(scope=scope).get("host", ""))
             if host and rebinding_safe(host):
@@ -321,6 +327,13 @@ def _host_name(header: str) -> str:
     return header.rpartition(":")[0] if ":" in header else header
 
 
+def _no_host(scope: Scope) -> bool:
+    return all(name != b"host" for name, _ in scope["headers"])
+
+
 async def _host_error(scope: Scope, receive: Receive, send: Send) -> None:
-    exc = InvalidHostError("this Host is not served here (STREAM_RAG_ALLOWED_HOSTS)")
+    if _no_host(scope):  # RFC 9112 3.2: an HTTP/1.1 request without Host is a 400
+        exc = InvalidHostError("an HTTP/1.1 request needs a Host header")
+    else:
+        exc = InvalidHostError("this Host is not served here (STREAM_RAG_ALLOWED_HOSTS)")
     await error_response(exc)(scope, receive, send)

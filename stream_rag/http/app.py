@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..access import tenancy
@@ -136,7 +136,7 @@ def create_app(
     routes: list[BaseRoute] = [
         # The answer routes first: the router tries each route's pattern in turn, and these
         # are most of the traffic (no other route's path matches theirs, so the order is free).
-        Route("/v1/chat", answers_api.chat, methods=["GET", "POST"]),
+        _without_head(Route("/v1/chat", answers_api.chat, methods=["GET", "POST"])),
         Route("/v1/chat/completions", answers_api.chat_completions, methods=["POST"]),
         Route("/v1/answer", answers_api.answer, methods=["POST"]),
         Route("/", home),
@@ -256,11 +256,36 @@ async def stream_rag_error(request: Request, exc: Exception) -> JSONResponse:
 async def http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    headers = exc.headers
+    if exc.status_code == 405:
+        # Starlette's Allow names the methods of the first route whose path matched; a path
+        # served by several routes (`/v1/documents`: POST in one, GET in another) takes them
+        # all, and a 405 must list the target's methods (RFC 9110 15.5.6).
+        headers = {**(headers or {}), "Allow": ", ".join(allowed_methods(request))}
     return JSONResponse(
         {"error": {"code": code, "message": str(exc.detail)}},
         status_code=exc.status_code,
-        headers=exc.headers,
+        headers=headers,
     )
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods of every route whose path matches the request's."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.methods:
+            match, _ = route.matches(request.scope)
+            if match is not Match.NONE:
+                methods |= route.methods
+    return sorted(methods)
+
+
+def _without_head(route: Route) -> Route:
+    """Starlette adds HEAD to a GET route; GET /v1/chat runs (paid) generation, which a HEAD,
+    having no body to send, should not, and the handler would read it as a POST (405 instead)."""
+    if route.methods is not None:
+        route.methods.discard("HEAD")
+    return route
 
 
 async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -15,6 +15,7 @@ import asyncio
 import math
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -34,6 +35,13 @@ class EventStream(EventSourceResponse):
     """`EventSourceResponse` for HTTP GET and POST on asyncio; HEAD, websockets, a send
     timeout, a data sender or an sse-starlette without the internals used here take
     sse-starlette's own path."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # sse-starlette sets `Connection: keep-alive`, a hop-by-hop header that is the server's
+        # to set: HTTP/1.1 keeps connections alive anyway, and to a request with `Connection:
+        # close` uvicorn adds `close`, so the answer carried both.
+        self.raw_headers = [(n, v) for n, v in self.raw_headers if n != b"connection"]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (

@@ -18,7 +18,14 @@ from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
-from uvicorn._types import ASGISendEvent
+from uvicorn._types import (
+    ASGI3Application,
+    ASGIReceiveCallable,
+    ASGISendCallable,
+    ASGISendEvent,
+    Scope,
+)
+from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from ..config import Settings
@@ -157,6 +164,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.write(b"".join(content))
         self.transport.close()
 
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        # Past `limit_concurrency` uvicorn answers with its own text/plain 503.
+        super()._start_asgi_task(cycle, server_busy if app is service_unavailable else app)
+
     def on_message_complete(self) -> None:
         super().on_message_complete()
         # What follows is the next request's head; a body's rest after an early response (a
@@ -226,6 +237,29 @@ class Http10Send:
                 cycle.on_response()
         else:
             await self._send(message)
+
+
+_BUSY = json.dumps(
+    {
+        "error": {
+            "code": "server_busy",
+            "message": "too many connections at once (STREAM_RAG_MAX_CONNECTIONS); retry shortly",
+        }
+    }
+).encode()
+
+
+async def server_busy(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+    """The refusal past STREAM_RAG_MAX_CONNECTIONS: the JSON error of every other response, and
+    `Retry-After`, as the condition is passing (connections end within seconds)."""
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", b"%d" % len(_BUSY)),
+        (b"retry-after", b"1"),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": _BUSY, "more_body": False})
 
 
 def _head_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
