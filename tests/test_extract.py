@@ -90,6 +90,25 @@ def test_html_keeps_text_and_blocks_drops_scripts(tmp_path: Path) -> None:
     assert "secret" not in text
 
 
+def test_html_table_cells_are_separated_as_docx_cells_are(tmp_path: Path) -> None:
+    # Cells were run together ("Red crossSync stopped"): words no search or check could find.
+    html = (
+        "<p>Icons:</p><table><thead><tr><th>Icon</th><th>Meaning</th></tr></thead>"
+        "<tbody><tr><td>Red <b>cross</b></td><td>Sync stopped</td></tr>"
+        "<tr><td>Green tick</td><td></td><td>Up to date</td></tr></tbody></table>"
+        "<dl><dt>Term</dt><dd>Its definition.</dd></dl>"
+    )
+    text, _ = extract_text(write(tmp_path, "t.html", html.encode()), "text/html")
+    assert text.split("\n\n") == [
+        "Icons:",
+        "Icon | Meaning",
+        "Red cross | Sync stopped",
+        "Green tick | | Up to date",
+        "Term",
+        "Its definition.",
+    ]
+
+
 def test_pdf_text_per_page(tmp_path: Path) -> None:
     path = write(tmp_path, "d.pdf", make_pdf(["First page text.", "Second page (two)."]))
     text, served = extract_text(path, "application/pdf")

@@ -247,12 +247,19 @@ class _HTMLText(HTMLParser):
         self.parts: list[str] = []
         self.skip_depth = 0
         self.in_title = False
+        self.cells = 0  # cells so far in the table row: they are parted by " | ", as in DOCX
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
             self.in_title = True
         elif tag in _SKIP_TAGS:
             self.skip_depth += 1
+        if tag == "tr":
+            self.cells = 0
+        elif tag in ("td", "th"):
+            if self.cells:
+                self.parts.append(" | ")
+            self.cells += 1
         if tag in _BLOCK_TAGS:
             self.parts.append("\n\n")
         elif tag == "br":
