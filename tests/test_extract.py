@@ -17,7 +17,7 @@ from stream_rag.errors import (
 )
 from stream_rag.ingest.extract import DOCX, extract_text, media_type_for
 
-from .helpers import make_docx, make_encrypted_pdf, make_pdf
+from .helpers import make_docx, make_encrypted_pdf, make_pdf, pdf_file
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -116,6 +116,48 @@ def test_pdf_text_per_page(tmp_path: Path) -> None:
     assert text == "First page text.\n\nSecond page (two)."
 
 
+def lines_pdf(lines: list[str]) -> bytes:
+    """A one-page PDF with each of `lines` on a line of its own (pypdf keeps no blank lines)."""
+    escaped = (line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") for line in lines)
+    shown = "".join(f"({line}) '\n" for line in escaped)
+    stream = f"BT /F1 11 Tf 50 760 Td 14 TL\n{shown}ET".encode("latin-1")
+    return pdf_file(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        ]
+    )
+
+
+def test_a_pdf_heading_line_is_a_paragraph_of_its_own(tmp_path: Path) -> None:
+    # pypdf joins a page's lines with single newlines: a heading ran into the sentence after it
+    # ("Warranty The router has..."), and was quoted so.
+    pdf = lines_pdf(
+        [
+            "Router X200 Quick Start",
+            "Power the router with the supplied 12 V adapter. The default Wi-Fi password is",
+            "printed on the label under the router, next to the serial number of the",
+            "Router X200 and its MAC address.",
+            "Warranty",
+            "The router has a 2-year limited warranty.",
+            "Page 1",
+        ]
+    )
+    text, _ = extract_text(write(tmp_path, "q.pdf", pdf), "application/pdf")
+    assert text.split("\n\n") == [
+        "Router X200 Quick Start",
+        "Power the router with the supplied 12 V adapter. The default Wi-Fi password is\n"
+        "printed on the label under the router, next to the serial number of the\n"
+        "Router X200 and its MAC address.",
+        "Warranty",
+        "The router has a 2-year limited warranty.\nPage 1",
+    ]
+
+
 def test_not_a_pdf(tmp_path: Path) -> None:
     with pytest.raises(InvalidPdfError, match="not a PDF"):
         extract_text(write(tmp_path, "d.pdf", b"just some text"), "application/pdf")
@@ -155,3 +197,15 @@ def test_docx_zip_without_document(tmp_path: Path) -> None:
         archive.writestr("hello.txt", "not a word document")
     with pytest.raises(CorruptDocumentError, match="damaged"):
         extract_text(write(tmp_path, "r.docx", buffer.getvalue()), DOCX)
+
+
+def test_pdf_headings_one_after_another() -> None:
+    from stream_rag.ingest.extract import _pdf_paragraphs
+
+    page = "Manual\nChapter 1\nSetup\nPlug it in. Then press\nStart to begin.\nSee page 2"
+    assert _pdf_paragraphs(page).split("\n\n") == [
+        "Manual",
+        "Chapter 1",
+        "Setup",
+        "Plug it in. Then press\nStart to begin.\nSee page 2",
+    ]

@@ -165,10 +165,43 @@ def _pdf_text(path: Path, limits: ExtractLimits) -> str:
         raise CorruptDocumentError(f"the PDF is damaged and cannot be read ({exc})") from None
     except Exception as exc:  # pypdf raises assorted errors on malformed input
         raise CorruptDocumentError(f"the PDF is damaged and cannot be read ({exc!r})") from None
-    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    text = "\n\n".join(_pdf_paragraphs(page.strip()) for page in pages if page.strip())
     if not text:
         raise NoTextError("the PDF has no extractable text (a scan? OCR it first)")
     return text
+
+
+_ENDS_SENTENCE = (".", "!", "?", ":", ";", "。", "！", "？")
+_ENDS_CLAUSE = (*_ENDS_SENTENCE, ",")
+HEADING_WORDS = 12  # a PDF line with more words is never taken for a heading
+
+
+def _pdf_paragraphs(page: str) -> str:
+    """A page's lines with each heading line set apart by blank lines (pypdf joins every line
+    with one newline, so a heading ran into the sentence after it). A heading line: short
+    (wrapped lines run nearly the full width), no closing punctuation, after a line that ends a
+    sentence (or first), and before a line that starts with a capital or a digit."""
+    lines = page.split("\n")
+    widest = max(len(line.strip()) for line in lines)
+    out: list[str] = []
+    ended = True  # the line before ends a sentence, or there is none
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        after = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        heading = (
+            ended
+            and line
+            and not line.endswith(_ENDS_CLAUSE)
+            and len(line.split()) <= HEADING_WORDS
+            and (len(lines) < 3 or len(line) <= 0.7 * widest)
+            and (after[:1].isupper() or after[:1].isdigit())
+        )
+        if heading:
+            out.append(f"\n{line}\n")
+        else:
+            out.append(raw)
+        ended = bool(heading) or line.endswith(_ENDS_SENTENCE)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
 def _docx_text(path: Path, limits: ExtractLimits) -> str:
