@@ -194,3 +194,25 @@ def test_the_difference_the_question_asks_about_is_still_a_conflict() -> None:
         (conflict,) = find(q, RETURNS_45, RETURNS_60)
         assert (conflict.values_a, conflict.values_b) == (("45 days",), ("60 days",))
         assert conflict.sentence_a.startswith("Items can be returned within 45 days")
+
+
+def test_a_model_the_question_names_scopes_the_documents() -> None:
+    # Two products' manuals say the same thing with different numbers; the question names one.
+    x300 = (
+        "Acme Router X300 Quick Start\n\nTo factory reset the router, hold the Reset button "
+        "for 15 seconds. The Acme Router X300 has a 3-year limited warranty."
+    )
+    x200 = (
+        "Acme Router X200 Quick Start\n\nTo factory reset the router, hold the Reset button "
+        "for 10 seconds. The Acme Router X200 has a 2-year limited warranty."
+    )
+    assert find("How do I factory reset the X300?", x300, x200) == []
+    assert find("How long is the x300 warranty?", x200, x300) == []
+    # Named by neither, or by both: still a conflict.
+    assert values(find("How do I factory reset the router?", x300, x200)) == [
+        (("15 seconds",), ("10 seconds",), "number")
+    ]
+    both = x200.replace("Start", "Start (also for the X300)")
+    assert values(find("How do I factory reset the X300?", x300, both)) == [
+        (("15 seconds",), ("10 seconds",), "number")
+    ]

@@ -8,6 +8,7 @@ block, and ~0.1 ms per call once its per-text analysis (`statements.py`) is cach
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -156,6 +157,7 @@ class LexicalConflictDetector:
         top = list(blocks[: self.top_n])
         if len({block.doc_id for block in top}) < 2:
             return []
+        models = _models(question)
         asked = read([question])[0].terms - FILLER
         need = min(self.min_question_terms, len(asked))
         if not need:
@@ -174,7 +176,7 @@ class LexicalConflictDetector:
         seen: set[tuple[str, str, str, str]] = set()
         for i, j in combinations(range(len(top)), 2):
             a, b = top[i], top[j]
-            if a.doc_id == b.doc_id:
+            if a.doc_id == b.doc_id or _names_apart(models, a, b):
                 continue
             names = analysed[i].names, analysed[j].names
             for sa in relevant[i]:
@@ -231,6 +233,27 @@ class LexicalConflictDetector:
             too_many = max(len(only_a), len(only_b)) > self.max_substitutions
             return not (too_many or only_a & names_a or only_b & names_b)
         return True
+
+
+# A model or part name: a word of a letter then digits ("X300", "A7", "iOS16"); a number
+# with a unit or suffix ("12V", "3rd", "10am") is a value, not a name.
+_MODEL = re.compile(r"\b[^\W\d_]\w*?\d\w*\b")
+
+
+def _models(question: str) -> frozenset[str]:
+    return frozenset(m.group(0).lower() for m in _MODEL.finditer(question))
+
+
+def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
+    """The question names a model that one block (or its document's name) names and the other
+    does not: they are about different products, and the question asks about one of them.
+    (Statements read "X300" as a letter and a number, so it is not among their terms.)"""
+    for model in models:
+        pattern = re.compile(rf"\b{re.escape(model)}\b", re.IGNORECASE)
+        in_a = bool(pattern.search(a.text) or pattern.search(a.name))
+        if in_a != bool(pattern.search(b.text) or pattern.search(b.name)):
+            return True
+    return False
 
 
 @lru_cache(maxsize=65536)
