@@ -25,12 +25,15 @@ StreamRagError                  base of everything stream_rag raises on purpose
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class StreamRagError(Exception):
     """Base class; `code` is a stable machine-readable string, `status` an HTTP status."""
 
     code = "internal_error"
     status = 500
+    headers: ClassVar[dict[str, str] | None] = None  # sent with the error's response
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -4,7 +4,9 @@ headers, the server's own 503, HTTP/1.0 without `Host`."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import logging
 import socket
 import threading
 import time
@@ -20,21 +22,27 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.http.serving import GuardedHttpToolsProtocol
+from stream_rag.model.fake import create_fake_llm
+from stream_rag.model.llm import ChatModel, OpenAIChatModel
 
-from .helpers import free_port
-from .test_lifecycle import HANG_GUARD_S
+from .helpers import free_port, running_server
+from .test_chat_http import POLICY, QUESTION, upload
+from .test_lifecycle import HANG_GUARD_S, SLOW, wait_for
 
 
 @contextmanager
-def serving(settings: Settings, embedder: MiniLMEmbedder, **config: Any) -> Iterator[int]:
+def serving(
+    settings: Settings, embedder: MiniLMEmbedder, model: ChatModel | None = None, **config: Any
+) -> Iterator[int]:
     """The app behind a real uvicorn with serve's protocol; yields the port."""
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings, embedder=embedder),
+            create_app(settings, embedder=embedder, model=model),
             host="127.0.0.1",
             port=port,
             log_level="warning",
+            log_config=None,  # uvicorn's loggers propagate: caplog sees them
             http=GuardedHttpToolsProtocol,
             **config,
         )
@@ -189,3 +197,137 @@ def test_http_10_needs_no_host_with_an_allowlist_either(
         status, _, body = parse(exchange(bound, refused))
         assert status == 400
         assert json.loads(body)["error"]["code"] == "invalid_host"
+
+
+# -- a client that half-closes after its request ------------------------------------------------
+
+
+def half_closed_exchange(port: int, request: bytes) -> bytes:
+    """Send `request`, then shut the socket's sending side (as `ncat`, `nc -N` and some health
+    checkers do at the end of their input), and read until the server closes."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.settimeout(HANG_GUARD_S)
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+@pytest.mark.parametrize("path", ["/v1/documents", "/metrics", "/healthz"])
+def test_a_client_that_half_closes_after_its_request_is_answered(port: int, path: str) -> None:
+    """RFC 9112 9.6 lets a client close its sending side; uvicorn closed the connection at the
+    EOF, so a route that waited on anything (a thread: the documents list, the metrics) never
+    answered. Keep-alive (no `Connection: close`): the server closes after the answer."""
+    for version in ("1.1", "1.0"):
+        head = f"GET {path} HTTP/{version}\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        status, headers, body = parse(half_closed_exchange(port, head))
+        assert status == 200, (path, version)
+        assert int(header(headers, "content-length")[0]) == len(body)
+
+
+def test_a_half_closed_post_with_a_body_is_answered(port: int) -> None:
+    body = json.dumps({"query": "refunds"})
+    head = (
+        "POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n{body}"
+    )
+    status, _, reply = parse(half_closed_exchange(port, head.encode()))
+    assert status == 200, reply
+    assert json.loads(reply)["query"] == "refunds"
+
+
+def test_a_half_closed_pipeline_is_answered_in_order(port: int) -> None:
+    heads = b"".join(
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        for path in ("/metrics", "/healthz", "/v1/documents")
+    )
+    reply = half_closed_exchange(port, heads)
+    assert reply.count(b"HTTP/1.1 200 OK\r\n") == 3
+    assert reply.index(b"# HELP") < reply.index(b'{"status":"ok"}') < reply.index(b'{"documents"')
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/v1/chat", {"question": QUESTION}),
+        ("/v1/answer", {"question": QUESTION}),
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": QUESTION}]}),
+        (
+            "/v1/chat/completions",
+            {"messages": [{"role": "user", "content": QUESTION}], "stream": True},
+        ),
+    ],
+)
+def test_an_answer_for_a_half_closed_client_closes_the_model_request(
+    tmp_path: Path,
+    minilm: MiniLMEmbedder,
+    caplog: pytest.LogCaptureFixture,
+    path: str,
+    body: dict[str, Any],
+) -> None:
+    """At the EOF the server cannot tell a half-close from a client gone (both send a FIN):
+    work that waits for the client to leave (an answer) stops, and its model request closes."""
+    fake = create_fake_llm(SLOW)
+    stats = fake.state.stats
+    with running_server(fake) as llm_url:
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        with serving(Settings(data_dir=tmp_path / "data"), minilm, model) as bound:
+            upload(f"http://127.0.0.1:{bound}", "policy.md", POLICY)
+            payload = json.dumps(body)
+            head = (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n{payload}"
+            )
+            with socket.create_connection(("127.0.0.1", bound)) as sock:
+                sock.sendall(head.encode())
+                wait_for(lambda: stats.requests >= 1, "the model request")
+                sock.shutdown(socket.SHUT_WR)
+                wait_for(lambda: stats.disconnected >= 1, "the model request to be closed")
+                sock.settimeout(HANG_GUARD_S)
+                while sock.recv(65536):  # and the server closes the connection
+                    pass
+            assert stats.completed == 0
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+
+
+# -- request bodies -----------------------------------------------------------------------------
+
+
+def post(
+    port: int, path: str, body: bytes, headers: str
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{headers}"
+    return parse(exchange(port, f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body))
+
+
+def test_a_compressed_body_is_refused_with_415_not_read_as_it_is(port: int) -> None:
+    """The server decodes no content coding: a gzip JSON body was read as its bytes ("not
+    UTF-8 (byte 1)"), a gzip upload as a malformed multipart body, and a body labelled `br`
+    but sent plain was accepted. RFC 9110 15.5.16: 415, with `Accept-Encoding` (12.5.3)."""
+    query = json.dumps({"query": "refunds"}).encode()
+    form = (
+        b'--bb\r\nContent-Disposition: form-data; name="file"; filename="gz.txt"\r\n\r\n'
+        b"Refunds are possible within 30 days.\r\n--bb--\r\n"
+    )
+    for path, body, media in (
+        ("/v1/search", gzip.compress(query), "application/json"),
+        ("/v1/search", query, "application/json"),
+        ("/v1/documents", gzip.compress(form), "multipart/form-data; boundary=bb"),
+        ("/v1/documents", form, "multipart/form-data; boundary=bb"),
+    ):
+        for coding in ("gzip", "br", "gzip, identity"):
+            extra = f"Content-Type: {media}\r\nContent-Encoding: {coding}\r\n"
+            status, headers, reply = post(port, path, body, extra)
+            assert status == 415, (path, coding, reply)
+            assert json.loads(reply)["error"]["code"] == "unsupported_media_type"
+            assert header(headers, "accept-encoding") == ["identity"]
+    status, _, reply = post(
+        port,
+        "/v1/search",
+        query,
+        "Content-Type: application/json\r\nContent-Encoding: identity\r\n",
+    )
+    assert status == 200, reply

@@ -250,7 +250,7 @@ def _bind_gauges(services: Services) -> None:
 
 async def stream_rag_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StreamRagError)
-    return JSONResponse(exc.to_json(), status_code=exc.status)
+    return JSONResponse(exc.to_json(), status_code=exc.status, headers=exc.headers)
 
 
 async def http_error(request: Request, exc: Exception) -> JSONResponse:

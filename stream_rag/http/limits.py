@@ -3,6 +3,8 @@ and conversations are capped in characters by answer/limits.py."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from starlette.requests import ClientDisconnect, Request
 
 from ..errors import ClientGoneError, InputError
@@ -19,9 +21,25 @@ class UnsupportedMediaTypeError(InputError):
     status = 415
 
 
+class UnsupportedCodingError(UnsupportedMediaTypeError):
+    """A body in a content coding (gzip...): none is decoded, and read as it is the bytes
+    made a misleading error (or, labelled but sent plain, were taken)."""
+
+    headers: ClassVar[dict[str, str] | None] = {"Accept-Encoding": "identity"}  # RFC 9110 12.5.3
+
+
+def check_coding(request: Request) -> None:
+    coding = request.headers.get("content-encoding")
+    if coding is not None and coding.strip().lower() not in ("", "identity"):
+        raise UnsupportedCodingError(
+            f"Content-Encoding {coding[:100]!r} is not supported: send the body uncompressed"
+        )
+
+
 def check_json_type(request: Request) -> None:
     """JSON routes take `application/json` only: a page on another site can send a form or
     `text/plain` without a CORS preflight, but not this."""
+    check_coding(request)
     declared = request.headers.get("content-type")
     if declared is None:
         raise InputError("the request body must be JSON, sent as Content-Type: application/json")

@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 from uvicorn._types import (
     ASGI3Application,
     ASGIReceiveCallable,
+    ASGIReceiveEvent,
     ASGISendCallable,
     ASGISendEvent,
     Scope,
@@ -115,6 +116,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # ended the message is not counted; its length (`_slack`) bounds what it held of the head.
         self._between_messages, self._head_bytes, self._slack, self._reading = True, 0, 0, 0
         self._refusal: str | None = None  # why a parse error is raised from a callback
+        # The client shut its sending side after a complete request (`eof_received`); the
+        # request whose app runs now (a pipelined one waits for it).
+        self.half_closed = False
+        self._running: RequestResponseCycle | None = None
         self._wait_for_head()
 
     def data_received(self, data: bytes) -> None:
@@ -145,6 +150,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         cycle = self.cycle
         # The request's own cycle (an upgrade leaves the last one in place).
         if cycle is not None and cycle.scope is self.scope:
+            cycle.__class__ = HalfClosableCycle  # its own `receive`, read when its task starts
+            cycle.connection = self  # type: ignore[attr-defined]
             cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
             if self.scope["http_version"] == "1.0":
                 # Read by the cycle's task when it starts, after this returns.
@@ -165,8 +172,25 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        self._running = cycle
         # Past `limit_concurrency` uvicorn answers with its own text/plain 503.
         super()._start_asgi_task(cycle, server_busy if app is service_unavailable else app)
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]
+        """The client shut its sending side. uvicorn closes the connection here, so a client
+        that half-closes after its request (RFC 9112 9.6 allows it; `ncat`, `nc -N`, health
+        checkers) got no answer unless it was written before the EOF was read. After a
+        complete request the connection stays open for the answers: the server closes it after
+        the last, or when an app waits for the client to leave (`HalfClosableCycle`), since a
+        FIN is also all a client that went away sends. Mid-request, it closes as before."""
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete or cycle.more_body:
+            return None  # the transport closes
+        self.half_closed = True
+        running = self._running
+        if running is not None and not running.response_complete:
+            running.message_event.set()  # a `receive` waiting now learns of it
+        return True
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
@@ -176,6 +200,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        last = self.cycle  # the last request read
+        if self.half_closed and last is not None and last.response_complete:
+            last.transport.close()  # its answer is out (its transport flushes first)
+            return
         # Unless a pipelined request, its head complete, is answered next.
         if self.cycle is None or self.cycle.response_complete:
             self._wait_for_head()
@@ -199,6 +227,29 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Only a connection still waiting for (the rest of) a request head is closed.
         if self._in_head and not self.transport.is_closing():
             self.transport.close()
+
+
+class HalfClosableCycle(RequestResponseCycle):
+    """A request's cycle whose `receive` reports the client gone once the client has shut its
+    sending side and the app has its whole body: an app that waits for the client to leave
+    (an answer's stream, `unless_client_leaves`) stops as it did when uvicorn closed at the
+    EOF, and the connection closes; an app that just answers is answered."""
+
+    connection: GuardedHttpToolsProtocol
+    _ended = False  # the request's last body message was received
+
+    async def receive(self) -> ASGIReceiveEvent:
+        if not (self._ended and self.connection.half_closed):
+            message = await super().receive()
+            if message["type"] != "http.request" or message["more_body"]:
+                return message
+            if not self._ended or not self.connection.half_closed:
+                self._ended = True
+                return message
+        # As uvicorn at the EOF: the connection closes and sends are dropped from here on.
+        self.disconnected = True
+        self.transport.close()
+        return {"type": "http.disconnect"}
 
 
 class Http10Send:

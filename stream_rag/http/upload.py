@@ -20,6 +20,7 @@ from ..errors import (
 from ..ingest.extract import media_type_for
 from ..store.blobs import BlobStore, StagedFile, Stager
 from ..store.records import validate_filename
+from .limits import check_coding
 
 MAX_TEXT_FIELD = 4096
 # Room for the multipart envelope and text fields beyond the file's own size.
@@ -50,6 +51,7 @@ class _Part:
 
 async def read_upload(request: Request, blobs: BlobStore, limit: int) -> UploadForm:
     """Parse a `multipart/form-data` request body; the caller must `discard()` the result."""
+    check_coding(request)
     content_type, params = parse_options_header(request.headers.get("content-type", ""))
     if content_type != b"multipart/form-data" or b"boundary" not in params:
         raise InputError("expected a multipart/form-data body with a 'file' field")
