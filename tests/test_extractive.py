@@ -220,3 +220,23 @@ def test_a_sentence_that_negates_the_question_answers_it() -> None:
     )
     chosen = select("Does the warranty cover water damage?", {1: block})
     assert [c.text for c in chosen][-1:] == ["The warranty does not cover water damage."]
+
+
+def test_a_block_about_another_model_than_the_question_names_is_not_quoted(
+    minilm: MiniLMEmbedder,
+) -> None:
+    x200 = "# Warranty\n\nThe Acme Router X200 has a 2-year limited warranty."
+    x300 = "# Warranty\n\nThe Acme Router X300 has a 3-year limited warranty."
+    for blocks in ({1: x200, 2: x300}, {1: x300, 2: x200}):
+        chosen = select("How long is the x200 warranty?", blocks)
+        assert [c.text for c in chosen] == ["The Acme Router X200 has a 2-year limited warranty."]
+    # Named by the document's name only: that counts too.
+    names = {1: "router-x300-guide.pdf", 2: "router-x200-guide.pdf"}
+    plain = "# Warranty\n\nThe router has a {} limited warranty."
+    blocks = {1: plain.format("3-year"), 2: plain.format("2-year")}
+    dense = SentenceVectors(minilm)
+    chosen = select("How long is the X200 warranty?", blocks, names=names, dense=dense)
+    assert [c.n for c in chosen] == [2]
+    # A model no block names leaves the blocks as they were.
+    chosen = select("How long is the Z9 warranty?", blocks, names=names, dense=dense)
+    assert [c.n for c in chosen] == [1]

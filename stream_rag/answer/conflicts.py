@@ -8,7 +8,6 @@ block, and ~0.1 ms per call once its per-text analysis (`statements.py`) is cach
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +16,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Literal, Protocol
 
+from ..language.terms import model_names, names_model
 from ..retrieve.hybrid import Block
 from .asked import SlotKind, clause_at, clause_spans, fits, slot_kind
 from .statements import (
@@ -157,7 +157,7 @@ class LexicalConflictDetector:
         top = list(blocks[: self.top_n])
         if len({block.doc_id for block in top}) < 2:
             return []
-        models = _models(question)
+        models = model_names(question)
         asked = read([question])[0].terms - FILLER
         need = min(self.min_question_terms, len(asked))
         if not need:
@@ -235,25 +235,11 @@ class LexicalConflictDetector:
         return True
 
 
-# A model or part name: a word of a letter then digits ("X300", "A7", "iOS16"); a number
-# with a unit or suffix ("12V", "3rd", "10am") is a value, not a name.
-_MODEL = re.compile(r"\b[^\W\d_]\w*?\d\w*\b")
-
-
-def _models(question: str) -> frozenset[str]:
-    return frozenset(m.group(0).lower() for m in _MODEL.finditer(question))
-
-
 def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
     """The question names a model that one block (or its document's name) names and the other
     does not: they are about different products, and the question asks about one of them.
     (Statements read "X300" as a letter and a number, so it is not among their terms.)"""
-    for model in models:
-        pattern = re.compile(rf"\b{re.escape(model)}\b", re.IGNORECASE)
-        in_a = bool(pattern.search(a.text) or pattern.search(a.name))
-        if in_a != bool(pattern.search(b.text) or pattern.search(b.name)):
-            return True
-    return False
+    return any(names_model(m, a.text, a.name) != names_model(m, b.text, b.name) for m in models)
 
 
 @lru_cache(maxsize=65536)

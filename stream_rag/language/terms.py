@@ -17,6 +17,8 @@ __all__ = [
     "NEGATION",
     "NEGATION_CUE",
     "content_terms",
+    "model_names",
+    "names_model",
     "stem",
     "term_keys",
     "term_of",
@@ -99,3 +101,19 @@ def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
             keys, surface = out.get(term, (frozenset(), token))
             out[term] = (keys | _lemma_keys(token, term), surface)
     return [(term, keys, surface) for term, (keys, surface) in out.items()]
+
+
+# A model or part name: a word of a letter then digits ("X300", "A7", "iOS16"); a number with
+# a unit or suffix ("12V", "3rd", "10am") is a value, not a name.
+_MODEL_NAME = re.compile(r"\b[^\W\d_]\w*?\d\w*\b")
+
+
+def model_names(text: str) -> frozenset[str]:
+    """The model and part names in `text`, lower-cased."""
+    return frozenset(m.group(0).lower() for m in _MODEL_NAME.finditer(text))
+
+
+def names_model(model: str, *texts: str) -> bool:
+    """Whether any of `texts` names `model` (a word of `model_names`), in any case."""
+    pattern = re.compile(rf"\b{re.escape(model)}\b", re.IGNORECASE)
+    return any(pattern.search(text) for text in texts)

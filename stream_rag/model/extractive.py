@@ -29,7 +29,7 @@ import numpy as np
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
 from ..language.followups import resolve
-from ..language.terms import NEGATION, NEGATION_CUE, stem
+from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
@@ -140,6 +140,8 @@ def rank_sentences(
     document's name) match the question, dense and lexical, and by its block's rank."""
     query = _terms(question)
     asked = query | {NEGATION} if _negates(question) else query
+    blocks = _naming(question, blocks, names or {})
+    rank = {n: i for i, n in enumerate(sorted(blocks))}  # among the blocks left: 0, 1, ...
     sentences: list[tuple[int, int, str, frozenset[str], str]] = []
     section_of: dict[tuple[int, int], int] = {}
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
@@ -178,9 +180,25 @@ def rank_sentences(
     for (n, i, sentence, _, title), score in zip(sentences, own, strict=False):
         if title:
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[title]
-        weighted = score * (1 - RANK_DECAY) ** (n - 1)
+        weighted = score * (1 - RANK_DECAY) ** rank[n]
         ranked.append(Candidate(n, i, sentence, weighted, section_of[n, i]))
     return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
+
+
+def _naming(
+    question: str, blocks: Mapping[int, str], names: Mapping[int, str]
+) -> Mapping[int, str]:
+    """The blocks that name the most of the models the question names ("X200"), in their text
+    or their document's name; all of them if none names one. A block about the X300 does not
+    answer a question about the X200, however alike their sentences."""
+    models = model_names(question)
+    if not models:
+        return blocks
+    named = {
+        n: sum(names_model(m, text, names.get(n, "")) for m in models) for n, text in blocks.items()
+    }
+    most = max(named.values(), default=0)
+    return blocks if not most else {n: text for n, text in blocks.items() if named[n] == most}
 
 
 def _name_words(name: str) -> str:
