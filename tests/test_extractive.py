@@ -240,3 +240,15 @@ def test_a_block_about_another_model_than_the_question_names_is_not_quoted(
     # A model no block names leaves the blocks as they were.
     chosen = select("How long is the Z9 warranty?", blocks, names=names, dense=dense)
     assert [c.n for c in chosen] == [1]
+
+
+def test_a_short_instruction_is_quoted() -> None:
+    # "Do not use solvents." is two BM25 tokens ("not" is a stop word); it was never quotable.
+    block = (
+        "# Cleaning the fan\n\nWipe the fan with a dry cloth. Do not use solvents. "
+        "Clean it every 10 weeks."
+    )
+    assert "Do not use solvents." in block_sentences(block)
+    chosen = select("Can I use solvents on the fan?", {1: block})
+    assert "Do not use solvents." in [c.text for c in chosen]
+    assert block_sentences("# Notes\n\nSee below. It works. Yes.") == []

@@ -56,6 +56,10 @@ RESTATES = 0.8  # a sentence holding this share of the question's terms, and lit
 # The sentences of neighbouring FAQ entries that merely share words score 0.5-0.7 of it.
 OTHER_SECTION = 0.85
 
+# Fewer words than this (BM25 tokens, stop words out) is a fragment ("See below."); two is an
+# instruction ("Do not use solvents.", "Keep it dry.").
+MIN_TOKENS = 2
+
 Scorer = Callable[[str, Sequence[str]], Sequence[float]]
 Known = Callable[[str], Vectors | None]  # a vector embedded elsewhere (the retrieval query)
 
@@ -99,7 +103,7 @@ def _sectioned(text: str, title: str) -> list[tuple[str, str, int]]:
             continue
         for s_start, s_end in sentence_spans(text, p_start, p_end):
             sentence = _LIST_MARK.sub("", " ".join(text[s_start:s_end].split()))
-            if len(tokenize(sentence)) >= 3 and sentence[-1:] in ".!。！":
+            if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
                 out.append((sentence, title, section))
     return out
 
