@@ -5,7 +5,9 @@
 `stream-rag serve` runs as a subprocess on a data directory holding the Cranfield abstracts,
 chunked small enough to make ~10k chunks (each embedded by the local MiniLM at ingest).
 Queries are the Cranfield questions, numbered so that none is answered from the query
-embedding cache (`--cached` asks them unnumbered, twice, to show the cached case). Hybrid and
+embedding cache (`--cached` asks them unnumbered, twice, to show the cached case; `--plain`
+asks them unnumbered, with the server's query cache off: the numbers cost the hybrid
+mode's model ~6 word pieces a question, docs/decisions.md). Hybrid and
 BM25-only (`weights: {"dense": 0, "bm25": 1}`) alternate query by query, so both see the same
 machine load; the ratio of their medians is the figure. With `--phases` each mode runs alone
 (over halves of the queries, hybrid-bm25 then bm25-hybrid): at 8 clients a BM25 search then
@@ -67,12 +69,22 @@ async def run(
     return times, branches
 
 
-def exact_points(base: str) -> int:
-    """The server's `stream_rag_index_exact_points` gauge."""
+def gauge(base: str, name: str) -> int:
+    """A gauge of the server's /metrics (`name` with its labels as printed), 0 if absent."""
     for line in httpx.get(f"{base}/metrics", timeout=60).text.splitlines():
-        if line.startswith("stream_rag_index_exact_points "):
+        if line.startswith(name + " "):
             return int(float(line.split()[1]))
     return 0
+
+
+def exact_points(base: str) -> int:
+    """The server's `stream_rag_index_exact_points` gauge."""
+    return gauge(base, "stream_rag_index_exact_points")
+
+
+def cache_hits(base: str) -> int:
+    """Questions the server answered from its query embedding cache since it started."""
+    return gauge(base, 'stream_rag_query_embed_cache{result="hit"}')
 
 
 def wait_for_graphs(base: str, limit_s: float = 900) -> bool:
@@ -93,6 +105,14 @@ def main() -> None:
     parser.add_argument("--chunk-chars", type=int, default=160)
     parser.add_argument("--cached", action="store_true")
     parser.add_argument("--docs", type=int, default=0, help="only the first N documents")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="ask the questions as the data set has them, with the server's query embedding"
+        " cache off (STREAM_RAG_QUERY_CACHE_SIZE=0) instead of numbering them: the numbers"
+        " add ~6 word pieces to a Cranfield question's 22, which only the hybrid mode's model"
+        " pays for",
+    )
     parser.add_argument(
         "--phases",
         action="store_true",
@@ -126,6 +146,8 @@ def main() -> None:
             "STREAM_RAG_CHUNK_OVERLAP_CHARS": "0",
             "STREAM_RAG_ACCESS_LOG": "false",
         }
+        if args.plain:
+            env["STREAM_RAG_QUERY_CACHE_SIZE"] = "0"
         t0 = time.perf_counter()
         if not (data / "stream_rag.sqlite3").exists():
             subprocess.run(
@@ -161,8 +183,11 @@ def main() -> None:
             if args.cached:
                 anyio.run(run, base, questions, clients)  # fills the cache
                 asked = questions
+            elif args.plain:
+                asked = questions
             else:
                 asked = [f"{q} (#{clients}-{i})" for i, q in enumerate(questions)]
+            hits_before = cache_hits(base)
             times: dict[str, list[float]] = {"hybrid": [], "bm25": []}
             branches: Timings = {"hybrid": {}, "bm25": {}}
             cpu = {"hybrid": 0.0, "bm25": 0.0}  # server CPU seconds by mode (--phases)
@@ -184,7 +209,9 @@ def main() -> None:
                 f"c={clients}: hybrid p50 {hybrid:.1f} ms p99 {h99:.1f}"
                 f" | bm25 p50 {bm25:.1f} ms p99 {b99:.1f} | "
                 f"hybrid/bm25 p50 {hybrid / bm25:.2f}x ({'cached' if args.cached else 'uncached'}"
-                f" query embeddings, {len(asked)} queries each"
+                f"{' plain' if args.plain else ''}"
+                f" query embeddings, {len(asked)} queries each,"
+                f" {cache_hits(base) - hits_before} cache hits"
                 f"{', modes in separate phases' if args.phases else ''})",
                 flush=True,
             )
