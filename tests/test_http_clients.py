@@ -331,3 +331,28 @@ def test_a_compressed_body_is_refused_with_415_not_read_as_it_is(port: int) -> N
         "Content-Type: application/json\r\nContent-Encoding: identity\r\n",
     )
     assert status == 200, reply
+
+
+def test_a_transfer_coding_other_than_chunked_is_501(port: int) -> None:
+    """httptools de-chunks but decodes nothing else: `Transfer-Encoding: gzip, chunked` was
+    read as the bytes of the gzip. RFC 9112 6.1: a transfer coding not understood is a 501."""
+    query = gzip.compress(json.dumps({"query": "refunds"}).encode())
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(query), query)
+    head = (
+        b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+    )
+    status, _, reply = parse(exchange(port, head + chunked))
+    assert status == 501, reply
+    assert json.loads(reply)["error"]["code"] == "not_implemented"
+
+
+def test_two_host_headers_are_a_400_whichever_comes_first(port: int) -> None:
+    """RFC 9112 3.2: more than one Host line is a 400. The check read the first (a proxy may
+    route by the last): `localhost` then `attacker.example` passed."""
+    for hosts in (("localhost", "attacker.example"), ("localhost", "localhost")):
+        head = "".join(f"Host: {h}\r\n" for h in hosts)
+        reply = exchange(port, f"GET /healthz HTTP/1.1\r\n{head}Connection: close\r\n\r\n".encode())
+        status, _, body = parse(reply)
+        assert status == 400, hosts
+        assert json.loads(body)["error"]["code"] == "invalid_host"

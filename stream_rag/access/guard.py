@@ -290,14 +290,18 @@ class HostCheck(TrustedHostMiddleware):
         self.headers = security_headers(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("http_version") == "1.0" and _no_host(scope):
+        hosts = [value for name, value in scope.get("headers", ()) if name == b"host"]
+        if not hosts and scope.get("http_version") == "1.0":
             # HTTP/1.0 has no Host requirement (RFC 9112 3.2 binds HTTP/1.1), and a request
             # without one is not DNS rebinding's: browsers always send it. Health checks send
             # such requests (HAProxy's `option httpchk` by default).
             await self.app(scope, receive, send)
             return
+        if len(hosts) > 1:  # RFC 9112 3.2: a 400; the check read the first, a proxy the last
+            await _host_error(scope, receive, self._protected(scope, send))
+            return
         if self.loopback_default and scope["type"] in ("http", "websocket"):
-            host = _host_name(Headers(scope=scope).get("host", ""))
+            host = _host_name(hosts[0].decode("latin-1") if hosts else "")
             if host and rebinding_safe(host):
                 await self.app(scope, receive, send)
             else:
@@ -327,13 +331,10 @@ def _host_name(header: str) -> str:
     return header.rpartition(":")[0] if ":" in header else header
 
 
-def _no_host(scope: Scope) -> bool:
-    return all(name != b"host" for name, _ in scope["headers"])
-
-
 async def _host_error(scope: Scope, receive: Receive, send: Send) -> None:
-    if _no_host(scope):  # RFC 9112 3.2: an HTTP/1.1 request without Host is a 400
-        exc = InvalidHostError("an HTTP/1.1 request needs a Host header")
+    hosts = sum(name == b"host" for name, _ in scope["headers"])
+    if hosts != 1:  # RFC 9112 3.2: an HTTP/1.1 request needs exactly one
+        exc = InvalidHostError("an HTTP/1.1 request needs exactly one Host header")
     else:
         exc = InvalidHostError("this Host is not served here (STREAM_RAG_ALLOWED_HOSTS)")
     await error_response(exc)(scope, receive, send)

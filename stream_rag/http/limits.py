@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from starlette.requests import ClientDisconnect, Request
 
-from ..errors import ClientGoneError, InputError
+from ..errors import ClientGoneError, InputError, StreamRagError
 from . import jsonbody
 
 
@@ -28,7 +28,20 @@ class UnsupportedCodingError(UnsupportedMediaTypeError):
     headers: ClassVar[dict[str, str] | None] = {"Accept-Encoding": "identity"}  # RFC 9110 12.5.3
 
 
+class TransferCodingError(StreamRagError):
+    """A transfer coding other than chunked: httptools removes chunked only (RFC 9112 6.1)."""
+
+    code = "not_implemented"
+    status = 501
+
+
 def check_coding(request: Request) -> None:
+    """The body is read as it arrives: no content coding, no transfer coding but chunked."""
+    transfer = request.headers.get("transfer-encoding")
+    if transfer is not None and transfer.strip().lower() != "chunked":
+        raise TransferCodingError(
+            f"Transfer-Encoding {transfer[:100]!r} is not supported: send the body as it is"
+        )
     coding = request.headers.get("content-encoding")
     if coding is not None and coding.strip().lower() not in ("", "identity"):
         raise UnsupportedCodingError(
