@@ -178,3 +178,20 @@ def test_bad_history_is_a_400(client: TestClient, history: object, message: str)
         response = client.post(path, json={"question": "How long?", "history": history})
         assert response.status_code == 400
         assert message in response.json()["error"]["message"]
+
+
+def test_a_follow_up_naming_another_thing_replaces_the_name_before() -> None:
+    # "And the Pro plan?" asks the same of another plan: carrying "Team" made the answer quote
+    # both plans' prices.
+    resolved = resolve("And the Pro plan?", [Turn("How much does the Team plan cost?")])
+    assert "Pro" in resolved
+    assert "cost" in resolved
+    assert "Team" not in resolved
+    resolved = resolve("What about the X200?", [Turn("How do I reset the X300 router?")])
+    assert "X300" not in resolved
+    assert {"reset", "router"} <= set(resolved.replace("(", " ").replace(")", " ").split())
+    # A pronoun points back at the name before: it is kept.
+    resolved = resolve("Does it work with the Pro app?", [Turn("How do I pair the X300 router?")])
+    assert "X300" in resolved
+    # No name of its own: the names before are carried as they were.
+    assert "Team" in resolve("And per year?", [Turn("How much does the Team plan cost?")])

@@ -29,6 +29,22 @@ _ASKING = frozenset(
 )
 
 
+_POINTS_BACK = re.compile(
+    r"\b(?:it|its|it's|they|them|their|theirs|this|that|these|those|there|same)\b", re.IGNORECASE
+)
+
+
+def _names(question: str) -> set[str]:
+    """Subject words written with a capital or a digit ("Pro", "X300"), the first word aside."""
+    words = subject_words(question)
+    first = re.match(r"\W*([^\W_][\w'’-]*)", question)
+    return {
+        w
+        for w in words
+        if (w[:1].isupper() or any(c.isdigit() for c in w)) and not (first and w == first[1])
+    }
+
+
 def subject_words(question: str) -> list[str]:
     """The question's content words, as written, in order: "Nimbus Blender warranty cover"."""
     words = re.findall(r"[^\W_][\w'’-]*", question)
@@ -58,6 +74,11 @@ def resolve(question: str, history: Sequence[Turn]) -> str:
     context = resolve(recent[-1], [Turn(q) for q in recent[:-1]])
     present = {w.casefold() for w in subject_words(question)}
     carried = [w for w in subject_words(context) if w.casefold() not in present]
+    if _names(question) and not _POINTS_BACK.search(question):
+        # "And the Pro plan?" after the Team plan's price: the same question of another thing,
+        # so the name before is replaced, not carried (a pronoun would point back at it).
+        before = _names(context)
+        carried = [w for w in carried if w not in before]
     if not carried:
         return question
     # The question's own words twice: what it adds outweighs the subject carried over.
