@@ -356,3 +356,22 @@ def test_two_host_headers_are_a_400_whichever_comes_first(port: int) -> None:
         status, _, body = parse(reply)
         assert status == 400, hosts
         assert json.loads(body)["error"]["code"] == "invalid_host"
+
+
+def test_a_refused_cors_preflight_is_json(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    """Starlette refuses a preflight's method or headers with a text/plain 400."""
+    settings = Settings(data_dir=tmp_path / "data", cors_origins=("http://app.example",))
+    with serving(settings, minilm) as bound:
+        for asked in (
+            "Access-Control-Request-Method: PUT\r\n",
+            "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: x-evil\r\n",
+        ):
+            extra = f"Origin: http://app.example\r\n{asked}"
+            status, headers, body = parse(exchange(bound, request("OPTIONS", "/v1/chat", extra)))
+            assert status == 400
+            assert header(headers, "content-type") == ["application/json"]
+            assert json.loads(body)["error"]["code"] == "cors_forbidden"
+        extra = "Origin: http://app.example\r\nAccess-Control-Request-Method: POST\r\n"
+        status, headers, _ = parse(exchange(bound, request("OPTIONS", "/v1/chat", extra)))
+        assert status == 200
+        assert header(headers, "access-control-allow-origin") == ["http://app.example"]

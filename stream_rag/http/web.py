@@ -18,8 +18,9 @@ CORS_METHODS = ("GET", "HEAD", "POST", "DELETE")
 
 
 class StrictCORSMiddleware(CORSMiddleware):
-    """Starlette's CORS, except that a refused preflight carries no CORS headers at all (the
-    stock one still lists the allowed methods and headers) and a JSON error body."""
+    """Starlette's CORS, except that a preflight from an origin not listed carries no CORS
+    headers at all (the stock one still lists the allowed methods and headers), and every
+    refused preflight has a JSON error body."""
 
     def preflight_response(self, request_headers: Headers) -> Response:
         if not self.is_allowed_origin(origin=request_headers["origin"]):
@@ -28,7 +29,17 @@ class StrictCORSMiddleware(CORSMiddleware):
                 status_code=403,
                 headers={"Vary": "Origin"},
             )
-        return super().preflight_response(request_headers)
+        response = super().preflight_response(request_headers)
+        if response.status_code == 400:  # a method or header not allowed: its text, as JSON
+            message = bytes(response.body).decode()
+            headers = {
+                k: v
+                for k, v in response.headers.items()
+                if k not in ("content-type", "content-length")
+            }
+            error = {"error": {"code": "cors_forbidden", "message": message}}
+            return JSONResponse(error, status_code=400, headers=headers)
+        return response
 
 
 def cors_middleware(settings: Settings) -> list[Middleware]:
