@@ -252,3 +252,46 @@ def test_a_short_instruction_is_quoted() -> None:
     chosen = select("Can I use solvents on the fan?", {1: block})
     assert "Do not use solvents." in [c.text for c in chosen]
     assert block_sentences("# Notes\n\nSee below. It works. Yes.") == []
+
+
+EXIT_CODES = (
+    "## Exit codes\n\n| Code | Meaning |\n|------|---------|\n| 0 | Success |\n"
+    "| 2 | Bad arguments |\n| 4 | Not logged in |\n| 7 | Network error |\n\n"
+    "## Upload limits\n\nThe largest file you can upload is 50 GB."
+)
+ICONS = (  # a table as HTML and DOCX extraction gives it: a paragraph a row
+    "Sync status\n\nThe tray icon shows how syncing goes.\n\nStatus icon | Meaning\n\n"
+    "Green tick | All files are up to date\n\nRed cross | Sync stopped because of an error"
+)
+SHIPPING = (
+    "# Shipping\n\n| Region | Standard days | Express price |\n|---|---|---|\n"
+    "| Canada | 7 | $19.99 |\n| Japan | 12 | $32.00 |"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "block", "quoted"),
+    [
+        ("What does exit code 4 mean?", EXIT_CODES, "Code 4: Not logged in."),
+        (
+            "What does the red cross icon mean?",
+            ICONS,
+            "Red cross: Sync stopped because of an error.",
+        ),
+        (
+            "How much is express shipping to Japan?",
+            SHIPPING,
+            "Japan: Standard days 12, Express price $32.00.",
+        ),
+    ],
+)
+def test_a_table_row_is_quoted_as_a_sentence(
+    minilm: MiniLMEmbedder, question: str, block: str, quoted: str
+) -> None:
+    # Rows end in no full stop, so no row was ever quotable: questions answered by a table
+    # were refused.
+    chosen = select(question, {1: block, 2: DESCALE}, dense=SentenceVectors(minilm))
+    assert [c.text for c in chosen][:1] == [quoted]
+    context = GateContext([block, DESCALE], ["a", "b"])
+    assert check_sentence(f"{quoted} [1]", context).ok
+    assert "Code | Meaning" not in " ".join(block_sentences(block))  # headers are not rows

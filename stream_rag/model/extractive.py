@@ -33,6 +33,7 @@ from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, s
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
+from .tables import Table
 
 NO_ANSWER = "The sources do not answer this question."
 _TOKEN = re.compile(r"\S+\s*")
@@ -70,7 +71,8 @@ class Candidate:
     position: int
     text: str
     score: float
-    section: int = 0  # which heading of the block it sits under (0: before any)
+    section: int = 0  # which heading of the block it sits under (0: before any), or which row
+    row: bool = False  # a table row: quoted alone, its neighbours are other entries
 
 
 def _terms(text: str) -> set[str]:
@@ -89,32 +91,45 @@ def block_sentences(text: str) -> list[str]:
 
 def sections(text: str, title: str = "") -> list[tuple[str, str]]:
     """Each quotable sentence with the heading it sits under (`title` before any heading)."""
-    return [(sentence, heading) for sentence, heading, _ in _sectioned(text, title)]
+    return [(sentence, heading) for sentence, heading, _, _ in _sectioned(text, title)]
 
 
-def _sectioned(text: str, title: str) -> list[tuple[str, str, int]]:
-    """`sections`, each sentence also with the ordinal of its heading in the block."""
-    out: list[tuple[str, str, int]] = []
+def _sectioned(text: str, title: str) -> list[tuple[str, str, int, bool]]:
+    """`sections`, each sentence also with its section (the ordinal of its heading in the block;
+    each table row one of its own) and whether it is a table row."""
+    out: list[tuple[str, str, int, bool]] = []
     section = 0
+    table = Table()
     for p_start, p_end, heading in pieces(text):
         if heading:
             title = " ".join(text[p_start:p_end].strip().lstrip("#").split())
             section += 1
+            table.reset()
             continue
+        rows = table.read(text[p_start:p_end].split("\n"))
+        if rows is not None:
+            for row in rows:
+                if len(tokenize(row)) >= MIN_TOKENS:
+                    section += 1
+                    out.append((row, title, section, True))
+            continue
+        if table.header is not None:  # the text after a table is not the last row's
+            section += 1
+        table.reset()
         for s_start, s_end in sentence_spans(text, p_start, p_end):
             sentence = _LIST_MARK.sub("", " ".join(text[s_start:s_end].split()))
             if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
-                out.append((sentence, title, section))
+                out.append((sentence, title, section, False))
     return out
 
 
 @lru_cache(maxsize=4096)
-def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str], int], ...]:
+def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str], int, bool], ...]:
     """`sections` with each sentence's terms (and NEGATION if it negates, for `restates` only)
     and section, kept per block: the same blocks come back for question after question, and
     splitting and stemming them was most of an answer's CPU (the fake model's too, on the cores
     it shares with what it load-tests)."""
-    return tuple((s, t, frozenset(_terms(s)), k) for s, t, k in _sectioned(text, title))
+    return tuple((s, t, frozenset(_terms(s)), k, r) for s, t, k, r in _sectioned(text, title))
 
 
 def _negates(text: str) -> bool:
@@ -147,16 +162,16 @@ def rank_sentences(
     blocks = _naming(question, blocks, names or {})
     rank = {n: i for i, n in enumerate(sorted(blocks))}  # among the blocks left: 0, 1, ...
     sentences: list[tuple[int, int, str, frozenset[str], str]] = []
-    section_of: dict[tuple[int, int], int] = {}
+    section_of: dict[tuple[int, int], tuple[int, bool]] = {}
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
         name = _name_words((names or {}).get(n, ""))
-        for i, (sentence, title, terms, section) in enumerate(_quotable(text, name)):
+        for i, (sentence, title, terms, section, row) in enumerate(_quotable(text, name)):
             said = terms | {NEGATION} if _negates(sentence) else terms
             if not restates(asked, said):
                 sentences.append((n, i, sentence, terms, title))
-                section_of[n, i] = section
+                section_of[n, i] = section, row
     if not sentences:
         return []
     heads = sorted({title for *_, title in sentences if title})
@@ -185,7 +200,7 @@ def rank_sentences(
         if title:
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[title]
         weighted = score * (1 - RANK_DECAY) ** rank[n]
-        ranked.append(Candidate(n, i, sentence, weighted, section_of[n, i]))
+        ranked.append(Candidate(n, i, sentence, weighted, *section_of[n, i]))
     return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
 
 
@@ -238,6 +253,8 @@ def select(
     chosen = {top.position}
     for candidate in by_block[best][1:]:
         bar = floor if candidate.section == top.section else top.score * OTHER_SECTION
+        if candidate.row and candidate.section != top.section:
+            continue  # another row of a table: as alike as rows are, it answers something else
         if candidate.score >= bar and len(chosen) < limit:
             chosen.add(candidate.position)
     for before, after in pairwise(own):
