@@ -209,3 +209,9 @@ def test_pdf_headings_one_after_another() -> None:
         "Setup",
         "Plug it in. Then press\nStart to begin.\nSee page 2",
     ]
+    # A list's items are not headings, however short.
+    items = "Features\n\u2022 Fast sync\n\u2022 Offline mode\n1. Setup wizard\nIt runs on Windows."
+    assert _pdf_paragraphs(items).split("\n\n") == [
+        "Features",
+        "\u2022 Fast sync\n\u2022 Offline mode\n1. Setup wizard\nIt runs on Windows.",
+    ]

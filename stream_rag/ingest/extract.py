@@ -173,6 +173,7 @@ def _pdf_text(path: Path, limits: ExtractLimits) -> str:
 
 _ENDS_SENTENCE = (".", "!", "?", ":", ";", "。", "！", "？")
 _ENDS_CLAUSE = (*_ENDS_SENTENCE, ",")
+_PDF_LIST_ITEM = re.compile(r"(?:[-*+\u2022\u2023\u25aa\u25e6\u00b7\u2013]|\d+[.)])\s")
 HEADING_WORDS = 12  # a PDF line with more words is never taken for a heading
 
 
@@ -180,7 +181,8 @@ def _pdf_paragraphs(page: str) -> str:
     """A page's lines with each heading line set apart by blank lines (pypdf joins every line
     with one newline, so a heading ran into the sentence after it). A heading line: short
     (wrapped lines run nearly the full width), no closing punctuation, after a line that ends a
-    sentence (or first), and before a line that starts with a capital or a digit."""
+    sentence (or first), and before a line that starts with a capital, a digit or a list item;
+    never a list item itself."""
     lines = page.split("\n")
     widest = max(len(line.strip()) for line in lines)
     out: list[str] = []
@@ -191,10 +193,11 @@ def _pdf_paragraphs(page: str) -> str:
         heading = (
             ended
             and line
+            and not _PDF_LIST_ITEM.match(line)
             and not line.endswith(_ENDS_CLAUSE)
             and len(line.split()) <= HEADING_WORDS
             and (len(lines) < 3 or len(line) <= 0.7 * widest)
-            and (after[:1].isupper() or after[:1].isdigit())
+            and (after[:1].isupper() or after[:1].isdigit() or bool(_PDF_LIST_ITEM.match(after)))
         )
         if heading:
             out.append(f"\n{line}\n")
