@@ -114,6 +114,37 @@ def test_off_topic_question_is_low_evidence(stack_factory: Any) -> None:
     assert stack.model_calls == 2
 
 
+PLANS = (
+    b"# Plans\n\nThe Pro plan costs $12 per user per month. The Team plan costs $25 per user "
+    b"per month and includes single sign-on. The X200 router has a 2-year warranty."
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("How much does the Enterprise plan cost?", ["Enterprise"]),
+        ("How long is the warranty of the X500 router?", ["X500"]),
+        ("Does the Team plan work in Internet Explorer?", ["Internet", "Explorer"]),
+    ],
+)
+def test_a_name_no_source_has_is_low_evidence(
+    stack_factory: Any, question: str, missing: list[str]
+) -> None:
+    # The blocks share every other word with the question, so the model was asked and the
+    # gate passed the Pro and Team prices as the answer about the Enterprise plan.
+    stack = stack_factory(FakeConfig(), {"plans.md": PLANS, "sync.md": SYNC})
+    events = stack.chat(question)
+    assert [n for n, _ in events] == ["sources", "refusal", "done"]
+    refusal = events[1][1]
+    assert refusal["reason"] == "low_evidence"
+    assert refusal["details"][0]["not_in_sources"] == missing
+    assert stack.model_calls == 0
+    # Named where the sources name it, sentence-initial or an interjection: asked.
+    for asked in ("How much does the Team plan cost?", "Is it OK that Pro costs $12 a month?"):
+        assert "sentence" in [n for n, _ in stack.chat(asked)]
+
+
 def test_answer_regenerates_once_with_reasons(stack_factory: Any) -> None:
     stack = stack_factory(
         FakeConfig(unissued=1.0, fix_on_retry=True), {"policy.md": REFUND_30, "sync.md": SYNC}

@@ -4,13 +4,17 @@ Fused scores are relative (min-max within one result list), so they cannot say "
 is about this". The evidence score is: for each block, the mean of its raw dense cosine (when
 the dense branch ran) and the share of the question's terms the block contains (both lightly
 stemmed); the best block's value counts. When a reranker answered, its top score is used.
+
+`unnamed`: the names a question asks about that no block has. Blocks that share every other
+word with "How much does the Enterprise plan cost?" still say nothing about that plan.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from ..language.terms import stem
+from ..language.terms import stem, term_of
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 
@@ -34,3 +38,35 @@ def evidence_score(question: str, blocks: Sequence[Block]) -> float:
         if parts:
             best = max(best, sum(parts) / len(parts))
     return best
+
+
+_WORD = re.compile(r"[^\W_][\w'’-]*")
+_OPENS = '.?!:;"“(«¿¡'  # what a word after it opens, so its capital says nothing
+
+
+def names(question: str) -> list[str]:
+    """The words of `question` that name something: written with a capital inside a sentence
+    ("Enterprise", not a question's first word), or a letter and digits ("X500"); words that
+    state nothing ("OK", "I") aside."""
+    out: list[str] = []
+    for match in _WORD.finditer(question):
+        word = match.group(0)
+        before = question[: match.start()].rstrip()
+        capital = word[:1].isupper() and bool(before) and before[-1] not in _OPENS
+        model = word[:1].isalpha() and any(c.isdigit() for c in word)
+        parts = [term_of(t) for t in tokenize(word)]
+        if (capital or model) and parts and all(parts) and word not in out:
+            out.append(word)
+    return out
+
+
+def unnamed(question: str, blocks: Sequence[Block]) -> list[str]:
+    """The question's `names` that no block has, in its text or its document's name."""
+    asked = names(question)
+    if not asked:
+        return []
+    have: set[str] = set()
+    for block in blocks:
+        have |= block.features.stems if block.features is not None else _terms(block.text)
+        have |= _terms(re.sub(r"[-_.]+", " ", block.name))
+    return [w for w in asked if not {stem(t) for t in tokenize(w)} <= have]

@@ -42,7 +42,7 @@ from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
-from .evidence import evidence_score
+from .evidence import evidence_score, unnamed
 from .limits import MAX_QUESTION_CHARS
 from .prompt import build_messages
 from .refusals import conflict_message
@@ -207,12 +207,12 @@ class Answerer:
         self, question: str, blocks: Sequence[Block], floor: float, check: bool
     ) -> Refusal | None:
         evidence = evidence_score(question, blocks)
-        if evidence < floor:
-            return Refusal(
-                "low_evidence",
-                LOW_EVIDENCE,
-                [{"evidence": round(evidence, 4), "threshold": floor}],
-            )
+        missing = unnamed(question, blocks) if floor > 0 else []
+        if evidence < floor or missing:
+            detail: dict[str, object] = {"evidence": round(evidence, 4), "threshold": floor}
+            if missing:  # the sources never name what the question asks about
+                detail["not_in_sources"] = missing
+            return Refusal("low_evidence", LOW_EVIDENCE, [detail])
         if check:
             conflicts = self.detector.find(question, blocks)
             if conflicts:
