@@ -262,3 +262,14 @@ def test_openai_client_sees_refusals_as_messages(stack_factory: Any) -> None:
     ]
     assert refusals[0]["reason"] == "low_evidence"
     assert stack.model_calls == 0
+
+
+def test_names_are_words_with_a_capital_inside_a_sentence_or_a_letter_and_digits() -> None:
+    from stream_rag.answer.evidence import names
+
+    assert names("How much does the Enterprise plan cost?") == ["Enterprise"]
+    assert names("X500 reset? Hi. Is it OK to use PayPal?") == ["X500", "PayPal"]
+    # Title Case and capitals say nothing of names; a model name still counts.
+    assert names("How To Change My Billing Address In Acme?") == []
+    assert names("HOW DO I RESET THE X500?") == ["X500"]
+    assert names("Does Acme work in Internet Explorer?") == ["Acme", "Internet", "Explorer"]

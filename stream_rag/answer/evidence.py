@@ -48,16 +48,27 @@ def names(question: str) -> list[str]:
     """The words of `question` that name something: written with a capital inside a sentence
     ("Enterprise", not a question's first word), or a letter and digits ("X500"); words that
     state nothing ("OK", "I") aside."""
-    out: list[str] = []
+    capitals: list[str] = []
+    models: list[str] = []
+    lower = 0
     for match in _WORD.finditer(question):
         word = match.group(0)
-        before = question[: match.start()].rstrip()
-        capital = word[:1].isupper() and bool(before) and before[-1] not in _OPENS
-        model = word[:1].isalpha() and any(c.isdigit() for c in word)
         parts = [term_of(t) for t in tokenize(word)]
-        if (capital or model) and parts and all(parts) and word not in out:
-            out.append(word)
-    return out
+        before = question[: match.start()].rstrip()
+        if not parts or not all(parts):
+            continue
+        if word[:1].isalpha() and any(c.isdigit() for c in word):
+            models.append(word)
+        elif not before or before[-1] in _OPENS:
+            continue  # a sentence's first word: its capital says nothing
+        elif word[:1].isupper():
+            capitals.append(word)
+        else:
+            lower += 1
+    if question.upper() == question or (len(capitals) >= 3 and not lower):
+        # CAPITALS or Title Case: the capitals name nothing
+        capitals = []
+    return list(dict.fromkeys(w for w in _WORD.findall(question) if w in capitals or w in models))
 
 
 def unnamed(question: str, blocks: Sequence[Block]) -> list[str]:
