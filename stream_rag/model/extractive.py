@@ -124,12 +124,18 @@ def _sectioned(text: str, title: str) -> list[tuple[str, str, int, bool]]:
 
 
 @lru_cache(maxsize=4096)
-def _quotable(text: str, title: str) -> tuple[tuple[str, str, frozenset[str], int, bool], ...]:
-    """`sections` with each sentence's terms (and NEGATION if it negates, for `restates` only)
-    and section, kept per block: the same blocks come back for question after question, and
-    splitting and stemming them was most of an answer's CPU (the fake model's too, on the cores
-    it shares with what it load-tests)."""
-    return tuple((s, t, frozenset(_terms(s)), k, r) for s, t, k, r in _sectioned(text, title))
+def _quotable(
+    text: str, title: str
+) -> tuple[tuple[str, str, frozenset[str], int, bool, frozenset[str]], ...]:
+    """`_sectioned` with each sentence's terms, and those terms with NEGATION if it negates
+    (for `restates`), kept per block: the same blocks come back for question after question,
+    and splitting and stemming them was most of an answer's CPU (the fake model's too, on the
+    cores it shares with what it load-tests)."""
+    out = []
+    for s, t, k, r in _sectioned(text, title):
+        terms = frozenset(_terms(s))
+        out.append((s, t, terms, k, r, terms | {NEGATION} if _negates(s) else terms))
+    return tuple(out)
 
 
 def _negates(text: str) -> bool:
@@ -167,8 +173,7 @@ def rank_sentences(
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
         name = _name_words((names or {}).get(n, ""))
-        for i, (sentence, title, terms, section, row) in enumerate(_quotable(text, name)):
-            said = terms | {NEGATION} if _negates(sentence) else terms
+        for i, (sentence, title, terms, section, row, said) in enumerate(_quotable(text, name)):
             if not restates(asked, said):
                 sentences.append((n, i, sentence, terms, title))
                 section_of[n, i] = section, row
