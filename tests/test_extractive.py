@@ -295,3 +295,36 @@ def test_a_table_row_is_quoted_as_a_sentence(
     context = GateContext([block, DESCALE], ["a", "b"])
     assert check_sentence(f"{quoted} [1]", context).ok
     assert "Code | Meaning" not in " ".join(block_sentences(block))  # headers are not rows
+
+
+QA_FAQ = (
+    "Frequently asked questions\n\n"
+    "Q: How do I change my email address?\n"
+    "A: Open Settings, choose Profile, and edit the Email field. We send a confirmation "
+    "message to the new address.\n\n"
+    "Q: How do I change my billing address?\n"
+    "A: Open Settings, choose Billing, and edit the Address field. Invoices issued after the "
+    "change show the new address.\n"
+    "Q: How do I delete my account?\n"
+    "A: Contact support. Deletion takes up to 7 days.\n"
+)
+
+
+def test_a_q_and_a_faq_is_quoted_from_its_entry_without_the_label(
+    minilm: MiniLMEmbedder,
+) -> None:
+    # "Q:" lines were no headings (a paragraph of two lines), so the entries were one section
+    # and their questions unused; the quotes began with "A:".
+    assert titles(QA_FAQ)[1:] == [
+        "Q: How do I change my email address?",
+        "Q: How do I change my billing address?",
+        "Q: How do I delete my account?",
+    ]
+    dense = SentenceVectors(minilm)
+    chosen = select("How can I update the email on my account?", {1: QA_FAQ}, dense=dense)
+    assert [c.text for c in chosen] == [
+        "Open Settings, choose Profile, and edit the Email field.",
+        "We send a confirmation message to the new address.",
+    ]
+    chosen = select("How do I delete my account?", {1: QA_FAQ}, dense=dense)
+    assert [c.text for c in chosen] == ["Contact support.", "Deletion takes up to 7 days."]

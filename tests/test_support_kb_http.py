@@ -38,6 +38,13 @@ HELP = b"""<html><body><h1>Sync client</h1><p>The tray icon shows how syncing go
 <table><tr><th>Status icon</th><th>Meaning</th></tr>
 <tr><td>Green tick</td><td>All files are up to date</td></tr>
 <tr><td>Red cross</td><td>Sync stopped because of an error</td></tr></table></body></html>"""
+QA = b"""Security questions
+Q: How do I turn on two-factor authentication?
+A: Open Settings, choose Security, and click Enable two-factor. Scan the code with an
+authenticator app.
+Q: What happens if I lose my phone?
+A: Use one of your recovery codes to sign in, then turn two-factor off and on again.
+"""
 ROUTER = lines_pdf(
     [
         "Router X200 Quick Start",
@@ -65,6 +72,7 @@ def test_an_operators_documents_are_quoted_from_the_right_entry_and_cited_to_the
         faq_id = upload(base_url, "faq.md", FAQ)
         upload(base_url, "help.html", HELP)
         upload(base_url, "router.pdf", ROUTER)
+        upload(base_url, "security.txt", QA)
 
         billing = answer(base_url, "How do I change my billing address?")
         texts = [s["text"] for s in billing["sentences"]]
@@ -88,6 +96,10 @@ def test_an_operators_documents_are_quoted_from_the_right_entry_and_cited_to_the
         assert [s["text"] for s in icon["sentences"]] == [
             "Red cross: Sync stopped because of an error."
         ]
+        lost = answer(base_url, "I lost my phone, how do I sign in?")
+        assert [s["text"] for s in lost["sentences"]] == [
+            "Use one of your recovery codes to sign in, then turn two-factor off and on again."
+        ]
         warranty = answer(base_url, "How long is the router warranty?")
         assert [s["text"] for s in warranty["sentences"]] == [
             "The router has a 2-year limited warranty."
@@ -103,7 +115,7 @@ def test_an_operators_documents_are_quoted_from_the_right_entry_and_cited_to_the
             f"{base_url}/v1/documents/{faq_id}/versions", files={"file": ("faq.md", updated)}
         )
         assert response.status_code == 201, response.text
-        for result in (billing, team, follow_up, icon, warranty):
+        for result in (billing, team, follow_up, icon, lost, warranty):
             for sentence in result["sentences"]:
                 for citation in sentence["citations"]:
                     body = httpx.get(f"{base_url}{citation['url']}", timeout=60).content

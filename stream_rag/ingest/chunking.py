@@ -16,6 +16,8 @@ import numpy as np
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LIST_MARK = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)")
+# An FAQ's question line ("Q: How do I...?"): a heading even with its answer on the next line.
+_QUESTION_LINE = re.compile(r"^\s*(?:Q|Question)\s*\d*\s*[:.)]\s+\S.*\?\s*$", re.IGNORECASE)
 TITLE_LEVEL = 7  # a plain-text title or question line ranks below any Markdown heading
 
 
@@ -114,15 +116,15 @@ def _blingfire_offsets(piece: str) -> list[tuple[int, int]]:
 
 def pieces(text: str) -> list[tuple[int, int, bool]]:
     """Paragraphs split into headings and text: `(start, end, is_heading)`. A heading is a
-    Markdown `#` line, or a one-line paragraph that asks a question or has no closing
-    punctuation (an FAQ entry's question, a plain-text title)."""
+    Markdown `#` line, a "Q: ...?" line, or a one-line paragraph that asks a question or has no
+    closing punctuation (an FAQ entry's question, a plain-text title)."""
     out: list[tuple[int, int, bool]] = []
     for p_start, p_end in paragraph_spans(text):
         run_start = None
         pos = p_start
         for line in text[p_start:p_end].split("\n"):
             end = pos + len(line)
-            if line.lstrip().startswith("#"):
+            if line.lstrip().startswith("#") or _QUESTION_LINE.match(line):
                 if run_start is not None:
                     out.append((run_start, pos - 1, False))
                     run_start = None

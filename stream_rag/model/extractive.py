@@ -37,7 +37,7 @@ from .tables import Table
 
 NO_ANSWER = "The sources do not answer this question."
 _TOKEN = re.compile(r"\S+\s*")
-_LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+)")
+_LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|(?:A|Answer)\s*:\s+)")
 # A sentence opening with one of these goes on from the one before it: keep them together.
 _CONTINUES = re.compile(
     r"^(?:it|its|this|that|these|those|they|them|then|there|otherwise|also|however|to do so|"
