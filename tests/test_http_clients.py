@@ -289,7 +289,13 @@ def test_an_answer_for_a_half_closed_client_closes_the_model_request(
                 while sock.recv(65536):  # and the server closes the connection
                     pass
             assert stats.completed == 0
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    # The server's own (an ASGI app ending without its response); the suite's other servers'
+    # threads may log meanwhile.
+    errors = [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno >= logging.ERROR and r.name.startswith("uvicorn")
+    ]
     assert errors == []
 
 
