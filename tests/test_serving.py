@@ -71,3 +71,31 @@ def test_a_client_leaving_mid_upload_is_not_an_unhandled_error(
         }
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == [], [r.getMessage() for r in errors]
+
+
+def test_a_websocket_handshake_is_answered_as_http(tmp_path: Path) -> None:
+    """The API has no WebSocket route; uvicorn, with a WebSocket library installed, took the
+    handshake and refused it with an empty 403 (as if a key were missing). Served as the plain
+    HTTP request it also is (RFC 9110 7.8: a server may ignore Upgrade)."""
+    hold = threading.Event()
+    hold.set()
+    with (
+        running_server(hashed_embeddings(hold)) as embed_url,
+        serve_process(tmp_path / "data", {"STREAM_RAG_EMBED_BASE_URL": f"{embed_url}/v1"}) as (
+            _,
+            base_url,
+        ),
+    ):
+        host, port = base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(
+                b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade, close\r\n"
+                b"Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                b"Sec-WebSocket-Version: 13\r\n\r\n"
+            )
+            sock.settimeout(HANG_GUARD_S)
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+    assert reply.startswith(b"HTTP/1.1 200 "), reply[:200]
+    assert reply.endswith(b'{"status":"ok"}')

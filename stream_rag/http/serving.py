@@ -376,6 +376,9 @@ def build_server(app: Starlette, settings: Settings) -> DrainingServer:
         # With STREAM_RAG_ACCESS_LOG the app writes JSON request lines instead.
         access_log=not settings.access_log,
         http=protocol,
+        # No route takes a WebSocket: a handshake is served as the HTTP request it also is
+        # (with a WebSocket library installed uvicorn took it and refused it, an empty 403).
+        ws="none",
         # Past this many connections (or requests in progress) new requests get a 503.
         limit_concurrency=settings.max_connections,
         timeout_keep_alive=max(1, round(settings.keep_alive_s)),
