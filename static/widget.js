@@ -133,6 +133,15 @@ textarea:focus-visible { outline-offset: 0; }
     return box;
   }
 
+  /** An error response's JSON message and code, else its status. */
+  async function errorMessage(response) {
+    try {
+      const error = (await response.json()).error;
+      if (error && error.message) return `${error.message} (${error.code})`;
+    } catch (_) { /* not JSON */ }
+    return `The server answered ${response.status}.`;
+  }
+
   /** Server-Sent Events from a fetch body, per the HTML spec's parsing rules. */
   async function* readEvents(body) {
     const reader = body.getReader();
@@ -242,7 +251,18 @@ textarea:focus-visible { outline-offset: 0; }
       root.addEventListener("focusin", (e) => { const c = chipOf(e); if (c) this.showTip(c); else this.hideTip(); });
       root.addEventListener("focusout", (e) => { if (chipOf(e)) this.hideTip(); });
       root.addEventListener("click", (e) => { const c = chipOf(e); if (c) this.openCitation(e, c); });
-      this.log.addEventListener("scroll", () => this.hideTip(), { passive: true });
+      // The log follows a growing answer while the reader is at its end; scrolled up to read,
+      // it stays put. Content growing fires no scroll event, so this is the reader's choice.
+      this.stick = true;
+      this.log.addEventListener("scroll", () => {
+        this.hideTip();
+        this.stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 32;
+      }, { passive: true });
+    }
+
+    /** Keep the newest content in view (the log only: scrollIntoView moved the host page too). */
+    follow() {
+      if (this.stick) this.log.scrollTop = this.log.scrollHeight;
     }
 
     get api() {
@@ -282,10 +302,14 @@ textarea:focus-visible { outline-offset: 0; }
     }
 
     async run(question) {
+      // Ask (or a Retry) hides or disables the control a keyboard user is on: focus goes to
+      // Stop, and from Stop back to the question box when the answer is over.
+      const focused = this.shadowRoot.activeElement;
       const turn = this.newTurn(question);
       this.current = turn;
       this.sendButton.hidden = true;
       this.stopButton.hidden = false;
+      if (focused && focused.tagName === "BUTTON") this.stopButton.focus();
       const body = { question };
       if (this.dataset.collection) body.collection = this.dataset.collection;
       const history = this.history();
@@ -307,16 +331,13 @@ textarea:focus-visible { outline-offset: 0; }
           response = await post(body);
         }
         if (!response.ok) {
-          let message = `The server answered ${response.status}.`;
-          try {
-            const error = (await response.json()).error;
-            if (error && error.message) message = `${error.message} (${error.code})`;
-          } catch (_) { /* not JSON */ }
-          turn.fail(message);
+          turn.fail(await errorMessage(response));
           return;
         }
         for await (const event of readEvents(response.body)) {
-          if (turn.handle(event)) break;
+          const over = turn.handle(event);
+          this.follow();
+          if (over) break;
         }
         if (!turn.finished && !turn.failed) turn.fail("The answer broke off before it was complete.");
       } catch (error) {
@@ -324,8 +345,11 @@ textarea:focus-visible { outline-offset: 0; }
         else turn.fail("Could not reach the server: the connection failed or was lost, or this site may not use it.");
       } finally {
         this.current = null;
+        const hadFocus = this.shadowRoot.activeElement === this.stopButton;
         this.stopButton.hidden = true;
         this.sendButton.hidden = false;
+        if (hadFocus) this.input.focus();
+        this.follow();
       }
     }
 
@@ -340,7 +364,8 @@ textarea:focus-visible { outline-offset: 0; }
       a.append(body, status);
       node.append(q, a);
       this.log.append(node);
-      node.scrollIntoView({ block: "nearest" });
+      this.stick = true;
+      this.follow();
 
       const turn = {
         question, node, body, status, controller: new AbortController(),
@@ -392,6 +417,7 @@ textarea:focus-visible { outline-offset: 0; }
               `Source ${cite.n}: ${block.name}, version ${block.version}. Opens the document.`);
             chip.srwBlock = block;
             chip.srwSentence = data.text;
+            chip.srwTurn = turn;
             span.append(chip);
             if (!turn.cited.has(cite.n)) { turn.cited.set(cite.n, block); turn.addSource(block); }
           }
@@ -553,13 +579,24 @@ textarea:focus-visible { outline-offset: 0; }
     async openCitation(event, chip) {
       if (!this.dataset.key) return;
       event.preventDefault();
-      const response = await fetch(chip.href, { headers: this.headers(), credentials: "omit" });
-      if (!response.ok) return;
-      const bytes = await response.blob();
+      const block = chip.srwBlock || {};
+      // A failed download says why in its turn (deleted since, a restarted server that no
+      // longer knows the key cited it, the network), instead of a click doing nothing.
+      const failed = (why) => {
+        if (chip.srwTurn) chip.srwTurn.say(`Could not download “${block.name}”, version ${block.version}: ${why}`);
+      };
+      let bytes;
+      try {
+        const response = await fetch(chip.href, { headers: this.headers(), credentials: "omit" });
+        if (!response.ok) { failed(await errorMessage(response)); return; }
+        bytes = await response.blob();
+      } catch (_) {
+        failed("could not reach the server.");
+        return;
+      }
       const blob = new Blob([bytes], { type: "application/octet-stream" });
       const link = document.createElement("a");
       link.href = URL.createObjectURL(blob);
-      const block = chip.srwBlock || {};
       link.download = block.filename || block.name || "document";
       link.click();
       setTimeout(() => URL.revokeObjectURL(link.href), 10000);

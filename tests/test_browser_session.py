@@ -1,0 +1,131 @@
+"""The widget through a support chat's session in a real browser: where keyboard focus goes
+while an answer streams and after, the log following a growing answer, and a keyed citation
+download that fails."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import httpx
+
+from stream_rag.access.keys import KeyStore
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.model.fake import FakeConfig
+
+from .browser import (
+    CHAT,
+    POLICY,
+    Console,
+    ask,
+    host_page_app,
+    running_stack,
+    turn,
+    wait_done,
+)
+from .helpers import running_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, Page
+
+
+def _deep_active(page: Page) -> str:
+    """The focused element through shadow roots, as 'tag.class' ('body.' when none)."""
+    return str(
+        page.evaluate(
+            """() => { let a = document.activeElement;
+              while (a && a.shadowRoot && a.shadowRoot.activeElement)
+                a = a.shadowRoot.activeElement;
+              return a ? a.tagName.toLowerCase() + '.' + a.className : ''; }"""
+        )
+    )
+
+
+def test_focus_moves_from_ask_to_stop_and_back_to_the_question_box(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page, console: Console
+) -> None:
+    # Ask and Stop swap places while an answer streams: a keyboard user on the one that is
+    # hidden must land on the other (or the question box), never on the page's body.
+    with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=5)) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        page.locator(f"{CHAT} textarea").fill("Refunds for annual, monthly and team plans?")
+        page.locator(f"{CHAT} button[type=submit]").focus()
+        page.keyboard.press("Enter")
+        page.locator(f"{CHAT} .s").first.wait_for()
+        assert _deep_active(page) == "button.stop"
+        page.keyboard.press("Enter")
+        turn(page).locator(".status", has_text="Stopped").wait_for()
+        assert _deep_active(page) == "textarea."
+        # Retry from the keyboard likewise: the retried turn's Stop, then the question box.
+        page.keyboard.type("Refunds for annual plans?")
+        page.route("**/v1/chat", lambda route: route.abort("connectionreset"))
+        console.allowed.append(re.compile(r"ERR_CONNECTION_RESET"))
+        page.keyboard.press("Enter")
+        error = wait_done(page, 2).locator(".error")
+        page.unroute("**/v1/chat")
+        error.get_by_role("button", name="Retry").focus()
+        page.keyboard.press("Enter")
+        wait_done(page, 3)
+        assert _deep_active(page) in ("button.stop", "textarea.")
+
+
+def test_the_log_follows_a_growing_answer_unless_scrolled_up(
+    tmp_path: Path, minilm: MiniLMEmbedder, browser: Browser, console: Console
+) -> None:
+    ctx = browser.new_context(viewport={"width": 400, "height": 500})
+    ctx.on("page", console.watch)
+    try:
+        with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=40)) as stack:
+            stack.upload("policy.md", POLICY)
+            page = ctx.new_page()
+            page.goto(stack.url + "/")
+            log = page.locator(f"{CHAT} .log")
+            for n in (1, 2):
+                ask(page, "Refunds for annual, monthly and team plans?")
+                wait_done(page, n)
+            assert log.evaluate("l => l.scrollHeight > l.clientHeight + 50"), "log not full"
+            # The end of the newest answer (its Copy button) is in view, without scrolling.
+            copy = turn(page, 2).locator(".actions button")
+            inside = """([l, b]) => { const r = l.getBoundingClientRect(),
+                  s = b.getBoundingClientRect(); return s.top >= r.top && s.bottom <= r.bottom; }"""
+            assert page.evaluate(inside, [log.element_handle(), copy.element_handle()])
+            # Scrolled up to read while an answer arrives, the reader stays there.
+            ask(page, "Refunds for annual, monthly and team plans?")
+            turn(page, 3).locator(".s").first.wait_for()
+            log.evaluate("l => { l.scrollTop = 0; l.dispatchEvent(new Event('scroll')); }")
+            wait_done(page, 3)
+            assert log.evaluate("l => l.scrollTop") == 0
+    finally:
+        ctx.close()
+    assert console.unexpected() == []
+
+
+def test_a_keyed_citation_download_that_fails_says_so(
+    tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext, console: Console
+) -> None:
+    store = KeyStore(tmp_path / "d")
+    admin = store.create(name="ops", scopes=["admin"])[1]
+    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
+    api: dict[str, str] = {}
+    with (
+        running_server(host_page_app(api, "support", chat)) as shop,
+        running_stack(tmp_path / "d", minilm, cors_origins=(shop,)) as stack,
+    ):
+        api["url"] = stack.url
+        stack.headers["Authorization"] = f"Bearer {admin}"
+        doc = stack.upload("policy.md", POLICY, collection="support")
+        page = context.new_page()
+        page.goto(shop + "/")
+        ask(page, "Refunds for annual plans?")
+        t = wait_done(page)
+        # The operator deletes the document while the answer is on screen.
+        gone = httpx.delete(f"{stack.url}/v1/documents/{doc['id']}", headers=stack.headers)
+        assert gone.status_code in (200, 204), gone.text
+        console.allowed.append(re.compile(r"status of 404"))
+        t.locator(".chip").first.click()
+        note = t.locator(".status", has_text="Could not download")
+        note.wait_for()
+        assert "policy.md" in note.inner_text()
+        assert "(not_found)" in note.inner_text()
