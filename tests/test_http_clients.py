@@ -215,11 +215,13 @@ def half_closed_exchange(port: int, request: bytes) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("path", ["/v1/documents", "/metrics", "/healthz"])
+@pytest.mark.parametrize("path", ["/v1/documents", "/metrics", "/healthz", "/", "/static/app.js"])
 def test_a_client_that_half_closes_after_its_request_is_answered(port: int, path: str) -> None:
     """RFC 9112 9.6 lets a client close its sending side; uvicorn closed the connection at the
     EOF, so a route that waited on anything (a thread: the documents list, the metrics) never
-    answered. Keep-alive (no `Connection: close`): the server closes after the answer."""
+    answered; nor a file (Starlette's `FileResponse` watches for the client leaving, and the
+    half-close was reported to it as that). Keep-alive (no `Connection: close`): the server
+    closes after the answer."""
     for version in ("1.1", "1.0"):
         head = f"GET {path} HTTP/{version}\r\nHost: 127.0.0.1\r\n\r\n".encode()
         status, headers, body = parse(half_closed_exchange(port, head))

@@ -21,7 +21,6 @@ from starlette.applications import Starlette
 from uvicorn._types import (
     ASGI3Application,
     ASGIReceiveCallable,
-    ASGIReceiveEvent,
     ASGISendCallable,
     ASGISendEvent,
     Scope,
@@ -29,6 +28,7 @@ from uvicorn._types import (
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from ..access.principals import ANSWER_PATHS
 from ..config import Settings
 from ..lifecycle import Drain
 from .collector import IdleCollector
@@ -116,7 +116,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # ended the message is not counted; its length (`_slack`) bounds what it held of the head.
         self._between_messages, self._head_bytes, self._slack, self._reading = True, 0, 0, 0
         self._refusal: str | None = None  # why a parse error is raised from a callback
-        # The client shut its sending side after a complete request (`eof_received`); the
+        # The client shut its sending side after complete requests (`eof_received`); the
         # request whose app runs now (a pipelined one waits for it).
         self.half_closed = False
         self._running: RequestResponseCycle | None = None
@@ -150,8 +150,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         cycle = self.cycle
         # The request's own cycle (an upgrade leaves the last one in place).
         if cycle is not None and cycle.scope is self.scope:
-            cycle.__class__ = HalfClosableCycle  # its own `receive`, read when its task starts
-            cycle.connection = self  # type: ignore[attr-defined]
             cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
             if self.scope["http_version"] == "1.0":
                 # Read by the cycle's task when it starts, after this returns.
@@ -179,17 +177,21 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def eof_received(self) -> bool | None:  # type: ignore[override]
         """The client shut its sending side. uvicorn closes the connection here, so a client
         that half-closes after its request (RFC 9112 9.6 allows it; `ncat`, `nc -N`, health
-        checkers) got no answer unless it was written before the EOF was read. After a
-        complete request the connection stays open for the answers: the server closes it after
-        the last, or when an app waits for the client to leave (`HalfClosableCycle`), since a
-        FIN is also all a client that went away sends. Mid-request, it closes as before."""
-        cycle = self.cycle
+        checkers) got no answer unless it was written before the EOF was read. After complete
+        requests the connection now stays open for their answers and closes after the last.
+        Except for an answer (`ANSWER_PATHS`): a FIN is also all a client that went away
+        sends, and an answer must not run on (its model call) for nobody, so it closes as
+        before and the answer stops. Mid-request, it closes as before."""
+        cycle = self.cycle  # the last request read
         if cycle is None or cycle.response_complete or cycle.more_body:
             return None  # the transport closes
-        self.half_closed = True
         running = self._running
+        pending = [cycle, *(c for c, _ in self.pipeline)]
         if running is not None and not running.response_complete:
-            running.message_event.set()  # a `receive` waiting now learns of it
+            pending.append(running)
+        if any(c.scope["path"] in ANSWER_PATHS for c in pending):
+            return None
+        self.half_closed = True
         return True
 
     def on_message_complete(self) -> None:
@@ -227,29 +229,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Only a connection still waiting for (the rest of) a request head is closed.
         if self._in_head and not self.transport.is_closing():
             self.transport.close()
-
-
-class HalfClosableCycle(RequestResponseCycle):
-    """A request's cycle whose `receive` reports the client gone once the client has shut its
-    sending side and the app has its whole body: an app that waits for the client to leave
-    (an answer's stream, `unless_client_leaves`) stops as it did when uvicorn closed at the
-    EOF, and the connection closes; an app that just answers is answered."""
-
-    connection: GuardedHttpToolsProtocol
-    _ended = False  # the request's last body message was received
-
-    async def receive(self) -> ASGIReceiveEvent:
-        if not (self._ended and self.connection.half_closed):
-            message = await super().receive()
-            if message["type"] != "http.request" or message["more_body"]:
-                return message
-            if not self._ended or not self.connection.half_closed:
-                self._ended = True
-                return message
-        # As uvicorn at the EOF: the connection closes and sends are dropped from here on.
-        self.disconnected = True
-        self.transport.close()
-        return {"type": "http.disconnect"}
 
 
 class Http10Send:
