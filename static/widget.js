@@ -90,10 +90,15 @@ textarea:focus-visible { outline-offset: 0; }
 .tip .who { font-weight: 600; display: block; }
 .tip .passage { display: block; margin-top: .25em; }
 .tip mark { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-radius: 3px; padding: 0 .1em; }
+.hint { margin: 0; padding: .4em .9em 0; font-size: .9em; color: var(--srw-error-fg); }
+.hint:empty { display: none; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 
   let SHEET = null;
+  // The server's limits (stream_rag/answer/limits.py), in characters.
+  const MAX_QUESTION_CHARS = 4000;
+  const MAX_HISTORY_CHARS = 16000;
   const CONFLICT_HEADING = "The sources disagree on this, so I am not choosing between them.";
 
   const REASONS = {
@@ -209,7 +214,11 @@ textarea:focus-visible { outline-offset: 0; }
       input.rows = 2;
       input.placeholder = "Ask a question…  (Enter sends, Shift+Enter new line)";
       input.setAttribute("aria-label", "Your question");
-      input.maxLength = 4000;
+      // No maxLength: it cut a pasted question silently; too long, it is kept and explained.
+      input.setAttribute("aria-describedby", "hint");
+      this.hint = el("p", "hint");
+      this.hint.id = "hint";
+      this.hint.setAttribute("aria-live", "polite");
       const send = el("button", "primary", "Ask");
       send.type = "submit";
       const stop = el("button", "stop", "Stop");
@@ -220,7 +229,7 @@ textarea:focus-visible { outline-offset: 0; }
       this.tip.setAttribute("role", "tooltip");
       this.tip.id = "tip";
       this.tip.hidden = true;
-      frame.append(this.log, form);
+      frame.append(this.log, this.hint, form);
       root.append(frame, this.tip);
       this.input = input;
       this.sendButton = send;
@@ -232,6 +241,7 @@ textarea:focus-visible { outline-offset: 0; }
         e.preventDefault();
         this.ask(input.value);
       });
+      input.addEventListener("input", () => { if (this.hint.textContent) this.tooLong(input.value.trim()); });
       input.addEventListener("keydown", (e) => {
         if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
           e.preventDefault();
@@ -282,15 +292,38 @@ textarea:focus-visible { outline-offset: 0; }
 
     /** Earlier questions with their verified answers, for servers that accept `history`. */
     history() {
-      return this.turns
+      const turns = this.turns
         .filter((t) => t.finished && t.sentences.length && !t.refused)
         .slice(-6)
         .map((t) => ({ question: t.question, answer: t.sentences.map((s) => s.text).join(" ").slice(0, 8000) }));
+      // Over the server's limit in all, the whole history was refused (and the question asked
+      // without it): the newest turns that fit go. UTF-16 length >= the server's count.
+      let total = 0;
+      let first = turns.length;
+      while (first > 0) {
+        const size = turns[first - 1].question.length + turns[first - 1].answer.length;
+        if (total + size > MAX_HISTORY_CHARS) break;
+        total += size;
+        first -= 1;
+      }
+      return turns.slice(first);
+    }
+
+    /** Says so when `question` is over the server's limit (in code points, as it counts). */
+    tooLong(question) {
+      const length = [...question].length;
+      const over = length > MAX_QUESTION_CHARS;
+      this.hint.textContent = over
+        ? `Your question is ${length.toLocaleString("en-US")} characters long; questions can be at most ${MAX_QUESTION_CHARS.toLocaleString("en-US")}. Shorten it to ask.`
+        : "";
+      if (over) this.input.setAttribute("aria-invalid", "true");
+      else this.input.removeAttribute("aria-invalid");
+      return over;
     }
 
     ask(raw) {
       const question = raw.trim();
-      if (!question || this.current) return;
+      if (!question || this.current || this.tooLong(question)) return;
       this.input.value = "";
       const empty = this.log.querySelector(".empty");
       if (empty) empty.remove();

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -27,7 +27,7 @@ from .browser import (
 from .helpers import running_server
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, Page, Request
 
 
 def _deep_active(page: Page) -> str:
@@ -129,3 +129,57 @@ def test_a_keyed_citation_download_that_fails_says_so(
         note.wait_for()
         assert "policy.md" in note.inner_text()
         assert "(not_found)" in note.inner_text()
+
+
+def test_a_question_over_the_limit_is_kept_and_explained_not_cut(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    with running_stack(tmp_path / "d", minilm) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        box = page.locator(f"{CHAT} textarea")
+        box.focus()
+        pasted = "Refunds for annual plans? " + "x" * 4974
+        page.keyboard.insert_text(pasted)
+        page.keyboard.press("Enter")
+        hint = page.locator(f"{CHAT} .hint")
+        hint.wait_for()
+        assert "5,000 characters" in hint.inner_text()
+        assert "4,000" in hint.inner_text()
+        assert box.input_value() == pasted
+        assert page.locator(f"{CHAT} .turn").count() == 0
+        assert stack.fake.state.stats.requests == 0
+        # Shortened, it is asked and the explanation goes.
+        box.fill("Refunds for annual plans?")
+        box.press("Enter")
+        assert wait_done(page).locator(".s").count() >= 1
+        assert hint.is_hidden()
+
+
+def test_a_long_conversation_sends_the_newest_turns_that_fit_the_history_limit(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    # Four long questions with their answers hold more than the server's 16,000 characters of
+    # history: it refused the whole history, and the follow-up went without any.
+    bodies: list[Any] = []
+    with running_stack(tmp_path / "d", minilm) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+
+        def record(request: Request) -> None:
+            if request.url.endswith("/v1/chat"):
+                bodies.append(request.post_data_json)
+
+        page.on("request", record)
+        for n in range(1, 5):
+            ask(page, (f"Question {n}: refunds for annual plans? " * 110)[:3990])
+            assert wait_done(page, n).locator(".s").count() >= 1
+        ask(page, "And for monthly plans?")
+        assert wait_done(page, 5).locator(".error").count() == 0
+    assert len(bodies) == 5
+    history = bodies[-1]["history"]
+    assert isinstance(history, list)
+    total = sum(len(t["question"]) + len(t["answer"]) for t in history)
+    assert 0 < total <= 16000, total
+    assert history[-1]["question"].startswith("Question 4:")
+    assert len(history) == 3, [(len(t["question"]), len(t["answer"])) for t in history]
