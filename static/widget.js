@@ -601,10 +601,16 @@ textarea:focus-visible { outline-offset: 0; }
       const top = r.bottom + 6 + h <= innerHeight ? r.bottom + 6 : Math.max(8, r.top - h - 6);
       tip.style.left = `${left}px`;
       tip.style.top = `${top}px`;
+      // Screen readers hear the passage as the chip's description, only while it is this chip's.
+      if (this.tipChip && this.tipChip !== chip) this.tipChip.removeAttribute("aria-describedby");
+      chip.setAttribute("aria-describedby", "tip");
+      this.tipChip = chip;
     }
 
     hideTip() {
       this.tip.hidden = true;
+      if (this.tipChip) this.tipChip.removeAttribute("aria-describedby");
+      this.tipChip = null;
     }
 
     /** Without a key the chip is a plain link; with one, fetch the bytes with the key and save

@@ -183,3 +183,24 @@ def test_a_long_conversation_sends_the_newest_turns_that_fit_the_history_limit(
     assert 0 < total <= 16000, total
     assert history[-1]["question"].startswith("Question 4:")
     assert len(history) == 3, [(len(t["question"]), len(t["answer"])) for t in history]
+
+
+def test_a_focused_citation_describes_its_passage_to_screen_readers(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    # The passage is in a tooltip shown on focus; a screen reader hears it only if the chip
+    # points at it (aria-describedby), and only while it is this chip's.
+    from playwright.sync_api import expect
+
+    with running_stack(tmp_path / "d", minilm) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        ask(page, "Refunds for annual plans?")
+        chip = wait_done(page).locator(".chip").first
+        expect(chip).to_have_accessible_name(re.compile(r"Source 1: policy\.md, version 1"))
+        chip.focus()
+        expect(chip).to_have_accessible_description(
+            re.compile(r"policy\.md · version 1 .*Refunds for annual plans are possible")
+        )
+        page.locator(f"{CHAT} textarea").focus()
+        expect(chip).to_have_accessible_description("")
