@@ -109,6 +109,27 @@ def test_html_table_cells_are_separated_as_docx_cells_are(tmp_path: Path) -> Non
     ]
 
 
+def test_html_details_summary_faq_entries_are_paragraphs(tmp_path: Path) -> None:
+    # An FAQ page in <details>/<summary> ran each question into its answer ("Can I get a
+    # refund?Refunds are..."): no heading, and a word that is neither.
+    html = (
+        "<h2>FAQ</h2><details><summary>Can I get a refund?</summary>Refunds are available "
+        "within 14 days.</details><details><summary>Which browsers work?</summary>"
+        "<p>Chrome and Firefox.</p></details><table><caption>Prices</caption>"
+        "<tr><td>Pro</td><td>$12</td></tr></table>"
+    )
+    text, _ = extract_text(write(tmp_path, "faq.html", html.encode()), "text/html")
+    assert text.split("\n\n") == [
+        "FAQ",
+        "Can I get a refund?",
+        "Refunds are available within 14 days.",
+        "Which browsers work?",
+        "Chrome and Firefox.",
+        "Prices",
+        "Pro | $12",
+    ]
+
+
 def test_pdf_text_per_page(tmp_path: Path) -> None:
     path = write(tmp_path, "d.pdf", make_pdf(["First page text.", "Second page (two)."]))
     text, served = extract_text(path, "application/pdf")

@@ -271,7 +271,7 @@ _BLOCK_TAGS = frozenset(
         *("address", "article", "aside", "blockquote", "dd", "div", "dl", "dt", "fieldset"),
         *("figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6"),
         *("header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "tr"),
-        *("ul", "title"),
+        *("ul", "title", "details", "summary", "caption", "legend"),
     }
 )
 _SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
