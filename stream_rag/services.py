@@ -171,6 +171,8 @@ def open_services(
     indexer = Indexer(store, index, passages, encoder, readers=CHUNK_READERS)
     if isinstance(base_model, ExtractiveModel):
         indexer.on_indexed = base_model.warm
+        # Its sentences come from the gate's pass only at the gate's precision (`sharing`).
+        indexer.warm_after_live = encoder is None or _precision(encoder) != _precision(embedder)
     return Services(
         settings=settings,
         store=store,
@@ -191,6 +193,10 @@ def open_services(
         ),
         telemetry=telemetry,
     )
+
+
+def _precision(embedder: object) -> str:
+    return str(getattr(embedder, "precision", "fp32"))
 
 
 def build_model(

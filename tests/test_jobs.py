@@ -203,3 +203,47 @@ async def test_versions_of_one_document_indexed_in_turns_keep_the_newest_complet
     finally:
         index.close()
         store.close()
+
+
+async def test_the_answer_warm_up_waits_until_the_version_is_live(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    store = DocumentStore(tmp_path / "data", chunk_chars=200, chunk_overlap_chars=0)
+    index = EdgeIndex.open(tmp_path / "index", minilm.dim)
+    try:
+        indexer = Indexer(store, index, minilm)
+        warmed: list[tuple[str, str]] = []  # (the version's status then, chunk text)
+        keys: list[tuple[str, int]] = []
+
+        def warm(name: str, texts: Sequence[str]) -> None:
+            warmed.extend((store.version(*keys[-1]).status, text) for text in texts)
+
+        indexer.on_indexed = warm
+
+        def document(n: int) -> list[str]:
+            warmed.clear()
+            lines = [f"Paragraph {i} of {n} is about the annual refund window." for i in range(40)]
+            keys.append(add(store, f"doc{n}.txt", "\n\n".join(lines)))
+            return [c.text for c in store.chunks(*keys[-1])]
+
+        indexer.warm_after_live = True
+        chunks = document(1)
+        queue = IndexQueue(indexer, workers=1, batch=8)
+        queue.submit(*keys[-1])
+        await run_queue(queue)  # join() waits for the warm-up too
+        assert [text for _, text in warmed] == chunks  # every batch, once, in order
+        assert {status for status, _ in warmed} == {"ready"}
+
+        chunks = document(2)
+        indexer.index_version(*keys[-1], batch=8)
+        assert [text for _, text in warmed] == chunks
+        assert {status for status, _ in warmed} == {"ready"}
+
+        indexer.warm_after_live = False  # as before: each batch as it is indexed
+        chunks = document(3)
+        indexer.index_version(*keys[-1], batch=8)
+        assert [text for _, text in warmed] == chunks
+        assert {status for status, _ in warmed} == {"indexing"}
+    finally:
+        index.close()
+        store.close()

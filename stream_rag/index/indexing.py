@@ -6,7 +6,7 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from ..embed.backends import Embedder, sharing
@@ -50,6 +50,9 @@ class VersionJob:
     tokens: int
     chunks: int
     done: int = 0
+    # Chunk texts of indexed batches whose answer warm-up waits until the version is live.
+    warm: list[list[str]] = field(default_factory=list)
+    live: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,10 @@ class Indexer:
         # Told each indexed batch (document name, chunk texts): the local generator embeds
         # their sentences ahead of the first question about them.
         self.on_indexed: Callable[[str, Sequence[str]], None] | None = None
+        # Whether that waits until the version is live (`warm_step`): when it shares no
+        # vectors with the gate's sentence pass (another precision), it is a third of a text
+        # document's indexing CPU and nothing the search needs (docs/decisions.md).
+        self.warm_after_live = False
 
     @property
     def fingerprint(self) -> str:
@@ -123,6 +130,8 @@ class Indexer:
             self._fail(doc_id, version, failure_reason(exc, doc_id, version))
             return
         self.finish(job)
+        while not self.warm_step(job):
+            pass
 
     def begin(self, doc_id: str, version: int) -> VersionJob:
         """What a version's batches share: its name, headings, token count and BM25 average
@@ -177,18 +186,35 @@ class Indexer:
             # The gate's sentences and the answer warm-up's are mostly the same: embed once.
             with sharing(self.embedder):
                 self._sentence_vectors(chunks)
-                if self.on_indexed is not None:
-                    try:
-                        self.on_indexed(job.name, [c.text for c in chunks])
-                    except Exception:  # a warm-up only: answers embed what is missing
-                        log.exception("warming answer vectors of %s failed", job.doc_id)
+                if self.on_indexed is not None and self.warm_after_live:
+                    job.warm.append([c.text for c in chunks])
+                elif self.on_indexed is not None:
+                    self._warm(job, [c.text for c in chunks])
             job.done += len(chunks)
         return len(chunks) < batch or job.done >= job.chunks
+
+    def warm_step(self, job: VersionJob) -> bool:
+        """The answer warm-up of one indexed batch that waited for the version to be live;
+        True once none is left."""
+        if job.warm:
+            with sharing(self.embedder):
+                self._warm(job, job.warm.pop(0))
+        return not job.warm
+
+    def _warm(self, job: VersionJob, texts: list[str]) -> None:
+        if self.on_indexed is None:
+            return
+        try:
+            self.on_indexed(job.name, texts)
+        except Exception:  # a warm-up only: answers embed what is missing
+            log.exception("warming answer vectors of %s failed", job.doc_id)
 
     def finish(self, job: VersionJob) -> None:
         """Make the indexed version live (one transaction), then drop older versions' points."""
         live = self.store.set_ready(job.doc_id, job.version, job.tokens, job.chunks)
+        job.live = True
         if live is None:  # deleted while we indexed it
+            job.warm.clear()
             self.index.delete_versions(job.doc_id)
         else:
             # Only older versions: a newer one may be half indexed by another worker.

@@ -178,6 +178,8 @@ class IndexQueue:
         store, indexer = self.indexer.store, self.indexer
         key = (turn.doc_id, turn.version) if isinstance(turn, VersionJob) else turn
         try:
+            if isinstance(turn, VersionJob) and turn.live:  # searchable: warm-up turns left
+                return None if indexer.warm_step(turn) else turn
             if isinstance(turn, VersionJob):
                 job = turn
             else:
@@ -188,7 +190,7 @@ class IndexQueue:
             if not indexer.step(job, self.batch):
                 return job
             indexer.finish(job)
-            return None
+            return job if job.warm else None
         except NotFoundError:
             return None  # deleted meanwhile; its points go with the delete
         except Exception as exc:
