@@ -18,6 +18,8 @@ imports a checkout from the current directory.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import statistics
 import subprocess
@@ -47,6 +49,7 @@ class Run:
     server_hwm_mb: float
     worker_hwm_mb: float
     status: str
+    chunks_sha: str  # of the chunks' ids, spans and texts: equal across checkouts
 
 
 def cpu_s(pid: int) -> float:
@@ -131,6 +134,10 @@ def one(python: str, kind: str, size: int, timeout_s: float) -> Run:
                     status = latest(client, doc_id)["status"]
                 searchable_s = time.monotonic() - started
                 chunks = int(str(latest(client, doc_id)["chunk_count"]))
+                listed = client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"]
+                # Chunk ids embed the document id, which is new per upload: compared without it.
+                shown = [{k: v for k, v in c.items() if k not in ("id", "doc_id")} for c in listed]
+                chunks_sha = hashlib.sha256(json.dumps(shown).encode()).hexdigest()[:12]
             server_cpu = cpu_s(process.pid) - cpu0
             server_hwm = hwm_mb(process.pid)
         finally:
@@ -152,6 +159,7 @@ def one(python: str, kind: str, size: int, timeout_s: float) -> Run:
         server_hwm,
         worker_hwm,
         status,
+        chunks_sha,
     )
 
 
@@ -160,7 +168,8 @@ def show(run: Run) -> None:
         f"{run.python[-40:]:>40} {run.kind:>4} {run.chunks:6d} chunks  upload "
         f"{run.upload_s:6.2f} s  searchable {run.searchable_s:7.1f} s  CPU workers "
         f"{run.worker_cpu_s:6.2f} s server {run.server_cpu_s:7.1f} s  peak RSS server "
-        f"{run.server_hwm_mb:5.0f} MB worker {run.worker_hwm_mb:4.0f} MB  {run.status}",
+        f"{run.server_hwm_mb:5.0f} MB worker {run.worker_hwm_mb:4.0f} MB  {run.status} "
+        f"chunks {run.chunks_sha}",
         flush=True,
     )
 
@@ -181,6 +190,9 @@ def summary(runs: list[Run]) -> None:
                     f"{label} {statistics.median(values):.2f} [{min(values):.2f}-{max(values):.2f}]"
                 )
             print(f"{kind:>4} {python[-40:]:>40}  " + "  ".join(parts))
+        hashes = {r.chunks_sha for r in runs if r.kind == kind}
+        same = "the same" if len(hashes) == 1 else "DIFFER"
+        print(f"{kind:>4} chunks (ordinals, spans, texts) {same}")
 
 
 def main() -> None:
