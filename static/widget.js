@@ -99,6 +99,7 @@ textarea:focus-visible { outline-offset: 0; }
   // The server's limits (stream_rag/answer/limits.py), in characters.
   const MAX_QUESTION_CHARS = 4000;
   const MAX_HISTORY_CHARS = 16000;
+  const BUSY = "An answer is still coming: wait for it, or Stop it (Escape), then send this question.";
   const CONFLICT_HEADING = "The sources disagree on this, so I am not choosing between them.";
 
   const REASONS = {
@@ -323,7 +324,12 @@ textarea:focus-visible { outline-offset: 0; }
 
     ask(raw) {
       const question = raw.trim();
-      if (!question || this.current || this.tooLong(question)) return;
+      if (!question || this.tooLong(question)) return;
+      if (this.current) {
+        // Enter did nothing here: the question stays in the box and the reader learns why.
+        this.hint.textContent = BUSY;
+        return;
+      }
       this.input.value = "";
       const empty = this.log.querySelector(".empty");
       if (empty) empty.remove();
@@ -382,6 +388,7 @@ textarea:focus-visible { outline-offset: 0; }
         this.stopButton.hidden = true;
         this.sendButton.hidden = false;
         if (hadFocus) this.input.focus();
+        if (this.hint.textContent === BUSY) this.hint.textContent = "";
         this.follow();
       }
     }

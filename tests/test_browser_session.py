@@ -204,3 +204,23 @@ def test_a_focused_citation_describes_its_passage_to_screen_readers(
         )
         page.locator(f"{CHAT} textarea").focus()
         expect(chip).to_have_accessible_description("")
+
+
+def test_a_second_question_while_one_streams_is_kept_and_explained(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=5)) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        ask(page, "Refunds for annual, monthly and team plans?")
+        page.locator(f"{CHAT} .s").first.wait_for()
+        ask(page, "And for monthly plans?")
+        hint = page.locator(f"{CHAT} .hint")
+        hint.wait_for()
+        assert "Stop" in hint.inner_text()
+        assert page.locator(f"{CHAT} textarea").input_value() == "And for monthly plans?"
+        assert page.locator(f"{CHAT} .turn").count() == 1
+        page.locator(f"{CHAT} button.stop").click()
+        hint.wait_for(state="hidden")
+        page.locator(f"{CHAT} textarea").press("Enter")
+        assert wait_done(page, 2).locator(".q").inner_text() == "And for monthly plans?"
