@@ -145,6 +145,23 @@ def test_a_name_no_source_has_is_low_evidence(
         assert "sentence" in [n for n, _ in stack.chat(asked)]
 
 
+ABOUT = b"Kestrel Cloud is a note-taking service made by Kestrel Labs in Oslo."
+
+
+def test_a_name_the_knowledge_base_has_elsewhere_is_asked(stack_factory: Any) -> None:
+    # The product's own name is in another document than the one that answers: the block
+    # retrieved for the price lacks it, the knowledge base does not.
+    stack = stack_factory(FakeConfig(), {"plans.md": PLANS, "about.md": ABOUT, "sync.md": SYNC})
+    question = "How much does the Kestrel Team plan cost per user per month?"
+    events = stack.chat(question, top_k=1)
+    assert [b["name"] for b in events[0][1]["blocks"]] == ["plans.md"]
+    assert "sentence" in [n for n, _ in events], events
+    # A name no document has still refuses with the same single block.
+    events = stack.chat("How much does the Enterprise Team plan cost per user per month?", top_k=1)
+    assert [n for n, _ in events] == ["sources", "refusal", "done"]
+    assert events[1][1]["details"][0]["not_in_sources"] == ["Enterprise"]
+
+
 def test_answer_regenerates_once_with_reasons(stack_factory: Any) -> None:
     stack = stack_factory(
         FakeConfig(unissued=1.0, fix_on_retry=True), {"policy.md": REFUND_30, "sync.md": SYNC}

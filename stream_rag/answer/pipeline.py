@@ -198,16 +198,37 @@ class Answerer:
             if options.check_conflicts is None
             else (options.check_conflicts)
         )
+        collection = options.collection
         if check and type(self.detector) is not LexicalConflictDetector:
-            return self._precheck(question, blocks, floor, check)
-        key = precheck_key(question, blocks, floor, check)
-        return self.prechecks.get(key, lambda: self._precheck(question, blocks, floor, check))
+            return self._precheck(question, blocks, floor, check, collection)
+        # The names check reads the whole collection: its index generation is in the key (an
+        # index that counts none, a Qdrant server, is read every time).
+        index = getattr(self.retriever, "index", None)
+        generation = getattr(index, "generation", None)
+        if index is not None and not isinstance(generation, int):
+            return self._precheck(question, blocks, floor, check, collection)
+        key = (precheck_key(question, blocks, floor, check), collection, generation)
+        return self.prechecks.get(
+            key, lambda: self._precheck(question, blocks, floor, check, collection)
+        )
 
     def _precheck(
-        self, question: str, blocks: Sequence[Block], floor: float, check: bool
+        self,
+        question: str,
+        blocks: Sequence[Block],
+        floor: float,
+        check: bool,
+        collection: str | None = None,
     ) -> Refusal | None:
         evidence = evidence_score(question, blocks)
-        missing = unnamed(question, blocks) if floor > 0 else []
+        # A name the blocks lack but the knowledge base has elsewhere (the product's own name,
+        # every noun of a German question) is retrieval's miss, not a question about something
+        # the sources never cover: only names no live chunk has refuse.
+        missing = [
+            name
+            for name in (unnamed(question, blocks) if floor > 0 else [])
+            if self.retriever is None or not self.retriever.mentions(name, collection)
+        ]
         if evidence < floor or missing:
             detail: dict[str, object] = {"evidence": round(evidence, 4), "threshold": floor}
             if missing:  # the sources never name what the question asks about

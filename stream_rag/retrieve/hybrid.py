@@ -258,6 +258,14 @@ class Retriever:
         plan.timings["embed"] = (time.perf_counter() - t0) * 1000
         return vector
 
+    def mentions(self, words: str, collection: str | None = None) -> bool:
+        """Whether a live chunk of `collection` has one of `words`' BM25 terms (blocking): a
+        word that no chunk has, the knowledge base never mentions."""
+        sparse = query_vector(tokenize(words))
+        hits = self.index.search_sparse(sparse, collection or self.settings.default_collection, 8)
+        live = self.store.live_versions({h.doc_id for h in hits})
+        return any(live.get(h.doc_id) == h.version for h in hits)
+
     def _bm25(self, plan: _Plan) -> list[IndexHit]:
         t0 = time.perf_counter()
         sparse = query_vector(tokenize(plan.query))
