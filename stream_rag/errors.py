@@ -18,6 +18,7 @@ StreamRagError                  base of everything stream_rag raises on purpose
  │         ├── NoTextError           a well-formed file with no extractable text
  │         └── LimitExceededError    a per-document extraction limit was hit (names it)
  ├── NotFoundError              an unknown document id or version (404)
+ ├── DataDirMissingError        a CLI command that reads stored documents names no directory
  ├── ShuttingDownError          the server is stopping and its drain period is over (503)
  ├── AnswerTimeoutError         the whole answer took over STREAM_RAG_ANSWER_TIMEOUT_S (504)
  └── QueueFullError             too many versions wait to be indexed; retry later (503)
@@ -143,3 +144,10 @@ class AnswerTimeoutError(StreamRagError):
 class QueueFullError(StreamRagError):
     code = "queue_full"
     status = 503
+
+
+class DataDirMissingError(StreamRagError):
+    """A CLI command that reads what is stored was pointed at a data directory that does not
+    exist (a mistyped --data-dir), so it would have opened an empty store there."""
+
+    code = "data_dir_missing"

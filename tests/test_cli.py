@@ -146,6 +146,21 @@ def test_single_file_with_name_and_errors(
     assert capsys.readouterr().out.strip().endswith("no documents")
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["documents"], ["delete", "doc_0"], ["search", "refunds"], ["ask", "refunds?"], ["doctor"]],
+)
+def test_a_data_dir_that_is_not_there_is_a_cli_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    typo = tmp_path / "stream_rag_dta"
+    assert main(["--data-dir", str(typo), *command]) == 1
+    err = capsys.readouterr().err
+    assert "no data directory at" in err
+    assert str(typo) in err
+    assert not typo.exists()  # nothing made there
+
+
 def test_bad_setting_is_a_clear_cli_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import StreamRagError
+from ..errors import DataDirMissingError, StreamRagError
 from ..loadtest import command as loadtest
 from ..services import open_services, open_store
 from . import ask, documents, evaluate, fake, index, keys, serve
@@ -18,6 +18,11 @@ DESCRIPTION = """\
 stream_rag: a streaming RAG backend that only sends sentences whose citations check out.
 
 Settings come from STREAM_RAG_* environment variables (and a .env file); see README.md."""
+
+
+# Commands that read what is stored (run locally): a data directory that is not there is a
+# mistake, not an empty knowledge base.
+_READERS = frozenset({"documents", "delete", "search", "ask", "reindex", "doctor", "optimize"})
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -67,6 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return ask.ask_remote(args)
         if args.command == "ingest" and args.url:
             return documents.ingest_remote(settings, args)
+        if args.command in _READERS and not settings.data_dir.is_dir():
+            # Opening the store would make an empty one there: a mistyped --data-dir listed
+            # "no documents" and exited 0, and left the new directory behind.
+            raise DataDirMissingError(
+                f"no data directory at {settings.data_dir} (nothing was ever stored there): "
+                "check --data-dir or STREAM_RAG_DATA_DIR; `stream-rag ingest` creates it"
+            )
         if args.command in ("documents",):
             store = open_store(settings)
             try:
