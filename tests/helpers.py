@@ -95,19 +95,30 @@ def running_server(app: ASGIApp, http: str = "h11") -> Iterator[str]:
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", http=http
     )
+    with serving_thread(config):
+        yield f"http://127.0.0.1:{port}"
+
+
+# Only against a hang: nothing waits on the machine's speed.
+START_GUARD_S = 120.0
+
+
+@contextmanager
+def serving_thread(config: uvicorn.Config) -> Iterator[uvicorn.Server]:
+    """A uvicorn server for `config` running in a thread, once it has started; stopped after."""
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + START_GUARD_S
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield server
     finally:
         server.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=START_GUARD_S)
 
 
 def staged_parts(data_dir: Path) -> list[Path]:

@@ -8,8 +8,6 @@ import gzip
 import json
 import logging
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +23,7 @@ from stream_rag.http.serving import GuardedHttpToolsProtocol
 from stream_rag.model.fake import create_fake_llm
 from stream_rag.model.llm import ChatModel, OpenAIChatModel
 
-from .helpers import free_port, running_server
+from .helpers import free_port, running_server, serving_thread
 from .test_chat_http import POLICY, QUESTION, upload
 from .test_lifecycle import HANG_GUARD_S, SLOW, wait_for
 
@@ -36,29 +34,17 @@ def serving(
 ) -> Iterator[int]:
     """The app behind a real uvicorn with serve's protocol; yields the port."""
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings, embedder=embedder, model=model),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            log_config=None,  # uvicorn's loggers propagate: caplog sees them
-            http=GuardedHttpToolsProtocol,
-            **config,
-        )
+    server_config = uvicorn.Config(
+        create_app(settings, embedder=embedder, model=model),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        log_config=None,  # uvicorn's loggers propagate: caplog sees them
+        http=GuardedHttpToolsProtocol,
+        **config,
     )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + HANG_GUARD_S
-    while not server.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
+    with serving_thread(server_config):
         yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=HANG_GUARD_S)
 
 
 @pytest.fixture(scope="module")

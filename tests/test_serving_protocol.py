@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
@@ -19,7 +17,7 @@ from starlette.routing import Route
 
 from stream_rag.http.serving import MAX_HEAD_BYTES, GuardedHttpToolsProtocol
 
-from .helpers import free_port
+from .helpers import free_port, serving_thread
 from .test_lifecycle import HANG_GUARD_S
 
 
@@ -45,19 +43,8 @@ def serving(
     app = Starlette(routes=routes)
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", http=protocol)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + HANG_GUARD_S
-    while not server.started:
-        assert thread.is_alive(), "uvicorn did not start"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
+    with serving_thread(config):
         yield "127.0.0.1", port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=HANG_GUARD_S)
 
 
 def read_all(sock: socket.socket) -> bytes:
