@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..language.terms import stem, term_of
+from ..language.terms import WORD, stem, term_of
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 
@@ -40,7 +40,6 @@ def evidence_score(question: str, blocks: Sequence[Block]) -> float:
     return best
 
 
-_WORD = re.compile(r"[^\W_][\w'’-]*")
 _OPENS = '.?!:;"“(«¿¡'  # what a word after it opens, so its capital says nothing
 
 
@@ -51,7 +50,7 @@ def names(question: str) -> list[str]:
     capitals: list[str] = []
     models: list[str] = []
     lower = 0
-    for match in _WORD.finditer(question):
+    for match in WORD.finditer(question):
         word = match.group(0)
         parts = [term_of(t) for t in tokenize(word)]
         before = question[: match.start()].rstrip()
@@ -68,7 +67,7 @@ def names(question: str) -> list[str]:
     if question.upper() == question or (len(capitals) >= 3 and not lower):
         # CAPITALS or Title Case: the capitals name nothing
         capitals = []
-    return list(dict.fromkeys(w for w in _WORD.findall(question) if w in capitals or w in models))
+    return list(dict.fromkeys(w for w in WORD.findall(question) if w in capitals or w in models))
 
 
 def unnamed(question: str, blocks: Sequence[Block]) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ..prompt_format import PROMPT_TURNS
 from ..text import tokenize
 from ..types import Turn
+from .terms import WORD
 
 __all__ = ["leans_on_history", "resolve", "subject_words"]
 
@@ -37,17 +38,17 @@ _POINTS_BACK = re.compile(
 def _names(question: str) -> set[str]:
     """Subject words written with a capital or a digit ("Pro", "X300"), the first word aside."""
     words = subject_words(question)
-    first = re.match(r"\W*([^\W_][\w'’-]*)", question)
+    first = WORD.search(question)
     return {
         w
         for w in words
-        if (w[:1].isupper() or any(c.isdigit() for c in w)) and not (first and w == first[1])
+        if (w[:1].isupper() or any(c.isdigit() for c in w)) and not (first and w == first[0])
     }
 
 
 def subject_words(question: str) -> list[str]:
     """The question's content words, as written, in order: "Nimbus Blender warranty cover"."""
-    words = re.findall(r"[^\W_][\w'’-]*", question)
+    words = WORD.findall(question)
     kept = {t for t in tokenize(question)}
     out: list[str] = []
     for word in words:

@@ -16,6 +16,7 @@ __all__ = [
     "DISCOURSE_WORDS",
     "NEGATION",
     "NEGATION_CUE",
+    "WORD",
     "content_terms",
     "model_names",
     "names_model",
@@ -102,6 +103,10 @@ def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
             out[term] = (keys | _lemma_keys(token, term), surface)
     return [(term, keys, surface) for term, (keys, surface) in out.items()]
 
+
+# A word as written: a letter or digit, then word characters, apostrophes and hyphens
+# ("Wi-Fi", "don't", "X300").
+WORD = re.compile(r"[^\W_][\w'’-]*")
 
 # A model or part name: a word of a letter then digits ("X300", "A7", "iOS16"); a number with
 # a unit or suffix ("12V", "3rd", "10am") is a value, not a name.
