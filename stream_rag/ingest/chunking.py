@@ -53,7 +53,9 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     return [(start + s, start + e) for s, e in offsets if e > s]
 
 
-_TO_SENTENCES = blingfire.blingfire.TextToSentencesWithOffsets
+# blingfire's ctypes entry (its module's library handle, not public API): a blingfire
+# without it takes blingfire's own function.
+_TO_SENTENCES = getattr(getattr(blingfire, "blingfire", None), "TextToSentencesWithOffsets", None)
 
 
 def sentence_offsets(piece: str) -> list[tuple[int, int]]:
@@ -63,7 +65,7 @@ def sentence_offsets(piece: str) -> list[tuple[int, int]]:
     Anything that loop would treat specially (an offset inside a character, out of order or
     past the end) goes to blingfire's own function."""
     data = piece.encode("utf-8")
-    if not data:
+    if not data or _TO_SENTENCES is None:
         return _blingfire_offsets(piece)
     capacity = len(data) * 2
     out = ctypes.create_string_buffer(capacity)
