@@ -65,6 +65,36 @@ def test_json_routes_take_only_json(client: TestClient) -> None:
     assert deep.status_code == 400
 
 
+def test_json_bodies_are_utf8_and_a_leading_bom_is_skipped(client: TestClient) -> None:
+    # The finding: a body declared `charset=utf-16` was read as UTF-8 (a 400 about a byte
+    # of the body), and a UTF-8 body with a byte order mark (as PowerShell's and some
+    # Windows tools' writers send) was a 400 "must be JSON".
+    body = json.dumps({"query": "refunds"})
+    for charset in ("utf-16", "UTF-16LE", "iso-8859-1", '"utf-32"'):
+        declared = f"application/json; charset={charset}"
+        encoded = body.encode("utf-16" if "16" in charset else "latin-1")
+        refused = client.post("/v1/search", content=encoded, headers={"Content-Type": declared})
+        assert refused.status_code == 415, charset
+        error = refused.json()["error"]
+        assert error["code"] == "unsupported_media_type"
+        assert "UTF-8" in error["message"]
+    for declared in ("application/json", 'application/json; charset="UTF-8"'):
+        bom = client.post(
+            "/v1/search",
+            content=b"\xef\xbb\xbf" + body.encode(),
+            headers={"Content-Type": declared},
+        )
+        assert bom.status_code == 200, bom.text
+        assert bom.json()["query"] == "refunds"
+    # Only one mark is skipped: a second one is not JSON.
+    twice = client.post(
+        "/v1/search",
+        content=b"\xef\xbb\xbf\xef\xbb\xbf" + body.encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert twice.status_code == 400
+
+
 def test_question_limits_on_every_endpoint(client: TestClient) -> None:
     # The finding: /v1/chat/completions skipped the 4,000-character question limit.
     long = "refund " * 700

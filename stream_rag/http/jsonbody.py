@@ -8,6 +8,7 @@ are refused before a handler sees the body.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 
@@ -25,9 +26,10 @@ def parse_object(raw: bytes) -> dict[str, object]:
 
 
 def parse(raw: bytes) -> object:
-    """Any JSON value, strictly (see the module docstring)."""
+    """Any JSON value, strictly (see the module docstring). One leading UTF-8 byte order
+    mark is skipped, as RFC 8259 lets a parser do: some Windows tools write one."""
     try:
-        text = raw.decode("utf-8")
+        text = raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"the request body is not UTF-8 (byte {exc.start})") from None
     try:

@@ -63,6 +63,20 @@ def check_json_type(request: Request) -> None:
         raise UnsupportedMediaTypeError(
             f"Content-Type must be application/json, not {declared[:100]!r}"
         )
+    charset = _charset(declared)
+    if charset not in (None, "utf-8", "utf8"):
+        # JSON travels as UTF-8 (RFC 8259 section 8.1): a body declared otherwise would be
+        # misread, so it is refused by what it declares, not by the first odd byte.
+        raise UnsupportedMediaTypeError(f"JSON bodies must be UTF-8, not charset={charset[:40]!r}")
+
+
+def _charset(declared: str) -> str | None:
+    """The `charset` parameter of a Content-Type value, lower-cased and unquoted."""
+    for param in declared.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').strip().lower()
+    return None
 
 
 async def read_body(request: Request, limit: int) -> bytes:
