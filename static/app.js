@@ -15,6 +15,14 @@ const KEY_ITEM = "stream-rag-key";
 const NEED_KEY = "This server needs an API key: enter one above.";
 let pollTimer = null;
 let shown = new Map(); // doc id -> JSON last rendered, so unchanged rows keep their focus
+// The API is where this page is: behind a reverse proxy that is under its path prefix
+// (https://host/rag/), so no URL here may start at the origin's root.
+const BASE = new URL(".", location.href);
+
+/** A server path ("/v1/...", as the API gives and takes them) under this page's base. */
+function api(path) {
+  return path.startsWith("/") && !path.startsWith("//") ? new URL(path.slice(1), BASE).href : new URL(path, BASE).href;
+}
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -96,7 +104,7 @@ async function upload(files, docId) {
     const outcome = el("span", "outcome", "uploading…");
     row.append(label, bar, outcome);
     uploads.prepend(row);
-    const url = docId ? `/v1/documents/${encodeURIComponent(docId)}/versions` : "/v1/documents";
+    const url = api(docId ? `/v1/documents/${encodeURIComponent(docId)}/versions` : "/v1/documents");
     try {
       const [status, body] = await send(url, file, docId ? {} : { collection: collection() }, bar);
       bar.value = bar.max;
@@ -121,7 +129,7 @@ async function upload(files, docId) {
 function versionRow(doc, v) {
   const li = el("li", "version");
   const link = el("a", null, `v${v.version}`);
-  link.href = v.url;
+  link.href = api(v.url);
   link.download = v.filename;
   link.title = `Download version ${v.version} (${v.filename})`;
   link.addEventListener("click", (e) => download(e, link, v.filename));
@@ -176,7 +184,7 @@ function confirmDelete(doc, actions, remove) {
   const cancel = button("Cancel", () => { box.remove(); remove.hidden = false; remove.focus(); });
   const yes = button("Delete for good", async () => {
     yes.disabled = true;
-    const response = await fetch(`/v1/documents/${encodeURIComponent(doc.id)}`, { method: "DELETE", headers: auth() });
+    const response = await fetch(api(`/v1/documents/${encodeURIComponent(doc.id)}`), { method: "DELETE", headers: auth() });
     if (response.ok) say(`Deleted ${doc.name}.`);
     else say(`Could not delete ${doc.name}: ${await errorText(response)}`, true);
     refresh();
@@ -191,7 +199,7 @@ async function refresh() {
   clearTimeout(pollTimer);
   let body;
   try {
-    const response = await fetch(`/v1/documents?collection=${encodeURIComponent(collection())}`, { cache: "no-store", headers: auth() });
+    const response = await fetch(api(`/v1/documents?collection=${encodeURIComponent(collection())}`), { cache: "no-store", headers: auth() });
     if (response.status === 401) { say(NEED_KEY, true); return; }
     if (!response.ok) { say(`Could not list documents: ${await errorText(response)}`, true); return; }
     if (statusLine.textContent === NEED_KEY) say("");
@@ -224,7 +232,7 @@ async function refresh() {
 
 async function loadCollections() {
   try {
-    const response = await fetch("/v1/documents", { cache: "no-store", headers: auth() });
+    const response = await fetch(api("/v1/documents"), { cache: "no-store", headers: auth() });
     if (!response.ok) return;
     const names = new Set(["default", collection()]);
     for (const doc of (await response.json()).documents) names.add(doc.collection);

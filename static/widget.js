@@ -2,7 +2,7 @@
  *
  * Embed: <script src="https://HOST/static/widget.js" data-collection="support" defer></script>
  *    or: <stream-rag-chat data-collection="support"></stream-rag-chat> plus the script tag.
- * Attributes: data-collection, data-api (default: the origin this script came from),
+ * Attributes: data-collection, data-api (default: where this script came from, path prefix and all),
  * data-key (a chat-scoped API key, sent as a Bearer token), data-title.
  * Theme it from the host page with CSS custom properties (--srw-accent, --srw-bg, ...).
  * Untrusted text (answers, names, passages, messages) is only ever set as textContent.
@@ -12,7 +12,14 @@
   if (customElements.get("stream-rag-chat")) return;
 
   const SCRIPT = document.currentScript;
-  const SCRIPT_ORIGIN = SCRIPT && SCRIPT.src ? new URL(SCRIPT.src, location.href).origin : location.origin;
+  // The API is where this script came from: the server serves it at <base>/static/widget.js,
+  // and <base> may carry a reverse proxy's path prefix (https://host/rag).
+  const SCRIPT_BASE = (() => {
+    if (!SCRIPT || !SCRIPT.src) return location.origin;
+    const src = new URL(SCRIPT.src, location.href);
+    const at = src.pathname.lastIndexOf("/static/widget.js");
+    return at < 0 ? src.origin : src.origin + src.pathname.slice(0, at);
+  })();
 
   const CSS = `
 :host { --srw-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
@@ -277,7 +284,7 @@ textarea:focus-visible { outline-offset: 0; }
     }
 
     get api() {
-      return (this.dataset.api || SCRIPT_ORIGIN).replace(/\/+$/, "");
+      return (this.dataset.api || SCRIPT_BASE).replace(/\/+$/, "");
     }
 
     headers(extra) {
@@ -286,9 +293,13 @@ textarea:focus-visible { outline-offset: 0; }
       return headers;
     }
 
-    /** An event's URL (relative or absolute) resolved against the API origin. */
+    /** An event's URL resolved against the API: the server's paths ("/v1/...") are under
+     * the API's base, prefix and all (a URL resolver would drop the prefix). */
     resolve(url) {
-      return new URL(url, this.api + "/").href;
+      const path = String(url || "");
+      const base = new URL(this.api + "/", location.href);
+      if (path.startsWith("/") && !path.startsWith("//")) return new URL(base.href + path.slice(1)).href;
+      return new URL(path, base).href;
     }
 
     /** Earlier questions with their verified answers, for servers that accept `history`. */
@@ -658,7 +669,7 @@ textarea:focus-visible { outline-offset: 0; }
     for (const name of ["collection", "api", "key", "title"]) {
       if (SCRIPT.dataset[name]) widget.dataset[name] = SCRIPT.dataset[name];
     }
-    if (!widget.dataset.api) widget.dataset.api = SCRIPT_ORIGIN;
+    if (!widget.dataset.api) widget.dataset.api = SCRIPT_BASE;
     SCRIPT.after(widget);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mount);

@@ -21,8 +21,9 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
@@ -121,9 +122,11 @@ def running_stack(
     fake: FakeConfig | None = None,
     *,
     model: ChatModel | None = None,
+    prefix: str = "",
     **settings: Any,
 ) -> Iterator[Stack]:
-    """The scripted model and the API, each a real uvicorn server in a thread."""
+    """The scripted model and the API, each a real uvicorn server in a thread; with `prefix`
+    ("/rag"), the API is reached under it, as behind a reverse proxy (`url` ends with it)."""
     fake_app = create_fake_llm(fake or FakeConfig())
     with ExitStack() as stack:
         llm_url = stack.enter_context(running_server(fake_app))
@@ -133,26 +136,60 @@ def running_stack(
             embedder=embedder,
             model=chat_model,
         )
-        api_url = stack.enter_context(running_server(app))
-        yield Stack(api_url, fake_app)
+        api_url = stack.enter_context(running_server(behind_prefix(app, prefix) if prefix else app))
+        yield Stack(api_url + prefix, fake_app)
+
+
+def behind_prefix(app: ASGIApp, prefix: str) -> ASGIApp:
+    """`app` under `prefix`, as a reverse proxy serves it (nginx `location /rag/ { proxy_pass
+    http://api/; }`): the prefix is stripped before the app sees the path, so the app never
+    knows it; anything outside the prefix is the proxy's 404."""
+
+    async def proxy(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        if not path.startswith(prefix + "/"):
+            await PlainTextResponse("not found (outside the proxy's prefix)", 404)(
+                scope, receive, send
+            )
+            return
+        rest = path[len(prefix) :]
+        await app({**scope, "path": rest, "raw_path": rest.encode()}, receive, send)
+
+    return proxy
 
 
 def host_page_app(
-    api: dict[str, str], collection: str = "default", key: str | None = None, css: str = ""
+    api: dict[str, str],
+    collection: str = "default",
+    key: str | None = None,
+    css: str = "",
+    *,
+    data_api: bool = False,
+    wrap: str = "{}",
 ) -> Starlette:
     """Another site's page that embeds the widget with one script tag; `api["url"]` is read
-    per request, so the page's server can start before the API it points at."""
+    per request, so the page's server can start before the API it points at. With `data_api`
+    the tag names the API as an operator would ("https://host/rag/"); it goes into `wrap`
+    ("<div ...>{}</div>": the widget lands in that container)."""
 
     async def page(request: Request) -> HTMLResponse:
+        script = (
+            f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}"'
+            + (f' data-key="{key}"' if key else "")
+            + (f' data-api="{api["url"]}/"' if data_api else "")
+            + " defer></script>"
+        )
         return HTMLResponse(
             "<!doctype html><html lang=en><head><meta charset=utf-8><title>Host page</title>"
             '<link rel="icon" href="data:,">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{css}</style></head>"
             "<body><h1>A shop</h1><p>Questions? Ask below.</p>"
-            f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}"'
-            + (f' data-key="{key}"' if key else "")
-            + " defer></script></body></html>"
+            + wrap.replace("{}", script)
+            + "</body></html>"
         )
 
     return Starlette(routes=[Route("/", page)])

@@ -1,0 +1,79 @@
+"""The widget where a site puts it: behind a reverse proxy's path prefix, inside a transformed
+container, and over a conversation whose answers did not all finish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stream_rag.embed.minilm import MiniLMEmbedder
+
+from .browser import (
+    POLICY,
+    ask,
+    host_page_app,
+    running_stack,
+    wait_done,
+)
+from .helpers import running_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext
+
+
+def _opens(context: BrowserContext, link: Any) -> tuple[str, bytes]:
+    """Click `link` (a plain link to a document); the URL and body of the download it got."""
+    with (
+        context.expect_event("response", lambda r: "/content" in r.url) as response,
+        context.expect_page() as popup,
+    ):
+        link.click()
+    url, body = response.value.url, response.value.body()
+    popup.value.close()
+    return url, body
+
+
+def test_behind_a_path_prefix_every_request_keeps_it(
+    tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext
+) -> None:
+    # A proxy serves the API at https://host/rag/ (and only there): the script's URL, data-api
+    # and the page at /rag/ all say so, and every request must go under /rag.
+    api: dict[str, str] = {}
+    requested: list[str] = []
+    context.on("request", lambda r: requested.append(r.url))
+    with (
+        running_server(host_page_app(api)) as plain,
+        running_server(host_page_app(api, data_api=True)) as explicit,
+        running_stack(
+            tmp_path / "d", minilm, prefix="/rag", cors_origins=(plain, explicit)
+        ) as stack,
+    ):
+        api["url"] = stack.url
+        assert stack.url.endswith("/rag")
+        stack.upload("policy.md", POLICY)
+        origin = stack.url.removesuffix("/rag")
+        for host in (plain, explicit):  # the API from the script's URL, then data-api
+            page = context.new_page()
+            page.goto(host + "/")
+            ask(page, "Refunds for annual plans?")
+            t = wait_done(page)
+            assert t.locator(".error").count() == 0, t.inner_text()
+            url, body = _opens(context, t.locator(".chip").first)
+            assert url.startswith(stack.url + "/v1/documents/"), url
+            assert body == POLICY
+            link = t.locator(".sources a").first.get_attribute("href")
+            assert str(link).startswith(stack.url + "/v1/documents/"), link
+        # The page the server itself serves, at the prefix: its styles, scripts, documents
+        # list, answers and downloads.
+        page = context.new_page()
+        page.goto(stack.url + "/")
+        page.locator("#documents li.doc", has_text="policy.md").wait_for()
+        ask(page, "Refunds for annual plans?")
+        t = wait_done(page)
+        assert t.locator(".error").count() == 0, t.inner_text()
+        url, body = _opens(context, t.locator(".chip").first)
+        assert url.startswith(stack.url + "/v1/documents/"), url
+        assert body == POLICY
+    to_api = [u for u in requested if u.startswith(origin + "/")]
+    assert to_api, requested
+    assert [u for u in to_api if not u.startswith(stack.url + "/")] == []
