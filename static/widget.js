@@ -302,18 +302,22 @@ textarea:focus-visible { outline-offset: 0; }
       return new URL(path, base).href;
     }
 
-    /** Earlier questions with their verified answers, for servers that accept `history`. */
+    /** Earlier questions with their verified answers, for servers that accept `history`. A
+     * stopped answer is incomplete: sent, the model would take it for what was said, so its
+     * question goes alone (it still gives a follow-up its subject). */
     history() {
       const turns = this.turns
         .filter((t) => t.finished && t.sentences.length && !t.refused)
         .slice(-6)
-        .map((t) => ({ question: t.question, answer: t.sentences.map((s) => s.text).join(" ").slice(0, 8000) }));
+        .map((t) => (t.partial
+          ? { question: t.question }
+          : { question: t.question, answer: t.sentences.map((s) => s.text).join(" ").slice(0, 8000) }));
       // Over the server's limit in all, the whole history was refused (and the question asked
       // without it): the newest turns that fit go. UTF-16 length >= the server's count.
       let total = 0;
       let first = turns.length;
       while (first > 0) {
-        const size = turns[first - 1].question.length + turns[first - 1].answer.length;
+        const size = turns[first - 1].question.length + (turns[first - 1].answer || "").length;
         if (total + size > MAX_HISTORY_CHARS) break;
         total += size;
         first -= 1;
@@ -581,6 +585,7 @@ textarea:focus-visible { outline-offset: 0; }
         },
         stopped() {
           turn.finished = true;
+          turn.partial = true;
           turn.say(turn.sentences.length ? "Stopped. The answer above is incomplete." : "Stopped.");
         },
         fail(message) {

@@ -7,18 +7,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.model.fake import FakeConfig
 
 from .browser import (
+    CHAT,
     POLICY,
     ask,
     host_page_app,
     running_stack,
+    turn,
     wait_done,
 )
 from .helpers import running_server
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext
+    from playwright.sync_api import BrowserContext, Page
 
 
 def _opens(context: BrowserContext, link: Any) -> tuple[str, bytes]:
@@ -77,3 +80,26 @@ def test_behind_a_path_prefix_every_request_keeps_it(
     to_api = [u for u in requested if u.startswith(origin + "/")]
     assert to_api, requested
     assert [u for u in to_api if not u.startswith(stack.url + "/")] == []
+
+
+def test_a_stopped_answer_goes_to_history_as_its_question_alone(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    # Stopped midway, an answer is a truncated one: sent as if complete, the model would take
+    # it for what was said. Its question still gives the follow-up its subject.
+    bodies: list[Any] = []
+    with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=5)) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        page.on(
+            "request",
+            lambda r: bodies.append(r.post_data_json) if r.url.endswith("/v1/chat") else None,
+        )
+        ask(page, "Refunds for annual, monthly and team plans?")
+        turn(page).locator(".s").first.wait_for()
+        page.locator(f"{CHAT} button.stop").click()
+        turn(page).locator(".status", has_text="Stopped").wait_for()
+        ask(page, "And for monthly plans?")
+        turn(page, 2).locator(".s").first.wait_for()
+    assert len(bodies) == 2
+    assert bodies[1]["history"] == [{"question": "Refunds for annual, monthly and team plans?"}]
