@@ -237,6 +237,9 @@ textarea:focus-visible { outline-offset: 0; }
       this.tip.setAttribute("role", "tooltip");
       this.tip.id = "tip";
       this.tip.hidden = true;
+      // A popover is in the top layer, where a transformed ancestor (a launcher sliding the
+      // chat in) is not the containing block of position: fixed, as it would be otherwise.
+      if (typeof this.tip.showPopover === "function") this.tip.popover = "manual";
       frame.append(this.log, this.hint, form);
       root.append(frame, this.tip);
       this.input = input;
@@ -617,6 +620,7 @@ textarea:focus-visible { outline-offset: 0; }
         passage(block.text, chip.srwSentence),
       );
       tip.hidden = false;
+      if (tip.popover && !tip.matches(":popover-open")) tip.showPopover();
       const r = chip.getBoundingClientRect();
       const w = tip.offsetWidth;
       const h = tip.offsetHeight;
@@ -624,6 +628,15 @@ textarea:focus-visible { outline-offset: 0; }
       const top = r.bottom + 6 + h <= innerHeight ? r.bottom + 6 : Math.max(8, r.top - h - 6);
       tip.style.left = `${left}px`;
       tip.style.top = `${top}px`;
+      // Without popovers, a transformed ancestor offsets and scales the fixed card: where it
+      // landed says by how much, and the second placement undoes it.
+      const placed = tip.getBoundingClientRect();
+      if (Math.abs(placed.left - left) > 0.5 || Math.abs(placed.top - top) > 0.5) {
+        const sx = placed.width / tip.offsetWidth || 1;
+        const sy = placed.height / tip.offsetHeight || 1;
+        tip.style.left = `${left + (left - placed.left) / sx}px`;
+        tip.style.top = `${top + (top - placed.top) / sy}px`;
+      }
       // Screen readers hear the passage as the chip's description, only while it is this chip's.
       if (this.tipChip && this.tipChip !== chip) this.tipChip.removeAttribute("aria-describedby");
       chip.setAttribute("aria-describedby", "tip");
@@ -632,6 +645,7 @@ textarea:focus-visible { outline-offset: 0; }
 
     hideTip() {
       this.tip.hidden = true;
+      if (this.tip.popover && this.tip.matches(":popover-open")) this.tip.hidePopover();
       if (this.tipChip) this.tipChip.removeAttribute("aria-describedby");
       this.tipChip = null;
     }

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.model.fake import FakeConfig
 
@@ -103,3 +105,38 @@ def test_a_stopped_answer_goes_to_history_as_its_question_alone(
         turn(page, 2).locator(".s").first.wait_for()
     assert len(bodies) == 2
     assert bodies[1]["history"] == [{"question": "Refunds for annual, monthly and team plans?"}]
+
+
+@pytest.mark.parametrize("popover", [True, False], ids=["popover", "no-popover"])
+def test_the_passage_card_sits_at_its_chip_inside_a_transformed_container(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page, popover: bool
+) -> None:
+    # A launcher that slides the chat in (transform) is the containing block of anything
+    # position: fixed inside it: the card landed offset by the transform, scaled with it.
+    # Browsers before the Popover API (Safari < 17) take the measured correction.
+    if not popover:
+        page.add_init_script("delete HTMLElement.prototype.showPopover")
+    api: dict[str, str] = {}
+    launcher = (
+        '<div style="transform: translate(150px, 60px) scale(0.8); transform-origin: 0 0;'
+        ' width: 700px">{}</div>'
+    )
+    with (
+        running_server(host_page_app(api, wrap=launcher)) as host,
+        running_stack(tmp_path / "d", minilm, cors_origins=(host,)) as stack,
+    ):
+        api["url"] = stack.url
+        stack.upload("policy.md", POLICY)
+        page.goto(host + "/")
+        ask(page, "Refunds for annual plans?")
+        chip = wait_done(page).locator(".chip").first
+        chip.hover()
+        tip = page.locator(f"{CHAT} .tip")
+        tip.wait_for()
+        c, t = chip.bounding_box(), tip.bounding_box()
+    assert c is not None
+    assert t is not None
+    assert 0 <= t["y"] - (c["y"] + c["height"]) <= 10, (c, t)
+    assert abs(t["x"] - c["x"]) <= 2, (c, t)
+    if popover:  # in the top layer, its text is read at the page's size, not shrunk
+        assert t["width"] > 200, t
