@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 
 from stream_rag.answer.conflicts import LexicalConflictDetector
-from stream_rag.answer.evidence import evidence_score
+from stream_rag.answer.evidence import entry_evidence, evidence_score
 from stream_rag.config import Settings
 from stream_rag.index.folders import ingest_paths, sample_kb_dir
 from stream_rag.retrieve.metrics import load_beir, percentile
@@ -60,7 +60,10 @@ def scores(services: Services, questions: list[str]) -> tuple[list[float], list[
         for question in questions:
             blocks = (await services.retriever.search(question)).blocks
             t0 = time.perf_counter()
-            values.append(evidence_score(question, blocks))
+            value = evidence_score(question, blocks)
+            if services.answerer.entries is not None:  # what the refusal compares, any floor
+                value = max(value, entry_evidence(question, blocks, services.answerer.entries))
+            values.append(value)
             detector.find(question, blocks)
             checks_ms.append((time.perf_counter() - t0) * 1000)
 

@@ -20,7 +20,7 @@ from .index.base import Index, open_index
 from .index.indexing import ChunkReader, Indexer, hnsw_graphs
 from .ingest.extract import ExtractLimits
 from .ingest.extract_pool import ExtractionPool, InProcessExtractor, Limits
-from .model.extractive import ExtractiveModel
+from .model.extractive import ExtractiveModel, SentenceVectors
 from .model.llm import ChatModel, OpenAIChatModel
 from .retrieve.hybrid import Retriever
 from .retrieve.rerank import HttpReranker, Reranker
@@ -168,6 +168,9 @@ def open_services(
     passages = (
         None if embedder is None else at_precision(embedder, settings.embed_passage_precision)
     )
+    # An FAQ entry is compared with the question as its chunk is: the retrieval vector
+    # against the passage model's.
+    known = None if queries is None else queries.cached
     indexer = Indexer(store, index, passages, encoder, readers=CHUNK_READERS)
     if isinstance(base_model, ExtractiveModel):
         indexer.on_indexed = base_model.warm
@@ -190,6 +193,7 @@ def open_services(
             detector=LexicalConflictDetector(load=partial(load_readings, store)),
             telemetry=telemetry,
             stages=stages,
+            entries=None if passages is None else SentenceVectors(passages, 4096, known=known),
         ),
         telemetry=telemetry,
     )

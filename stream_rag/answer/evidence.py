@@ -5,6 +5,10 @@ is about this". The evidence score is: for each block, the mean of its raw dense
 the dense branch ran) and the share of the question's terms the block contains (both lightly
 stemmed); the best block's value counts. When a reranker answered, its top score is used.
 
+`entry_evidence`: the same score with a block's dense part taken from its best entry, for a
+block holding several FAQ entries: its vector averages them all, so a question about one entry
+in other words than its own scored 0.1-0.3 against the whole block.
+
 `unnamed`: the names a question asks about that no block has. Blocks that share every other
 word with "How much does the Enterprise plan cost?" still say nothing about that plan.
 """
@@ -12,11 +16,16 @@ word with "How much does the Enterprise plan cost?" still say nothing about that
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from ..ingest.chunking import pieces
 from ..language.terms import WORD, stem, term_of
 from ..retrieve.hybrid import Block
 from ..text import tokenize
+
+# Cosines of texts to a question (`model.extractive.SentenceVectors`: cached by text).
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+ENTRY_BLOCKS = 4  # only the top blocks' entries are embedded (each new one costs ~5 ms)
 
 
 def _terms(text: str) -> set[str]:
@@ -29,14 +38,47 @@ def evidence_score(question: str, blocks: Sequence[Block]) -> float:
     if all("rerank" in b.scores for b in blocks):
         return max(b.scores["rerank"] for b in blocks)
     terms = _terms(question)
+    return max(_block_score(terms, block, block.scores.get("dense")) for block in blocks)
+
+
+def _block_score(terms: set[str], block: Block, dense: float | None) -> float:
+    stems = block.features.stems if block.features is not None else _terms(block.text)
+    parts = [len(terms & stems) / len(terms)] if terms else []
+    if dense is not None:
+        parts.append(max(0.0, dense))
+    return sum(parts) / len(parts) if parts else 0.0
+
+
+def entries(text: str) -> list[str]:
+    """The FAQ entries of a block holding two or more (each heading with the text under it,
+    up to the next heading); none for a block of one entry or none: its own vector is that."""
+    found: list[tuple[int, int]] = []
+    heading: int | None = None
+    for start, end, is_heading in pieces(text):
+        if is_heading:
+            heading = start
+        elif heading is not None:
+            if found and found[-1][0] == heading:
+                found[-1] = (heading, end)
+            else:
+                found.append((heading, end))
+    return [text[s:e] for s, e in found] if len(found) >= 2 else []
+
+
+def entry_evidence(question: str, blocks: Sequence[Block], similarity: Similarity) -> float:
+    """`evidence_score` with the dense part of each of the top blocks holding several entries
+    the best of its own cosine and its entries' (embedded as the chunks are)."""
+    if not blocks or all("rerank" in b.scores for b in blocks):
+        return evidence_score(question, blocks)
+    terms = _terms(question)
     best = 0.0
-    for block in blocks:
-        stems = block.features.stems if block.features is not None else _terms(block.text)
-        parts = [len(terms & stems) / len(terms)] if terms else []
-        if "dense" in block.scores:
-            parts.append(max(0.0, block.scores["dense"]))
-        if parts:
-            best = max(best, sum(parts) / len(parts))
+    for block in blocks[:ENTRY_BLOCKS]:
+        dense = block.scores.get("dense")
+        if dense is None:
+            continue  # no dense branch ran: no cosine to compare an entry's with
+        if texts := entries(block.text):
+            dense = max(dense, *similarity(question, texts))
+        best = max(best, _block_score(terms, block, dense))
     return best
 
 

@@ -42,7 +42,7 @@ from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
-from .evidence import evidence_score, unnamed
+from .evidence import Similarity, entry_evidence, evidence_score, unnamed
 from .limits import MAX_QUESTION_CHARS
 from .prompt import build_messages
 from .refusals import conflict_message
@@ -96,6 +96,7 @@ class Answerer:
         detector: ConflictDetector | None = None,
         telemetry: Watcher | None = None,
         stages: Stages | None = None,
+        entries: Similarity | None = None,
     ) -> None:
         self.retriever = retriever
         self.model = model
@@ -103,6 +104,8 @@ class Answerer:
         self.detector = detector or LexicalConflictDetector()
         self.telemetry = telemetry
         self.stages = stages or Stages()
+        # Cosines of a block's FAQ entries to the question (see `entry_evidence`).
+        self.entries = entries
         self.contexts = ContextCache()
         # The checks' outcome for a question over the same blocks (lexical detector only: a
         # plugged-in one may not be a pure function of its input).
@@ -221,6 +224,9 @@ class Answerer:
         collection: str | None = None,
     ) -> Refusal | None:
         evidence = evidence_score(question, blocks)
+        if evidence < floor and self.entries is not None:
+            # Embedding entries costs: only for a question the whole blocks would refuse.
+            evidence = max(evidence, entry_evidence(question, blocks, self.entries))
         # A name the blocks lack but the knowledge base has elsewhere (the product's own name,
         # every noun of a German question) is retrieval's miss, not a question about something
         # the sources never cover: only names no live chunk has refuse.
