@@ -129,10 +129,20 @@ async function upload(files, docId) {
 function versionRow(doc, v) {
   const li = el("li", "version");
   const link = el("a", null, `v${v.version}`);
-  link.href = api(v.url);
-  link.download = v.filename;
   link.title = `Download version ${v.version} (${v.filename})`;
-  link.addEventListener("click", (e) => download(e, link, v.filename));
+  if (key()) {
+    // No href: a URL cannot carry the key, and a link would offer "open in new tab" and
+    // "copy link" for a URL that answers 401. Every activation downloads with the key.
+    link.setAttribute("role", "link");
+    link.tabIndex = 0;
+    const go = (e) => { e.preventDefault(); download(api(v.url), v.filename); };
+    link.addEventListener("click", go);
+    link.addEventListener("auxclick", (e) => { if (e.button === 1) go(e); });
+    link.addEventListener("keydown", (e) => { if (e.key === "Enter") go(e); });
+  } else {
+    link.href = api(v.url);
+    link.download = v.filename;
+  }
   const badge = el("span", `badge ${v.status}`, v.status);
   li.append(link, " ", el("span", "meta", `${v.filename} · ${size(v.size)} · sha256 ${v.sha256.slice(0, 12)}`), " ", badge);
   if (v.status === "failed" && v.status_reason) li.append(el("span", "reason", v.status_reason));
@@ -141,10 +151,14 @@ function versionRow(doc, v) {
 }
 
 /** A link cannot carry the key: with one, fetch the bytes with it and save them. */
-async function download(event, link, filename) {
-  if (!key()) return;
-  event.preventDefault();
-  const response = await fetch(link.href, { headers: auth() });
+async function download(url, filename) {
+  let response;
+  try {
+    response = await fetch(url, { headers: auth() });
+  } catch (_) {
+    say(`Could not download ${filename}: could not reach the server.`, true);
+    return;
+  }
   if (!response.ok) { say(`Could not download ${filename}: ${await errorText(response)}`, true); return; }
   const blob = new Blob([await response.blob()], { type: "application/octet-stream" });
   const save = document.createElement("a");

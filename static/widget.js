@@ -66,6 +66,9 @@
 .sources .n { font-weight: 600; }
 .sources code, .side code { font-size: .92em; color: var(--srw-muted); }
 a { color: var(--srw-accent); }
+/* A keyed document link has no href (a URL cannot carry the key): it still looks a link. */
+a[role=link] { cursor: pointer; }
+a[role=link]:not(.chip) { text-decoration: underline; }
 .refusal { background: var(--srw-refusal-bg); color: var(--srw-refusal-fg); border-left: 4px solid var(--srw-refusal-border);
   border-radius: 6px; padding: .55em .75em; margin: .2em 0; overflow-wrap: anywhere; }
 .refusal a { color: inherit; }
@@ -261,6 +264,8 @@ textarea:focus-visible { outline-offset: 0; }
       });
       stop.addEventListener("click", () => this.stop());
       root.addEventListener("keydown", (e) => {
+        const link = linkOf(e);
+        if (e.key === "Enter" && link && !link.hasAttribute("href")) this.activate(e, link);
         if (e.key === "Escape") {
           if (!this.tip.hidden) this.hideTip();
           else if (this.current) this.stop();
@@ -271,7 +276,11 @@ textarea:focus-visible { outline-offset: 0; }
       root.addEventListener("mouseout", (e) => { if (chipOf(e)) this.hideTip(); });
       root.addEventListener("focusin", (e) => { const c = chipOf(e); if (c) this.showTip(c); else this.hideTip(); });
       root.addEventListener("focusout", (e) => { if (chipOf(e)) this.hideTip(); });
-      root.addEventListener("click", (e) => { const c = chipOf(e); if (c) this.openCitation(e, c); });
+      // A document link opens however it is activated: click (any modifier), middle-click,
+      // Enter on a keyed link (no href, so no native activation).
+      const linkOf = (e) => (e.target instanceof Element ? e.target.closest("a[data-url]") : null);
+      root.addEventListener("click", (e) => { const l = linkOf(e); if (l) this.activate(e, l); });
+      root.addEventListener("auxclick", (e) => { const l = linkOf(e); if (l && e.button === 1) this.activate(e, l); });
       // The log follows a growing answer while the reader is at its end; scrolled up to read,
       // it stays put. Content growing fires no scroll event, so this is the reader's choice.
       this.stick = true;
@@ -466,16 +475,11 @@ textarea:focus-visible { outline-offset: 0; }
           span.dataset.index = data.index;
           for (const cite of data.citations || []) {
             const block = Object.assign({}, turn.blocks.get(cite.n) || {}, cite);
-            const chip = el("a", "chip", String(cite.n));
-            chip.href = chat.resolve(cite.url);
-            chip.target = "_blank";
-            chip.rel = "noopener noreferrer";
+            const chip = chat.docLink("chip", String(cite.n), cite.url, block, turn);
             chip.dataset.n = cite.n;
             chip.setAttribute("aria-label",
               `Source ${cite.n}: ${block.name}, version ${block.version}. Opens the document.`);
-            chip.srwBlock = block;
             chip.srwSentence = data.text;
-            chip.srwTurn = turn;
             span.append(chip);
             if (!turn.cited.has(cite.n)) { turn.cited.set(cite.n, block); turn.addSource(block); }
           }
@@ -492,10 +496,7 @@ textarea:focus-visible { outline-offset: 0; }
             a.insertBefore(box, status);
           }
           const item = el("li");
-          const link = el("a", null, block.name);
-          link.href = chat.resolve(block.url);
-          link.target = "_blank";
-          link.rel = "noopener noreferrer";
+          const link = chat.docLink(null, block.name, block.url, block, turn);
           item.append(el("span", "n", `[${block.n}] `), link, ` · v${block.version} · `,
             el("code", null, `sha256 ${String(block.sha256 || "").slice(0, 12)}`));
           item.title = `document ${block.doc_id}, version ${block.version}`;
@@ -539,10 +540,7 @@ textarea:focus-visible { outline-offset: 0; }
             if (!side) continue;
             const card = el("div", "side");
             const who = el("p", "who");
-            const link = el("a", null, side.name);
-            link.href = chat.resolve(side.url);
-            link.target = "_blank";
-            link.rel = "noopener noreferrer";
+            const link = chat.docLink(null, side.name, side.url, side, turn);
             who.append(`[${side.n}] `, link, ` · v${side.version}`);
             const quote = el("blockquote", null, side.sentence);
             const values = el("p", "detail");
@@ -650,32 +648,89 @@ textarea:focus-visible { outline-offset: 0; }
       this.tipChip = null;
     }
 
-    /** Without a key the chip is a plain link; with one, fetch the bytes with the key and save
-     * them (never render them here: a blob of uploaded HTML would run in the host page). */
-    async openCitation(event, chip) {
-      if (!this.dataset.key) return;
+    /** A link to a cited document. Without a key it is a plain link. With one it has no href:
+     * no URL can carry the key, and a link would offer "open in new tab" and "copy link" for
+     * a URL that answers 401; every activation goes through `activate` instead. */
+    docLink(className, text, url, block, turn) {
+      const link = el("a", className, text);
+      link.dataset.url = this.resolve(url);
+      link.srwBlock = block;
+      link.srwTurn = turn;
+      if (this.dataset.key) {
+        link.setAttribute("role", "link");
+        link.tabIndex = 0;
+      } else {
+        link.href = link.dataset.url;
+        link.target = "_blank";
+        link.rel = "noopener noreferrer";
+      }
+      return link;
+    }
+
+    /** A document link activated: a plain link does what links do; with a key, the document
+     * is fetched with it and opened. */
+    activate(event, link) {
+      if (!this.dataset.key) {
+        if (link.hasAttribute("href")) return;
+        // Shown while the widget had a key it no longer has (the page's key field).
+        event.preventDefault();
+        window.open(link.dataset.url, "_blank", "noopener");
+        return;
+      }
       event.preventDefault();
-      const block = chip.srwBlock || {};
+      this.openWithKey(link);
+    }
+
+    /** Fetch a document with the key and show it in a new tab if it is text or PDF, else save
+     * it. Never HTML from a blob: a blob URL is the host page's origin, so uploaded HTML
+     * shown from one would run as the host page (the server's own download is sandboxed). */
+    async openWithKey(link) {
+      const block = link.srwBlock || {};
+      // The tab is opened now, within the click: opened after the fetch it would be a popup
+      // that browsers block.
+      const tab = window.open("", "_blank");
+      if (tab) {
+        try {
+          tab.opener = null;
+          tab.document.title = `${block.name} · version ${block.version}`;
+          tab.document.body.textContent = `Opening ${block.name}, version ${block.version}…`;
+        } catch (_) { /* not ours to write to: it still shows the document */ }
+      }
       // A failed download says why in its turn (deleted since, a restarted server that no
       // longer knows the key cited it, the network), instead of a click doing nothing.
       const failed = (why) => {
-        if (chip.srwTurn) chip.srwTurn.say(`Could not download “${block.name}”, version ${block.version}: ${why}`);
+        if (tab) tab.close();
+        if (link.srwTurn) link.srwTurn.say(`Could not open “${block.name}”, version ${block.version}: ${why}`);
       };
+      let response;
       let bytes;
       try {
-        const response = await fetch(chip.href, { headers: this.headers(), credentials: "omit" });
+        response = await fetch(link.dataset.url, { headers: this.headers(), credentials: "omit" });
         if (!response.ok) { failed(await errorMessage(response)); return; }
         bytes = await response.blob();
       } catch (_) {
         failed("could not reach the server.");
         return;
       }
-      const blob = new Blob([bytes], { type: "application/octet-stream" });
-      const link = document.createElement("a");
-      link.href = URL.createObjectURL(blob);
-      link.download = block.filename || block.name || "document";
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+      const type = response.headers.get("Content-Type") || "";
+      const mime = type.split(";")[0].trim().toLowerCase();
+      const charset = /;\s*charset=([\w.:-]+)/i.exec(type);
+      let shown = null;
+      if (mime === "application/pdf") shown = mime;
+      else if (mime === "text/plain" || mime === "text/markdown") shown = `text/plain;charset=${charset ? charset[1] : "utf-8"}`;
+      if (shown && tab && !tab.closed) {
+        const url = URL.createObjectURL(new Blob([bytes], { type: shown }));
+        tab.location.replace(url);
+        // Long enough for the tab to load it; a reload after that asks for the link again.
+        setTimeout(() => URL.revokeObjectURL(url), 60000);
+        return;
+      }
+      if (tab) tab.close();
+      const save = document.createElement("a");
+      save.href = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
+      save.download = block.filename || block.name || "document";
+      save.click();
+      setTimeout(() => URL.revokeObjectURL(save.href), 10000);
     }
   }
 

@@ -125,7 +125,7 @@ def test_a_keyed_citation_download_that_fails_says_so(
         assert gone.status_code in (200, 204), gone.text
         console.allowed.append(re.compile(r"status of 404"))
         t.locator(".chip").first.click()
-        note = t.locator(".status", has_text="Could not download")
+        note = t.locator(".status", has_text="Could not open")
         note.wait_for()
         assert "policy.md" in note.inner_text()
         assert "(not_found)" in note.inner_text()

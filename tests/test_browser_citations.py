@@ -1,0 +1,88 @@
+"""A citation in the reader's hands, in a real browser: opened with a chat key however it is
+activated (click, Ctrl+click, middle-click, Enter), and its passage card on a touch screen."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stream_rag.access.keys import KeyStore
+from stream_rag.embed.minilm import MiniLMEmbedder
+
+from .browser import (
+    POLICY,
+    ask,
+    host_page_app,
+    running_stack,
+    wait_done,
+)
+from .helpers import running_server
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, Response
+
+FALCON = b"<html><body><p>Falcon boats are painted blue by the harbour crew.</p></body></html>"
+
+
+def _opened_text(context: BrowserContext, activate: Callable[[], None]) -> str:
+    """The text of the tab `activate` opens, once it shows a document."""
+    with context.expect_page() as popup:
+        activate()
+    tab = popup.value
+    tab.wait_for_url(re.compile(r"^blob:"))
+    text = tab.locator("body").inner_text()
+    tab.close()
+    return text
+
+
+def test_a_keyed_citation_opens_the_document_however_it_is_activated(
+    tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext
+) -> None:
+    # A link cannot carry the key: middle-click, Ctrl+click and "open in new tab" went to the
+    # bare URL, and the new tab showed a 401 JSON error instead of the document.
+    store = KeyStore(tmp_path / "d")
+    admin = store.create(name="ops", scopes=["admin"])[1]
+    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
+    refused: list[str] = []
+
+    def watch(response: Response) -> None:
+        if response.status in (401, 403):
+            refused.append(response.url)
+
+    context.on("response", watch)
+    api: dict[str, str] = {}
+    with (
+        running_server(host_page_app(api, "support", chat)) as shop,
+        running_stack(tmp_path / "d", minilm, cors_origins=(shop,)) as stack,
+    ):
+        api["url"] = stack.url
+        stack.headers["Authorization"] = f"Bearer {admin}"
+        stack.upload("policy.md", POLICY, collection="support")
+        stack.upload("falcon.html", FALCON, collection="support")
+        page = context.new_page()
+        page.goto(shop + "/")
+        ask(page, "Refunds for annual plans?")
+        t = wait_done(page)
+        chip = t.locator(".chip").first
+        # No URL that answers 401 is offered (context menu: open in new tab, copy link).
+        assert chip.get_attribute("href") is None
+        activations: list[Callable[[], None]] = [
+            lambda: chip.click(),
+            lambda: chip.click(modifiers=["ControlOrMeta"]),
+            lambda: chip.click(button="middle"),
+            lambda: chip.press("Enter"),
+            lambda: t.locator(".sources a").first.click(button="middle"),
+        ]
+        for activate in activations:
+            assert "Refunds for annual plans are possible" in _opened_text(context, activate)
+        # HTML is never shown from a blob (it would run as the host page): it is saved.
+        ask(page, "What colour are Falcon boats painted?")
+        falcon = wait_done(page, 2).locator(".chip").first
+        for button in ("left", "middle"):
+            with page.expect_download() as download:
+                falcon.click(button=button)  # type: ignore[arg-type]
+            assert Path(download.value.path()).read_bytes() == FALCON
+    assert refused == []
+
