@@ -82,7 +82,6 @@ def test_a_keyed_citation_opens_the_document_however_it_is_activated(
         falcon = wait_done(page, 2).locator(".chip").first
         for button in ("left", "middle"):
             with page.expect_download() as download:
-                falcon.click(button=button)  # type: ignore[arg-type]
+                falcon.click(button=button)
             assert Path(download.value.path()).read_bytes() == FALCON
     assert refused == []
-

@@ -108,6 +108,6 @@ def test_page_on_a_server_with_keys_asks_for_one_and_then_works(
         assert version.get_attribute("href") is None
         for button in ("left", "middle"):
             with page.expect_download() as download:
-                version.click(button=button)  # type: ignore[arg-type]
+                version.click(button=button)
             assert Path(download.value.path()).read_bytes() == POLICY
             assert download.value.suggested_filename == "policy.md"
