@@ -151,6 +151,8 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
     latencies = [o.latency_ms for o in outcomes]
     reasons = Counter(o.refusal for o in outcomes if o.refusal is not None)
     only_gold = [o for o in with_gold if o.cited and set(o.cited) <= set(o.item.gold or ())]
+    # A question whose answer spans several files (one gold file each) is whole with them all.
+    every_gold = [o for o in with_gold if set(o.item.gold or ()) <= set(o.cited)]
     at1 = sum(bool(o.sources) and o.sources[0] in (o.item.gold or ()) for o in goldish)
     at8 = sum(any(s in (o.item.gold or ()) for s in o.sources[:8]) for o in goldish)
     refused_off = sum(o.refusal is not None for o in off_topic)
@@ -165,6 +167,7 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
         f"answered             {_rate(len(answered), len(answerable))}",
         f"gold cited           {_rate(sum(o.gold_cited for o in with_gold), len(with_gold))}",
         f"only gold cited      {_rate(len(only_gold), len(with_gold))}",
+        f"every gold cited     {_rate(len(every_gold), len(with_gold))}",
         f"gold in sources @1   {_rate(at1, len(goldish))}",
         f"gold in sources @8   {_rate(at8, len(goldish))}",
         f"off-topic refused    {_rate(refused_off, len(off_topic))}",
