@@ -7,7 +7,9 @@ question asks (dense similarity to the question when an embedder is given, IDF-w
 overlap, and the block's retrieval rank), the block with the best sentences wins, and the answer
 is that block's best sentences in their own order, so it reads as one passage rather than a
 mix of entries. A block holding several entries (an FAQ's headings) is quoted from the entry of
-its best sentence: its neighbours are worded alike and answer other questions.
+its best sentence: its neighbours are worded alike and answer other questions. A question that
+asks several things ("the Basic and Pro plans", "... and how long does delivery take?",
+`asks.py`) is answered so for each, one after the other (`compose`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, s
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
+from .asks import asks
 from .tables import Table
 
 NO_ANSWER = "The sources do not answer this question."
@@ -273,6 +276,43 @@ def select(
     return [c for c in own if c.position in chosen]
 
 
+def compose(
+    question: str,
+    blocks: Mapping[int, str],
+    limit: int = 3,
+    min_score: float = 0.15,
+    dense: Scorer | None = None,
+    names: Mapping[int, str] | None = None,
+) -> list[Candidate]:
+    """`select` for each thing the question asks (`asks`), in its order, when two or more are
+    answered: "the Basic and Pro plans" from the Basic plan's block and the Pro plan's, each
+    sentence cited to its own. A part is answered only from a block holding a word that part
+    asks and the others do not ("is there a gym?" beside the opening hours is not answered
+    with the parking entry); else the question is answered as one, by `select`."""
+    parts = asks(question)
+    if len(parts) < 2:
+        return select(question, blocks, limit, min_score, dense, names)
+    terms = [_terms(part) for part in parts]
+    answered: list[list[Candidate]] = []
+    for i, part in enumerate(parts):
+        own = terms[i].difference(*(t for j, t in enumerate(terms) if j != i))
+        chosen = select(part, blocks, limit, min_score, dense, names)
+        if chosen and own & set().union(*(_block_terms(blocks[c.n]) for c in chosen)):
+            answered.append(chosen)
+    if len(answered) < 2:
+        return select(question, blocks, limit, min_score, dense, names)
+    out: dict[tuple[int, int], Candidate] = {}
+    for chosen in answered:
+        for candidate in chosen:
+            out.setdefault((candidate.n, candidate.position), candidate)
+    return list(out.values())[: limit * 2]
+
+
+@lru_cache(maxsize=4096)
+def _block_terms(text: str) -> frozenset[str]:
+    return frozenset(_terms(text))
+
+
 def tokens_of(text: str) -> list[str]:
     """Split text into word-sized pieces, as a model would stream it."""
     return _TOKEN.findall(text)
@@ -349,7 +389,7 @@ class ExtractiveModel:
         """The whole answer for a prompt made by `build_messages` (blocking: it may embed)."""
         names = {int(m.group(1)): m.group(2) for m in HEADER_RE.finditer(prompt)}
         question = resolve(parse_question(prompt), parse_history(prompt))
-        chosen = select(
+        chosen = compose(
             question,
             parse_blocks(prompt),
             self.sentences,

@@ -1,0 +1,78 @@
+"""The separate things one question asks, for the extractive generator to answer each from the
+block that answers it: "What are the prices of the Basic and Pro plans?" asks the Basic plan's
+price and the Pro plan's, which two documents state.
+
+Only coordination that marks separate asks is split: two questions in one message, clauses
+joined by "and"/"or" where the second opens as a question ("... and can guests visit?"), and
+names joined by "and"/"or" (capitalised inside the sentence, or a model's letters and digits:
+"Basic and Pro", "X200, X300 and X500"), or nouns with their own article ("the kettle and the
+blender"). "Can I pause and resume sync?" or "my account and data" ask one thing.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["asks"]
+
+MAX_ASKS = 3
+# Words a clause that asks something opens with.
+_OPENS_ASK = (
+    r"(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|"
+    r"will|would|should|shall|may|might|must|has|have)"
+)
+_CLAUSE = re.compile(rf"\s*(?:,\s*|;\s*|\s+)(?:and|or|but|also|plus)\s+(?={_OPENS_ASK}\b)", re.I)
+_SENTENCE = re.compile(r"(?<=\?)\s+")
+_WORD_NAME = r"(?:[A-Z][\w'’-]*|[^\W\d_]+\d[\w-]*)"
+_NAME = rf"{_WORD_NAME}(?:\s+{_WORD_NAME})*"  # "Google Drive"
+# "Basic and Pro", "Basic, Pro and Team", "the X200 or the X300"
+_NAMES = re.compile(
+    rf"(?<![\w'’-])(?P<a>(?:the\s+)?{_NAME})(?P<mid>(?:,\s*(?:the\s+)?{_NAME})*)"
+    rf",?\s+(?:and|or)\s+(?P<b>(?:the\s+)?{_NAME})(?![\w'’-])"
+)
+_ARTICLE = r"(?:the|my|your|our|a|an)"
+# "the kettle and the blender": each noun with its own article.
+_NOUNS = re.compile(
+    rf"\b(?P<a>{_ARTICLE}\s+[a-z][\w-]*)\s+(?:and|or)\s+(?P<b>{_ARTICLE}\s+[a-z][\w-]*)\b", re.I
+)
+
+
+def asks(question: str) -> list[str]:
+    """The questions `question` asks, in its order: itself alone when it asks one thing, at
+    most `MAX_ASKS`."""
+    parts: list[str] = []
+    sentences = _SENTENCE.split(question.strip())
+    if not all(s.endswith(("?", ".")) for s in sentences):
+        # A follow-up resolved with the earlier turn's words after it ("How do I claim it?
+        # claim (Nimbus Blender warranty)") asks one thing.
+        sentences = [question.strip()]
+    for sentence in sentences:
+        clauses = _CLAUSE.split(sentence)
+        if any(len(c.split()) < 2 for c in clauses):  # "Where and when can I ...?"
+            clauses = [sentence]
+        for clause in clauses:
+            parts.extend(_coordinated(clause.strip()))
+    parts = [p for p in dict.fromkeys(parts) if p]
+    return parts[:MAX_ASKS] if len(parts) > 1 else [question]
+
+
+def _coordinated(clause: str) -> list[str]:
+    """`clause` once per coordinated name or noun it asks about, else `clause`."""
+    match = _NAMES.search(clause)
+    if match is not None and _inside(clause, match.start()):
+        items = [match["a"], *re.findall(rf"(?:the\s+)?{_NAME}", match["mid"]), match["b"]]
+    else:
+        match = _NOUNS.search(clause)
+        if match is None:
+            return [clause]
+        items = [match["a"], match["b"]]
+    head, tail = clause[: match.start()], clause[match.end() :]
+    return [f"{head}{item}{tail}" for item in items]
+
+
+def _inside(clause: str, start: int) -> bool:
+    """A capital at `start` is a name only inside the sentence (a first word is capitalised
+    anyway); a model name is one anywhere."""
+    before = clause[:start].rstrip()
+    word = clause[start:].split(None, 1)[0]
+    return bool(before) or any(c.isdigit() for c in word)

@@ -1,0 +1,123 @@
+"""A question asking several things is answered by the local generator from the block that
+answers each, every sentence cited to its own block (over real HTTP); what it does not split."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+from stream_rag.model.asks import asks
+
+from .helpers import running_server
+from .test_chat_http import upload
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "What are the prices of the Basic and Pro plans?",
+            ["What are the prices of the Basic plans?", "What are the prices of Pro plans?"],
+        ),
+        (
+            "What are the opening hours and can guests visit?",
+            ["What are the opening hours", "can guests visit?"],
+        ),
+        (
+            "How much is a day pass? Is Wi-Fi included?",
+            ["How much is a day pass?", "Is Wi-Fi included?"],
+        ),
+        (
+            "How do I clean the kettle and the blender?",
+            ["How do I clean the kettle?", "How do I clean the blender?"],
+        ),
+        ("Can I use Dropbox and Google Drive?", ["Can I use Dropbox?", "Can I use Google Drive?"]),
+        (
+            "Does the X200 or the X300 support 5 GHz?",
+            ["Does the X200 support 5 GHz?", "Does the X300 support 5 GHz?"],
+        ),
+    ],
+)
+def test_a_question_asking_several_things_is_split_into_them(
+    question: str, parts: list[str]
+) -> None:
+    assert asks(question) == parts
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Can I pause and resume sync?",
+        "How can I remove my account and data?",
+        "Where and when can I pick it up?",
+        "And how do I claim it?",
+        "Is there a student discount?",
+        "Pro and Team plans: what do they cost?",  # a first word's capital names nothing
+        "And how do I claim it? claim (Nimbus Blender warranty cover)",  # a resolved follow-up
+    ],
+)
+def test_a_question_asking_one_thing_is_left_whole(question: str) -> None:
+    assert asks(question) == [question]
+
+
+BASIC = b"# Basic plan\n\nThe Basic plan costs 5 euros per month and includes 10 GB of storage.\n"
+PRO = b"# Pro plan\n\nThe Pro plan costs 12 euros per month and includes 1 TB of storage.\n"
+SPACE = b"""# Visiting the office
+
+## When are you open?
+The office is open from 9:00 to 17:00 on weekdays.
+
+## Is there parking?
+There are twelve parking spaces behind the building.
+"""
+GUESTS = b"""House rules
+
+Guests must sign in at reception and may stay for up to two hours.
+"""
+
+
+def ask(base_url: str, question: str) -> dict[str, Any]:
+    response = httpx.post(f"{base_url}/v1/answer", json={"question": question}, timeout=120)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def cited(result: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [(s["text"], [c["name"] for c in s["citations"]]) for s in result["sentences"]]
+
+
+def test_each_thing_asked_is_answered_from_its_own_block(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        for name, data in (
+            ("basic.md", BASIC),
+            ("pro.md", PRO),
+            ("office.md", SPACE),
+            ("rules.txt", GUESTS),
+        ):
+            upload(base_url, name, data)
+
+        prices = ask(base_url, "What are the prices of the Basic and Pro plans?")
+        assert cited(prices) == [
+            ("The Basic plan costs 5 euros per month and includes 10 GB of storage.", ["basic.md"]),
+            ("The Pro plan costs 12 euros per month and includes 1 TB of storage.", ["pro.md"]),
+        ]
+        visit = ask(base_url, "When are you open and how long can guests stay?")
+        assert cited(visit) == [
+            ("The office is open from 9:00 to 17:00 on weekdays.", ["office.md"]),
+            ("Guests must sign in at reception and may stay for up to two hours.", ["rules.txt"]),
+        ]
+        # What no block answers is not answered with the nearest entry (the parking one).
+        gym = ask(base_url, "When are you open and is there a gym?")
+        assert cited(gym) == [
+            ("The office is open from 9:00 to 17:00 on weekdays.", ["office.md"]),
+        ]
