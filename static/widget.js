@@ -97,6 +97,10 @@ textarea:focus-visible { outline-offset: 0; }
   color: var(--srw-bg); border-radius: 6px; padding: .45em .6em; font-size: calc(var(--srw-font-size, 15px) * .85); line-height: 1.4;
   box-shadow: 0 4px 16px rgba(0,0,0,.25); pointer-events: none; overflow-wrap: anywhere; }
 .tip[hidden] { display: none; }
+.tip.pinned { pointer-events: auto; }
+.tip-actions { display: flex; gap: .6em; align-items: center; margin-top: .45em; }
+.tip .open { color: inherit; text-decoration: underline; font-weight: 600; }
+.tip .close { color: inherit; border-color: currentColor; font-size: 1em; padding: .15em .7em; }
 .tip .who { font-weight: 600; display: block; }
 .tip .passage { display: block; margin-top: .25em; }
 .tip mark { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-radius: 3px; padding: 0 .1em; }
@@ -196,6 +200,7 @@ textarea:focus-visible { outline-offset: 0; }
 
   class StreamRagChat extends HTMLElement {
     connectedCallback() {
+      document.addEventListener("pointerdown", this.outside, true);
       if (this.shadowRoot) return;
       const root = this.attachShadow({ mode: "open" });
       // A constructed sheet is not an inline <style>, so a strict CSP (style-src 'self') on
@@ -267,15 +272,27 @@ textarea:focus-visible { outline-offset: 0; }
         const link = linkOf(e);
         if (e.key === "Enter" && link && !link.hasAttribute("href")) this.activate(e, link);
         if (e.key === "Escape") {
-          if (!this.tip.hidden) this.hideTip();
+          if (!this.tip.hidden) this.dismissTip();
           else if (this.current) this.stop();
         }
       });
       const chipOf = (e) => (e.target instanceof Element ? e.target.closest(".chip") : null);
+      // Hover and focus show a chip's passage card for as long as they last; a tap (no hover on
+      // a touch screen) pins it open until a tap elsewhere, its Close button or Escape.
+      const transient = () => { if (!this.pinned) this.hideTip(); };
       root.addEventListener("mouseover", (e) => { const c = chipOf(e); if (c) this.showTip(c); });
-      root.addEventListener("mouseout", (e) => { if (chipOf(e)) this.hideTip(); });
-      root.addEventListener("focusin", (e) => { const c = chipOf(e); if (c) this.showTip(c); else this.hideTip(); });
-      root.addEventListener("focusout", (e) => { if (chipOf(e)) this.hideTip(); });
+      root.addEventListener("mouseout", (e) => { if (chipOf(e)) transient(); });
+      root.addEventListener("focusin", (e) => {
+        if (this.tip.contains(e.target) || this.quiet) return;
+        const c = chipOf(e);
+        if (c) this.showTip(c); else transient();
+      });
+      root.addEventListener("focusout", (e) => { if (chipOf(e)) transient(); });
+      // Where a click came from, for browsers whose click is not a PointerEvent.
+      root.addEventListener("pointerdown", (e) => { this.pointer = e.pointerType; }, { passive: true });
+      this.tip.addEventListener("click", (e) => {
+        if (e.target instanceof Element && e.target.closest("button.close")) this.dismissTip();
+      });
       // A document link opens however it is activated: click (any modifier), middle-click,
       // Enter on a keyed link (no href, so no native activation).
       const linkOf = (e) => (e.target instanceof Element ? e.target.closest("a[data-url]") : null);
@@ -289,6 +306,17 @@ textarea:focus-visible { outline-offset: 0; }
         this.stick = this.log.scrollHeight - this.log.scrollTop - this.log.clientHeight < 32;
       }, { passive: true });
     }
+
+    disconnectedCallback() {
+      document.removeEventListener("pointerdown", this.outside, true);
+    }
+
+    /** A pinned passage card closes at a touch or click anywhere but on it or its chip. */
+    outside = (e) => {
+      if (!this.pinned) return;
+      const path = e.composedPath();
+      if (!path.includes(this.tip) && !path.includes(this.pinned)) this.hideTip();
+    };
 
     /** Keep the newest content in view (the log only: scrollIntoView moved the host page too). */
     follow() {
@@ -610,13 +638,33 @@ textarea:focus-visible { outline-offset: 0; }
       return turn;
     }
 
-    showTip(chip) {
+    /** Show `chip`'s passage card; `pin` keeps it open (a tap), with Open and Close buttons,
+     * as a dialog named for its source. A pinned card stays until dismissed. */
+    showTip(chip, pin = false) {
+      if (this.pinned && !pin) return;
+      if (this.pinned && this.pinned !== chip) this.pinned.removeAttribute("aria-expanded");
       const block = chip.srwBlock || {};
       const tip = this.tip;
       tip.replaceChildren(
         el("span", "who", `[${block.n}] ${block.name} · version ${block.version}`),
         passage(block.text, chip.srwSentence),
       );
+      this.pinned = pin ? chip : null;
+      tip.classList.toggle("pinned", pin);
+      tip.setAttribute("role", pin ? "dialog" : "tooltip");
+      if (pin) {
+        tip.setAttribute("aria-label", `Source ${block.n}: ${block.name}, version ${block.version}`);
+        chip.setAttribute("aria-expanded", "true");
+        const actions = el("span", "tip-actions");
+        const open = this.docLink("open", "Open", block.url, block, chip.srwTurn);
+        open.setAttribute("aria-label", `Open ${block.name}, version ${block.version}`);
+        const close = el("button", "close", "Close");
+        close.type = "button";
+        actions.append(open, close);
+        tip.append(actions);
+      } else {
+        tip.removeAttribute("aria-label");
+      }
       tip.hidden = false;
       if (tip.popover && !tip.matches(":popover-open")) tip.showPopover();
       const r = chip.getBoundingClientRect();
@@ -645,7 +693,22 @@ textarea:focus-visible { outline-offset: 0; }
       this.tip.hidden = true;
       if (this.tip.popover && this.tip.matches(":popover-open")) this.tip.hidePopover();
       if (this.tipChip) this.tipChip.removeAttribute("aria-describedby");
+      if (this.pinned) this.pinned.removeAttribute("aria-expanded");
       this.tipChip = null;
+      this.pinned = null;
+    }
+
+    /** Close the card at the reader's word (Escape, Close): focus that was in it goes back to
+     * its chip (without showing the card again), not to the page's body. */
+    dismissTip() {
+      const chip = this.tipChip;
+      const inside = this.tip.contains(this.shadowRoot.activeElement);
+      this.hideTip();
+      if (inside && chip) {
+        this.quiet = true;
+        chip.focus();
+        this.quiet = false;
+      }
     }
 
     /** A link to a cited document. Without a key it is a plain link. With one it has no href:
@@ -670,6 +733,14 @@ textarea:focus-visible { outline-offset: 0; }
     /** A document link activated: a plain link does what links do; with a key, the document
      * is fetched with it and opened. */
     activate(event, link) {
+      // On a touch screen the first tap on a chip shows its passage (there is no hover); a
+      // second tap, or the card's Open, opens the document.
+      const kind = event.pointerType === undefined ? this.pointer : event.pointerType;
+      if (link.classList.contains("chip") && (kind === "touch" || kind === "pen") && this.pinned !== link) {
+        event.preventDefault();
+        this.showTip(link, true);
+        return;
+      }
       if (!this.dataset.key) {
         if (link.hasAttribute("href")) return;
         // Shown while the widget had a key it no longer has (the page's key field).

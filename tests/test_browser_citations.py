@@ -12,7 +12,9 @@ from stream_rag.access.keys import KeyStore
 from stream_rag.embed.minilm import MiniLMEmbedder
 
 from .browser import (
+    CHAT,
     POLICY,
+    Console,
     ask,
     host_page_app,
     running_stack,
@@ -21,7 +23,7 @@ from .browser import (
 from .helpers import running_server
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext, Response
+    from playwright.sync_api import Browser, BrowserContext, Response
 
 FALCON = b"<html><body><p>Falcon boats are painted blue by the harbour crew.</p></body></html>"
 
@@ -85,3 +87,54 @@ def test_a_keyed_citation_opens_the_document_however_it_is_activated(
                 falcon.click(button=button)
             assert Path(download.value.path()).read_bytes() == FALCON
     assert refused == []
+
+
+def test_on_a_touch_screen_a_tap_shows_the_passage_and_a_second_opens_it(
+    tmp_path: Path, minilm: MiniLMEmbedder, browser: Browser, console: Console
+) -> None:
+    from playwright.sync_api import expect
+
+    # The passage card came on hover or focus only; a tap opened the document at once, so on a
+    # phone the passage was never seen.
+    context = browser.new_context(
+        viewport={"width": 390, "height": 760}, has_touch=True, is_mobile=True
+    )
+    context.on("page", console.watch)
+    try:
+        with running_stack(tmp_path / "d", minilm) as stack:
+            stack.upload("policy.md", POLICY)
+            page = context.new_page()
+            page.goto(stack.url + "/")
+            ask(page, "Refunds for annual plans?")
+            t = wait_done(page)
+            chip = t.locator(".chip").first
+            card = page.locator(f"{CHAT} .tip")
+            chip.tap()
+            expect(card).to_be_visible()
+            expect(card).to_contain_text("Refunds for annual plans are possible within 30 days.")
+            assert len(context.pages) == 1, "the tap opened the document"
+            # A dialog named for its source, the chip saying it is open.
+            expect(card).to_have_role("dialog")
+            expect(card).to_have_accessible_name(re.compile(r"Source 1: policy\.md, version 1"))
+            expect(chip).to_have_attribute("aria-expanded", "true")
+            # A tap elsewhere dismisses it, and so does its Close button.
+            t.locator(".q").tap()
+            expect(card).to_be_hidden()
+            expect(chip).not_to_have_attribute("aria-expanded", "true")
+            chip.tap()
+            card.get_by_role("button", name="Close").tap()
+            expect(card).to_be_hidden()
+            # Its Open button, or a second tap on the chip, opens the document.
+            for second in ("card", "chip"):
+                chip.tap()
+                expect(card).to_be_visible()
+                with (
+                    context.expect_event("response", lambda r: "/content" in r.url) as response,
+                    context.expect_page() as tab,
+                ):
+                    (card.get_by_role("link", name="Open") if second == "card" else chip).tap()
+                assert response.value.body() == POLICY
+                tab.value.close()
+    finally:
+        context.close()
+    assert console.unexpected() == []
