@@ -45,7 +45,7 @@ from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
 from .evidence import Similarity, entry_evidence, evidence_score, unnamed
 from .limits import MAX_QUESTION_CHARS
 from .prompt import build_messages
-from .refusals import conflict_message
+from .refusals import conflict_message, not_answered
 from .results import (
     AnswerResult,
     Attempt,
@@ -321,12 +321,14 @@ class Answerer:
         judge = self._judge(context, blocks)
         buffer = SentenceBuffer()
         tally = Tally()
+        units: list[Judged] = []
 
         async def judged(segment: Segment) -> SentenceOut | Dropped:
             # Sentences go out in order: a grey one holds back those behind it only for as
             # long as its second stage takes.
             verdict = await judge(segment.text)
-            return tally.count(Judged(tally.units, segment, verdict).event(blocks))
+            units.append(Judged(tally.units, segment, verdict))
+            return tally.count(units[-1].event(blocks))
 
         try:
             messages = build_messages(question, blocks, history=options.history)
@@ -342,7 +344,7 @@ class Answerer:
             return
         emitted = tally.units - tally.dropped
         if not emitted:
-            yield Refusal("no_supported_sentences", NOTHING_SUPPORTED)
+            yield not_answered(units) or Refusal("no_supported_sentences", NOTHING_SUPPORTED)
         ttfs = None if tally.first is None else (tally.first - started) * 1000
         yield Done(emitted, tally.dropped, ttfs, _ms(started), tally.tokens, _reported(usage))
 
@@ -389,6 +391,11 @@ class Answerer:
                     sentences=tuple(s for s in sentences if isinstance(s, SentenceOut)),
                     attempts=tuple(attempts),
                 )
+            if (refusal := not_answered(judged)) is not None:
+                # The model found no answer in the sources: a second draft asked to cite
+                # would only push it to quote something.
+                timings["total"] = _ms(started)
+                return replace(base, refusal=refusal, attempts=tuple(attempts))
             feedback = revision_request(attempt, len(blocks))
         timings["total"] = _ms(started)
         return replace(
