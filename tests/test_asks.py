@@ -13,6 +13,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.model.asks import asks
+from stream_rag.model.extractive import compose
 
 from .helpers import running_server
 from .test_chat_http import upload
@@ -36,6 +37,10 @@ from .test_chat_http import upload
         (
             "How do I clean the kettle and the blender?",
             ["How do I clean the kettle?", "How do I clean the blender?"],
+        ),
+        (
+            "What do the city bike and the e-bike cost per day?",
+            ["What do the city bike cost per day?", "What do the e-bike cost per day?"],
         ),
         ("Can I use Dropbox and Google Drive?", ["Can I use Dropbox?", "Can I use Google Drive?"]),
         (
@@ -76,6 +81,14 @@ The office is open from 9:00 to 17:00 on weekdays.
 ## Is there parking?
 There are twelve parking spaces behind the building.
 """
+BIKES = b"""# Rental prices
+
+| Bike | Per hour | Per day |
+|---|---|---|
+| City bike | 4 euros | 18 euros |
+| E-bike | 9 euros | 39 euros |
+| Cargo bike | 12 euros | 55 euros |
+"""
 GUESTS = b"""House rules
 
 Guests must sign in at reception and may stay for up to two hours.
@@ -103,6 +116,7 @@ def test_each_thing_asked_is_answered_from_its_own_block(
             ("pro.md", PRO),
             ("office.md", SPACE),
             ("rules.txt", GUESTS),
+            ("bikes.md", BIKES),
         ):
             upload(base_url, name, data)
 
@@ -116,8 +130,26 @@ def test_each_thing_asked_is_answered_from_its_own_block(
             ("The office is open from 9:00 to 17:00 on weekdays.", ["office.md"]),
             ("Guests must sign in at reception and may stay for up to two hours.", ["rules.txt"]),
         ]
+        rows = ask(base_url, "What do the city bike and the e-bike cost per day?")
+        assert cited(rows) == [
+            ("City bike: Per hour 4 euros, Per day 18 euros.", ["bikes.md"]),
+            ("E-bike: Per hour 9 euros, Per day 39 euros.", ["bikes.md"]),
+        ]
         # What no block answers is not answered with the nearest entry (the parking one).
         gym = ask(base_url, "When are you open and is there a gym?")
         assert cited(gym) == [
             ("The office is open from 9:00 to 17:00 on weekdays.", ["office.md"]),
         ]
+
+
+def test_a_part_asking_mostly_what_no_block_names_is_not_answered() -> None:
+    blocks = {1: SPACE.decode(), 2: "Meeting rooms cost 15 euros an hour."}
+    question = "When is the office open and how much does a gym cost?"
+    assert [c.text for c in compose(question, blocks)] == [
+        "The office is open from 9:00 to 17:00 on weekdays."
+    ]
+    both = "When is the office open and how much does a meeting room cost?"
+    assert [(c.n, c.text) for c in compose(both, blocks)] == [
+        (1, "The office is open from 9:00 to 17:00 on weekdays."),
+        (2, "Meeting rooms cost 15 euros an hour."),
+    ]

@@ -31,9 +31,11 @@ _NAMES = re.compile(
     rf",?\s+(?:and|or)\s+(?P<b>(?:the\s+)?{_NAME})(?![\w'’-])"
 )
 _ARTICLE = r"(?:the|my|your|our|a|an)"
-# "the kettle and the blender": each noun with its own article.
+# "the kettle and the blender", "the city bike and the e-bike": each with its own article.
 _NOUNS = re.compile(
-    rf"\b(?P<a>{_ARTICLE}\s+[a-z][\w-]*)\s+(?:and|or)\s+(?P<b>{_ARTICLE}\s+[a-z][\w-]*)\b", re.I
+    rf"\b(?P<a>{_ARTICLE}(?:\s+[a-z][\w-]*){{1,2}}?)\s+(?:and|or)\s+"
+    rf"(?P<b>{_ARTICLE}(?:\s+[a-z][\w-]*){{1,2}}?)(?=[\s?.!,;:]|$)",
+    re.I,
 )
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
 from ..language.followups import resolve
-from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
+from ..language.terms import NEGATION, NEGATION_CUE, WORD, model_names, names_model, stem
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
@@ -286,18 +286,22 @@ def compose(
 ) -> list[Candidate]:
     """`select` for each thing the question asks (`asks`), in its order, when two or more are
     answered: "the Basic and Pro plans" from the Basic plan's block and the Pro plan's, each
-    sentence cited to its own. A part is answered only from a block holding a word that part
-    asks and the others do not ("is there a gym?" beside the opening hours is not answered
-    with the parking entry); else the question is answered as one, by `select`."""
+    sentence cited to its own. A part is answered only when most of the words it asks and the
+    others do not are in some block, and one of them is in its answer's block ("how much does
+    a gym cost?" beside the opening hours is not answered with the meeting rooms' prices); else
+    the question is answered as one, by `select`."""
     parts = asks(question)
     if len(parts) < 2:
         return select(question, blocks, limit, min_score, dense, names)
-    terms = [_terms(part) for part in parts]
+    words = [_content_words(part) for part in parts]
     answered: list[list[Candidate]] = []
     for i, part in enumerate(parts):
-        own = terms[i].difference(*(t for j, t in enumerate(terms) if j != i))
+        own = words[i].difference(*(w for j, w in enumerate(words) if j != i))
+        known = sum(any(_has_word(text, w) for text in blocks.values()) for w in own)
+        if known * 2 <= len(own):
+            continue  # it asks about something no block names ("... and is there a gym?")
         chosen = select(part, blocks, limit, min_score, dense, names)
-        if chosen and own & set().union(*(_block_terms(blocks[c.n]) for c in chosen)):
+        if chosen and any(_has_word(blocks[n], w) for n in {c.n for c in chosen} for w in own):
             answered.append(chosen)
     if len(answered) < 2:
         return select(question, blocks, limit, min_score, dense, names)
@@ -306,6 +310,19 @@ def compose(
         for candidate in chosen:
             out.setdefault((candidate.n, candidate.position), candidate)
     return list(out.values())[: limit * 2]
+
+
+def _content_words(text: str) -> set[str]:
+    """The words of `text` that are not stop words, as written ("e-bike" whole: its "e" is no
+    BM25 token, and "bike" alone is the city bike's too)."""
+    return {w.casefold() for w in WORD.findall(text) if tokenize(w)}
+
+
+def _has_word(text: str, word: str) -> bool:
+    """Whether `text` has `word` as written or its stemmed terms ("bikes" for "bike")."""
+    if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
+        return True
+    return _terms(word) <= _block_terms(text)
 
 
 @lru_cache(maxsize=4096)
