@@ -19,6 +19,8 @@ from stream_rag.answer.asked import clause_at, clause_spans, fits, slot_kind
         ("How many notebooks can I create?", "count"),
         ("When does the new price take effect?", "date"),
         ("Can I export my notes?", None),
+        ("Where can I get spare parts?", "place"),
+        ("Where is the shop?", "place"),
     ],
 )
 def test_slot_kind(question: str, kind: str | None) -> None:
@@ -35,6 +37,11 @@ def test_values_fit_the_slot() -> None:
     assert fits("date", "date", "time")
     assert fits(None, "number", "day")
     assert fits("money", "number", "@cost")  # a unit not read is not held against a value
+    # "where" asks a place: never a duration, a date or a price; a house number may be one
+    assert not fits("place", "number", "year")
+    assert not fits("place", "date", "time")
+    assert not fits("place", "number", "€")
+    assert fits("place", "number", "harbour")
 
 
 def test_clauses_split_at_commas_and_conjunctions_but_keep_bare_values() -> None:

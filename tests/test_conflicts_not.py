@@ -185,6 +185,17 @@ def test_a_difference_the_question_does_not_touch_is_no_conflict() -> None:
     assert find("How much does a return cost?", RETURNS_45, RETURNS_60) == []  # money, not days
 
 
+def test_where_is_not_asking_how_long() -> None:
+    a = "Spare parts are sold in our web shop. We keep spare parts available for seven years."
+    b = "We keep spare parts available for ten years after a product is discontinued."
+    assert find("Where can I get spare parts?", a, b) == []
+    assert len(find("How long do you keep spare parts available?", a, b)) == 1
+    # An address is a place: two of them for one shop still disagree.
+    shop_a = "Our repair shop is at 12 Harbour Street in the old town."
+    shop_b = "Our repair shop is at 14 Harbour Street in the old town."
+    assert len(find("Where is your repair shop?", shop_a, shop_b)) == 1
+
+
 def test_the_difference_the_question_asks_about_is_still_a_conflict() -> None:
     questions = (
         "How long do I have to return an item?",

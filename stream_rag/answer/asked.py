@@ -4,7 +4,9 @@ Two statements can differ in a number the question never asked about: "Is there 
 fee?" over two return policies that say 45 and 60 days. A value (or negation) counts for the
 question only when the clause it stands in shares a term with the question, and when its kind
 fits the question's slot: "how long" asks for a duration, "how much does it cost" for money,
-"when" for a date or time, "how many" for a count.
+"when" for a date or time, "how many" for a count, "where" for a place (a house number, a
+floor, never a duration, a date or a price: "Where can I get spare parts?" over two documents
+that keep them seven and ten years is no conflict).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-SlotKind = Literal["duration", "money", "date", "count"]
+SlotKind = Literal["duration", "money", "date", "count", "place"]
 
 _TIME_UNITS = frozenset(
     "second minute hour day week month year business night sec min hr h d wk mo yr".split()
@@ -20,6 +22,7 @@ _TIME_UNITS = frozenset(
 _MONEY_UNITS = frozenset("$ € £ ¥ % dollar euro pound cent".split())
 _SIZE = r"(?:storage|space|data|water|memory|room|capacity)"
 _SLOTS: tuple[tuple[SlotKind, re.Pattern[str]], ...] = (
+    ("place", re.compile(r"^\W*where\b")),
     ("date", re.compile(r"^\W*when\b|\bwhat time\b|\bwhich (?:day|date)\b|\bopening hours\b")),
     ("count", re.compile(rf"\bhow much {_SIZE}\b")),
     (
@@ -61,6 +64,8 @@ def fits(kind: SlotKind | None, value_kind: str, unit: str) -> bool:
         return value_kind == "date" or unit in _TIME_UNITS
     if kind == "money":
         return value_kind == "number" and unit in _MONEY_UNITS
+    if kind == "place":  # "12 Harbour Street", "the 2nd floor"
+        return value_kind == "number" and unit not in _TIME_UNITS and unit not in _MONEY_UNITS
     return value_kind == "date" or unit in _TIME_UNITS  # date: a date, a time or a delay
 
 
