@@ -46,23 +46,31 @@ class Result:
 
 
 def load(path: Path) -> list[Example]:
+    """The labelled records of a JSONL file; an unreadable file or a bad line is an
+    `InputError` naming it."""
     examples = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
             obj = json.loads(line)
-            try:
-                examples.append(
-                    Example(
-                        str(obj["sentence"]),
-                        tuple(str(b) for b in obj["blocks"]),
-                        tuple(int(n) for n in obj["cited"]),
-                        bool(obj["label"]),
-                    )
+        except ValueError as exc:
+            raise InputError(f"{path}:{number}: not JSON ({exc})") from None
+        try:
+            examples.append(
+                Example(
+                    str(obj["sentence"]),
+                    tuple(str(b) for b in obj["blocks"]),
+                    tuple(int(n) for n in obj["cited"]),
+                    bool(obj["label"]),
                 )
-            except (KeyError, TypeError, ValueError) as exc:
-                raise InputError(f"{path}:{number}: bad record ({exc})") from None
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}:{number}: bad record ({exc})") from None
     return examples
 
 
