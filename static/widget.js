@@ -433,7 +433,9 @@ textarea:focus-visible { outline-offset: 0; }
           this.follow();
           if (over) break;
         }
-        if (!turn.finished && !turn.failed) turn.fail("The answer broke off before it was complete.");
+        if (!turn.finished && !turn.failed) {
+          turn.fail(turn.sentences.length ? "the connection ended before the rest came." : "The answer broke off before it was complete.");
+        }
       } catch (error) {
         if (turn.controller.signal.aborted) turn.stopped();
         else turn.fail("Could not reach the server: the connection failed or was lost, or this site may not use it.");
@@ -622,7 +624,8 @@ textarea:focus-visible { outline-offset: 0; }
           turn.say("");
           const box = el("div", "error");
           box.setAttribute("role", "alert");
-          box.append(el("span", null, message));
+          // Sentences shown before the failure are only part of the answer: say so, as Stop does.
+          box.append(el("span", null, turn.sentences.length ? `The answer above is incomplete: ${message}` : message));
           const retry = el("button", null, "Retry");
           retry.type = "button";
           retry.addEventListener("click", () => {

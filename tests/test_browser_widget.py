@@ -140,3 +140,19 @@ def test_the_passage_card_sits_at_its_chip_inside_a_transformed_container(
     assert abs(t["x"] - c["x"]) <= 2, (c, t)
     if popover:  # in the top layer, its text is read at the page's size, not shrunk
         assert t["width"] > 200, t
+
+
+def test_an_answer_that_breaks_off_says_the_part_shown_is_incomplete(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page
+) -> None:
+    # The model's stream broke off after a sentence: the error said what failed, but not that
+    # the sentences above it are only part of the answer (a stopped one says so).
+    with running_stack(tmp_path / "d", minilm, FakeConfig(error_after=14)) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        ask(page, "Refunds for annual, monthly and team plans?")
+        t = wait_done(page)
+        error = t.locator(".error")
+        assert t.locator(".s").count() >= 1
+        assert error.count() == 1, t.inner_text()
+        assert "The answer above is incomplete" in error.inner_text(), error.inner_text()
