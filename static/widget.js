@@ -101,6 +101,11 @@ textarea:focus-visible { outline-offset: 0; }
 .tip-actions { display: flex; gap: .6em; align-items: center; margin-top: .45em; }
 .tip .open { color: inherit; text-decoration: underline; font-weight: 600; }
 .tip .close { color: inherit; border-color: currentColor; font-size: 1em; padding: .15em .7em; }
+/* A finger needs targets of 24 px at least (WCAG 2.5.8): chips were 19 x 18. */
+.tip .open, .tip .close { display: inline-flex; align-items: center; min-height: 28px; }
+@media (pointer: coarse) {
+  .chip { min-width: 26px; min-height: 24px; line-height: 24px; margin-left: .3em; vertical-align: baseline; }
+}
 .tip .who { font-weight: 600; display: block; }
 .tip .passage { display: block; margin-top: .25em; }
 .tip mark { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-radius: 3px; padding: 0 .1em; }

@@ -117,6 +117,12 @@ def test_on_a_touch_screen_a_tap_shows_the_passage_and_a_second_opens_it(
             expect(card).to_have_role("dialog")
             expect(card).to_have_accessible_name(re.compile(r"Source 1: policy\.md, version 1"))
             expect(chip).to_have_attribute("aria-expanded", "true")
+            # Targets a finger can hit (WCAG 2.5.8: 24 px at least).
+            for target in (chip, card.locator("a.open"), card.locator("button.close")):
+                box = target.bounding_box()
+                assert box is not None
+                assert box["width"] >= 24, box
+                assert box["height"] >= 24, box
             # A tap elsewhere dismisses it, and so does its Close button.
             t.locator(".q").tap()
             expect(card).to_be_hidden()
