@@ -12,7 +12,7 @@ import pytest
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
-from stream_rag.model.asks import asks
+from stream_rag.language.asks import asks
 from stream_rag.model.extractive import compose
 
 from .helpers import running_server

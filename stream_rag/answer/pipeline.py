@@ -32,14 +32,15 @@ from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from ..gate.segment import Segment, SentenceBuffer, split_segments
-from ..language.followups import resolve
+from ..language.asks import asks
+from ..language.followups import leans_on_history, resolve
 from ..lifecycle import Drain
 from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
 from ..model.usage import start as start_usage
 from ..prompt_format import CONDENSE_PROMPT, condense_request
 from ..retrieve.hybrid import Block, Retriever, SearchResult
-from ..types import Message
+from ..types import Message, Turn
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
 from .evidence import Similarity, entry_evidence, evidence_score, unnamed
@@ -241,7 +242,12 @@ class Answerer:
                 detail["not_in_sources"] = missing
             return Refusal("low_evidence", LOW_EVIDENCE, [detail])
         if check:
-            conflicts = self.detector.find(question, blocks)
+            # A question asking several things: what disagrees must be what one of them asks
+            # ("... and where do I get spare parts?" does not ask how long they are kept).
+            found = (c for part in _parts(question) for c in self.detector.find(part, blocks))
+            conflicts = list(
+                {(c.a.n, c.b.n, c.sentence_a, c.sentence_b): c for c in found}.values()
+            )
             if conflicts:
                 return Refusal(
                     "conflicting_sources",
@@ -420,6 +426,16 @@ def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]
     _, citations = extract(sentence)
     cited = tuple(dict.fromkeys(c.n for c in citations if 1 <= c.n <= len(blocks)))
     return Verdict(True, "ok", cited, 0.0, "not checked (ungated baseline)")
+
+
+def _parts(question: str) -> list[str]:
+    """The things `question` asks (`asks`), a part that leans on one before it ("... and how
+    long do you keep them?") with that one's subject words."""
+    parts = asks(question)
+    return [
+        resolve(part, [Turn(p, "") for p in parts[:i]]) if i and leans_on_history(part) else part
+        for i, part in enumerate(parts)
+    ]
 
 
 def _reported(usage: Usage) -> dict[str, int] | None:

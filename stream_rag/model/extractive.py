@@ -30,12 +30,12 @@ import numpy as np
 
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
+from ..language.asks import asks
 from ..language.followups import resolve
 from ..language.terms import NEGATION, NEGATION_CUE, WORD, model_names, names_model, stem
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
-from .asks import asks
 from .tables import Table
 
 NO_ANSWER = "The sources do not answer this question."
