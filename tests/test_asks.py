@@ -13,7 +13,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.language.asks import asks
-from stream_rag.model.extractive import compose
+from stream_rag.model.extractive import SentenceVectors, compose
 
 from .helpers import running_server
 from .test_chat_http import upload
@@ -43,6 +43,14 @@ from .test_chat_http import upload
             ["What do the city bike cost per day?", "What do the e-bike cost per day?"],
         ),
         ("Can I use Dropbox and Google Drive?", ["Can I use Dropbox?", "Can I use Google Drive?"]),
+        (
+            "What about the cargo bike, the city bike and the e-bike?",
+            ["What about the cargo bike?", "What about the city bike?", "What about the e-bike?"],
+        ),
+        (
+            "How much are the city bike and the e-bike per day?",
+            ["How much are the city bike per day?", "How much are the e-bike per day?"],
+        ),
         (
             "Does the X200 or the X300 support 5 GHz?",
             ["Does the X200 support 5 GHz?", "Does the X300 support 5 GHz?"],
@@ -153,3 +161,13 @@ def test_a_part_asking_mostly_what_no_block_names_is_not_answered() -> None:
         (1, "The office is open from 9:00 to 17:00 on weekdays."),
         (2, "Meeting rooms cost 15 euros an hour."),
     ]
+
+
+def test_how_a_part_asks_is_not_what_it_asks_about(minilm: MiniLMEmbedder) -> None:
+    """ "How much" is how the first part asks: its subject, the deposit, is in a block."""
+    blocks = {
+        1: "A deposit of 100 euros is blocked on your card when you pick up the bike.",
+        2: "Bring a photo ID and a credit card for the deposit.",
+    }
+    question = "How much is the deposit? And what do I need to bring?"
+    assert [c.n for c in compose(question, blocks, dense=SentenceVectors(minilm))] == [1, 2]

@@ -31,12 +31,15 @@ _NAMES = re.compile(
     rf",?\s+(?:and|or)\s+(?P<b>(?:the\s+)?{_NAME})(?![\w'’-])"
 )
 _ARTICLE = r"(?:the|my|your|our|a|an)"
-# "the kettle and the blender", "the city bike and the e-bike": each with its own article.
+_SEPARATOR = r"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)"
+# "the kettle and the blender", "the cargo bike, the city bike and the e-bike": each with its
+# own article; the last takes a second word only where the phrase ends ("the e-bike per day").
+_NOUN = rf"{_ARTICLE}\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)??"
+_LAST_NOUN = rf"{_ARTICLE}\s+[a-z][\w-]*(?:\s+[a-z][\w-]*(?=[?.!,;:]|$))?"
 _NOUNS = re.compile(
-    rf"\b(?P<a>{_ARTICLE}(?:\s+[a-z][\w-]*){{1,2}}?)\s+(?:and|or)\s+"
-    rf"(?P<b>{_ARTICLE}(?:\s+[a-z][\w-]*){{1,2}}?)(?=[\s?.!,;:]|$)",
-    re.I,
+    rf"\b(?P<chain>{_NOUN}(?:{_SEPARATOR}{_NOUN})*{_SEPARATOR}{_LAST_NOUN})(?=[\s?.!,;:]|$)", re.I
 )
+_SPLIT_NOUNS = re.compile(_SEPARATOR, re.I)
 
 
 def asks(question: str) -> list[str]:
@@ -59,7 +62,8 @@ def asks(question: str) -> list[str]:
 
 
 def _coordinated(clause: str) -> list[str]:
-    """`clause` once per coordinated name or noun it asks about, else `clause`."""
+    """`clause` once per coordinated name or noun it asks about ("the cargo bike, the city bike
+    and the e-bike" each), else `clause`."""
     match = _NAMES.search(clause)
     if match is not None and _inside(clause, match.start()):
         items = [match["a"], *re.findall(rf"(?:the\s+)?{_NAME}", match["mid"]), match["b"]]
@@ -67,7 +71,7 @@ def _coordinated(clause: str) -> list[str]:
         match = _NOUNS.search(clause)
         if match is None:
             return [clause]
-        items = [match["a"], match["b"]]
+        items = _SPLIT_NOUNS.split(match["chain"])
     head, tail = clause[: match.start()], clause[match.end() :]
     return [f"{head}{item}{tail}" for item in items]
 

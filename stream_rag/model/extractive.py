@@ -31,8 +31,8 @@ import numpy as np
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
 from ..language.asks import asks
-from ..language.followups import resolve
-from ..language.terms import NEGATION, NEGATION_CUE, WORD, model_names, names_model, stem
+from ..language.followups import resolve, subject_words
+from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
@@ -313,9 +313,9 @@ def compose(
 
 
 def _content_words(text: str) -> set[str]:
-    """The words of `text` that are not stop words, as written ("e-bike" whole: its "e" is no
-    BM25 token, and "bike" alone is the city bike's too)."""
-    return {w.casefold() for w in WORD.findall(text) if tokenize(w)}
+    """What `text` asks about, as written ("e-bike" whole: its "e" is no BM25 token, and "bike"
+    alone is the city bike's too), not how it asks ("how much", "need")."""
+    return {w.casefold() for w in subject_words(text)}
 
 
 def _has_word(text: str, word: str) -> bool:
