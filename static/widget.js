@@ -119,6 +119,7 @@ textarea:focus-visible { outline-offset: 0; }
   const MAX_QUESTION_CHARS = 4000;
   const MAX_HISTORY_CHARS = 16000;
   const BUSY = "An answer is still coming: wait for it, or Stop it (Escape), then send this question.";
+  const BUSY_RETRY = "An answer is still coming: wait for it, or Stop it (Escape), then Retry.";
   const CONFLICT_HEADING = "The sources disagree on this, so I am not choosing between them.";
 
   const REASONS = {
@@ -450,7 +451,7 @@ textarea:focus-visible { outline-offset: 0; }
         this.stopButton.hidden = true;
         this.sendButton.hidden = false;
         if (hadFocus) this.input.focus();
-        if (this.hint.textContent === BUSY) this.hint.textContent = "";
+        if (this.hint.textContent === BUSY || this.hint.textContent === BUSY_RETRY) this.hint.textContent = "";
         this.follow();
       }
     }
@@ -634,7 +635,10 @@ textarea:focus-visible { outline-offset: 0; }
           const retry = el("button", null, "Retry");
           retry.type = "button";
           retry.addEventListener("click", () => {
-            if (chat.current) return;
+            if (chat.current) {
+              chat.hint.textContent = BUSY_RETRY;
+              return;
+            }
             retry.disabled = true;
             chat.run(question);
           });

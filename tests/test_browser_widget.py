@@ -3,6 +3,7 @@ container, and over a conversation whose answers did not all finish."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from stream_rag.model.fake import FakeConfig
 from .browser import (
     CHAT,
     POLICY,
+    Console,
     ask,
     host_page_app,
     running_stack,
@@ -147,12 +149,46 @@ def test_an_answer_that_breaks_off_says_the_part_shown_is_incomplete(
 ) -> None:
     # The model's stream broke off after a sentence: the error said what failed, but not that
     # the sentences above it are only part of the answer (a stopped one says so).
+    bodies: list[Any] = []
     with running_stack(tmp_path / "d", minilm, FakeConfig(error_after=14)) as stack:
         stack.upload("policy.md", POLICY)
         page.goto(stack.url + "/")
+        page.on(
+            "request",
+            lambda r: bodies.append(r.post_data_json) if r.url.endswith("/v1/chat") else None,
+        )
         ask(page, "Refunds for annual, monthly and team plans?")
         t = wait_done(page)
         error = t.locator(".error")
         assert t.locator(".s").count() >= 1
         assert error.count() == 1, t.inner_text()
         assert "The answer above is incomplete" in error.inner_text(), error.inner_text()
+        # Nor is it history: the next question goes without it.
+        ask(page, "And for monthly plans?")
+        wait_done(page, 2)
+    assert "history" not in bodies[-1], bodies[-1]
+
+
+def test_retry_while_another_answer_streams_is_explained_then_works(
+    tmp_path: Path, minilm: MiniLMEmbedder, page: Page, console: Console
+) -> None:
+    # Retry on an earlier failed turn while an answer streams did nothing, silently.
+    with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=5)) as stack:
+        stack.upload("policy.md", POLICY)
+        page.goto(stack.url + "/")
+        page.route("**/v1/chat", lambda route: route.abort("connectionreset"))
+        console.allowed.append(re.compile(r"ERR_CONNECTION_RESET"))
+        ask(page, "Refunds for annual plans?")
+        retry = wait_done(page).get_by_role("button", name="Retry")
+        page.unroute("**/v1/chat")
+        ask(page, "Refunds for annual, monthly and team plans?")
+        turn(page, 2).locator(".s").first.wait_for()
+        retry.click()
+        hint = page.locator(f"{CHAT} .hint")
+        hint.wait_for()
+        assert "Stop" in hint.inner_text()
+        assert retry.is_enabled()
+        page.locator(f"{CHAT} button.stop").click()
+        hint.wait_for(state="hidden")
+        retry.click()
+        assert wait_done(page, 3).locator(".q").inner_text() == "Refunds for annual plans?"
