@@ -3,7 +3,8 @@
  * Embed: <script src="https://HOST/static/widget.js" data-collection="support" defer></script>
  *    or: <stream-rag-chat data-collection="support"></stream-rag-chat> plus the script tag.
  * Attributes: data-collection, data-api (default: where this script came from, path prefix and all),
- * data-key (a chat-scoped API key, sent as a Bearer token), data-title.
+ * data-key (a chat-scoped API key, sent as a Bearer token), data-title, data-theme (light or
+ * dark; default: the system's).
  * Theme it from the host page with CSS custom properties (--srw-accent, --srw-bg, ...).
  * Untrusted text (answers, names, passages, messages) is only ever set as textContent.
  */
@@ -21,6 +22,12 @@
     return at < 0 ? src.origin : src.origin + src.pathname.slice(0, at);
   })();
 
+  const DARK = `
+  --srw-bg: #1b1d21; --srw-fg: #ececef; --srw-muted: #b4b8c0; --srw-border: #474c55;
+  --srw-accent: #8ab4f8; --srw-accent-fg: #0d1b33; --srw-chip-bg: #26375a; --srw-chip-fg: #d6e4ff;
+  --srw-q-bg: #262930; --srw-refusal-bg: #3a2e12; --srw-refusal-fg: #fbe3ad; --srw-refusal-border: #d69e2e;
+  --srw-error-bg: #44161c; --srw-error-fg: #ffc9cf; --srw-focus: #ffb870;`;
+  // data-theme="light" or "dark" is the host page's choice; without it the system's.
   const CSS = `
 :host { --srw-font: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --srw-bg: #ffffff; --srw-fg: #1d1d1f; --srw-muted: #545861; --srw-border: #c9ced6;
@@ -28,11 +35,8 @@
   --srw-q-bg: #f1f3f6; --srw-refusal-bg: #fff6e0; --srw-refusal-fg: #5c3b00; --srw-refusal-border: #b7791f;
   --srw-error-bg: #fdecee; --srw-error-fg: #8a0014; --srw-focus: #d1580b; --srw-radius: 10px;
   display: block; color: var(--srw-fg); font: 15px/1.5 var(--srw-font); min-width: 0; }
-@media (prefers-color-scheme: dark) { :host {
-  --srw-bg: #1b1d21; --srw-fg: #ececef; --srw-muted: #b4b8c0; --srw-border: #474c55;
-  --srw-accent: #8ab4f8; --srw-accent-fg: #0d1b33; --srw-chip-bg: #26375a; --srw-chip-fg: #d6e4ff;
-  --srw-q-bg: #262930; --srw-refusal-bg: #3a2e12; --srw-refusal-fg: #fbe3ad; --srw-refusal-border: #d69e2e;
-  --srw-error-bg: #44161c; --srw-error-fg: #ffc9cf; --srw-focus: #ffb870; } }
+@media (prefers-color-scheme: dark) { :host(:not([data-theme=light])) {${DARK} } }
+:host([data-theme=dark]) {${DARK} }
 * { box-sizing: border-box; }
 /* Inherited properties (font, colour, spacing) would leak in from the host page through the
    host element, even with !important there: start from initial values instead. */
@@ -823,7 +827,7 @@ textarea:focus-visible { outline-offset: 0; }
   function mount() {
     if (!SCRIPT || document.querySelector("stream-rag-chat")) return;
     const widget = document.createElement("stream-rag-chat");
-    for (const name of ["collection", "api", "key", "title"]) {
+    for (const name of ["collection", "api", "key", "title", "theme"]) {
       if (SCRIPT.dataset[name]) widget.dataset[name] = SCRIPT.dataset[name];
     }
     if (!widget.dataset.api) widget.dataset.api = SCRIPT_BASE;

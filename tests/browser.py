@@ -169,18 +169,19 @@ def host_page_app(
     *,
     data_api: bool = False,
     wrap: str = "{}",
+    attrs: str = "",
 ) -> Starlette:
     """Another site's page that embeds the widget with one script tag; `api["url"]` is read
     per request, so the page's server can start before the API it points at. With `data_api`
     the tag names the API as an operator would ("https://host/rag/"); it goes into `wrap`
-    ("<div ...>{}</div>": the widget lands in that container)."""
+    ("<div ...>{}</div>": the widget lands in that container); `attrs` are the tag's others."""
 
     async def page(request: Request) -> HTMLResponse:
         script = (
             f'<script src="{api["url"]}/static/widget.js" data-collection="{collection}"'
             + (f' data-key="{key}"' if key else "")
             + (f' data-api="{api["url"]}/"' if data_api else "")
-            + " defer></script>"
+            + f" {attrs} defer></script>"
         )
         return HTMLResponse(
             "<!doctype html><html lang=en><head><meta charset=utf-8><title>Host page</title>"

@@ -25,7 +25,7 @@ from .browser import (
 from .helpers import running_server
 
 if TYPE_CHECKING:
-    from playwright.sync_api import BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, Page
 
 
 def _opens(context: BrowserContext, link: Any) -> tuple[str, bytes]:
@@ -192,3 +192,40 @@ def test_retry_while_another_answer_streams_is_explained_then_works(
         hint.wait_for(state="hidden")
         retry.click()
         assert wait_done(page, 3).locator(".q").inner_text() == "Refunds for annual plans?"
+
+
+def test_data_theme_sets_light_or_dark_whatever_the_system_prefers(
+    tmp_path: Path, minilm: MiniLMEmbedder, browser: Browser
+) -> None:
+    # A light site on a system in dark mode showed a dark chat in its white page: the widget
+    # followed prefers-color-scheme only.
+    api: dict[str, str] = {}
+    background = f"() => getComputedStyle(document.querySelector('{CHAT}').shadowRoot"
+    background += ".querySelector('.root')).backgroundColor"
+    seen: dict[tuple[str, str], str] = {}
+    with (
+        running_server(host_page_app(api, attrs='data-theme="light"')) as light,
+        running_server(host_page_app(api, attrs='data-theme="dark"')) as dark,
+        running_server(host_page_app(api)) as auto,
+        running_stack(tmp_path / "d", minilm, cors_origins=(light, dark, auto)) as stack,
+    ):
+        api["url"] = stack.url
+        for scheme in ("light", "dark"):
+            context = browser.new_context(color_scheme=scheme)
+            try:
+                page = context.new_page()
+                for name, host in (("light", light), ("dark", dark), ("auto", auto)):
+                    page.goto(host + "/")
+                    page.locator(f"{CHAT} textarea").wait_for()
+                    seen[scheme, name] = str(page.evaluate(background))
+            finally:
+                context.close()
+    white, black = "rgb(255, 255, 255)", "rgb(27, 29, 33)"
+    assert seen == {
+        ("light", "light"): white,
+        ("light", "dark"): black,
+        ("light", "auto"): white,
+        ("dark", "light"): white,
+        ("dark", "dark"): black,
+        ("dark", "auto"): black,
+    }
