@@ -1,7 +1,7 @@
 """When the model says the sources do not answer the question (the rule the prompt gives it),
 the refusal says so, with `details` naming the cause, instead of "try rephrasing"; the
-non-streaming answer refuses at once instead of asking the model for a cited draft. Over real
-HTTP, with a scripted model."""
+non-streaming answer asks for its one second draft as for any failing draft. Over real HTTP,
+with scripted models."""
 
 from __future__ import annotations
 
@@ -37,6 +37,25 @@ class ScriptedModel:
     async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
         self.calls += 1
         for piece in tokens_of(self.reply):
+            yield piece
+
+
+class SecondDraftModel:
+    """A chat model that writes `first` to the first request and `then` to every later one,
+    keeping each request's last message."""
+
+    name = "second-draft"
+
+    def __init__(self, first: str, then: str) -> None:
+        self.replies = [first, then]
+        self.calls = 0
+        self.seen: list[str] = []
+
+    async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
+        reply = self.replies[min(self.calls, 1)]
+        self.calls += 1
+        self.seen.append(messages[-1].content)
+        for piece in tokens_of(reply):
             yield piece
 
 
@@ -89,7 +108,11 @@ def test_the_refusal_says_the_sources_do_not_answer(tmp_path: Path, minilm: Mini
         body = response.json()
         assert body["refusal"]["message"].startswith("The sources do not answer this question")
         assert body["refusal"]["details"] == [{"cause": "no_answer_in_sources"}]
-        assert model.calls == calls + 1  # no second draft asked for: it would be pushed to cite
+        # The first draft failed verification, so a second was asked for, once, with the
+        # reasons; it said the same, and the refusal says what the model said.
+        assert model.calls == calls + 2
+        assert len(body["attempts"]) == 2
+        assert body["attempts"][0]["draft"] == model.reply
 
         # A draft that states something uncited is still "no supported sentences".
         model.reply = "Monthly plans can always be refunded."
@@ -99,3 +122,26 @@ def test_the_refusal_says_the_sources_do_not_answer(tmp_path: Path, minilm: Mini
             events = [(n, d) for n, d, _ in read_events(response) if n in ("refusal",)]
         assert events[0][1]["reason"] == "no_supported_sentences"
         assert "details" not in events[0][1]
+
+
+def test_an_abstaining_first_draft_gets_its_second_draft(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    # "I don't know" may be over-cautious: the non-streaming answer asks once more, with the
+    # reasons, as for any failing draft, and the gate checks what the second draft says.
+    model = SecondDraftModel(
+        "I could not find this in the sources.",
+        "Annual plans can be refunded within 30 days of purchase [1].",
+    )
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
+        upload(base_url, "policy.md", POLICY)
+        question = {"question": "Can annual plans be refunded?"}
+        response = httpx.post(f"{base_url}/v1/answer", json=question, timeout=120)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body.get("refusal") is None, body
+    assert "within 30 days" in body["answer"]
+    assert model.calls == 2
+    assert "Your previous answer failed verification" in model.seen[-1]
+    assert [attempt["passed"] for attempt in body["attempts"]] == [False, True]

@@ -397,18 +397,14 @@ class Answerer:
                     sentences=tuple(s for s in sentences if isinstance(s, SentenceOut)),
                     attempts=tuple(attempts),
                 )
-            if (refusal := not_answered(judged)) is not None:
-                # The model found no answer in the sources: a second draft asked to cite
-                # would only push it to quote something.
-                timings["total"] = _ms(started)
-                return replace(base, refusal=refusal, attempts=tuple(attempts))
             feedback = revision_request(attempt, len(blocks))
         timings["total"] = _ms(started)
-        return replace(
-            base,
-            refusal=Refusal("unsupported_answer", UNSUPPORTED_ANSWER),
-            attempts=tuple(attempts),
+        # A second draft that again says the sources do not answer is refused as the stream
+        # refuses it, saying so; any other failing draft is an unsupported answer.
+        refusal = not_answered(attempts[-1].judged) or Refusal(
+            "unsupported_answer", UNSUPPORTED_ANSWER
         )
+        return replace(base, refusal=refusal, attempts=tuple(attempts))
 
     async def _complete(self, messages: list[Message]) -> str:
         parts: list[str] = []

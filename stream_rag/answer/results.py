@@ -131,7 +131,8 @@ def revision_request(attempt: Attempt, issued: int) -> str:
     lines.append(
         f"Write the answer again. Cite only [1] to [{issued}], after every sentence; state only "
         "what the cited source says, with its numbers exactly as written; leave out anything "
-        "the sources do not support."
+        "the sources do not support. If the sources do not answer the question, say so in one "
+        "sentence without a citation."
     )
     return "\n".join(lines)
 
