@@ -163,6 +163,34 @@ def test_a_part_asking_mostly_what_no_block_names_is_not_answered() -> None:
     ]
 
 
+PRICING = (
+    "# Plans and pricing\n\nLumen Notes has three plans: Free, Pro and Team.\n\nThe Free plan "
+    "includes up to 3 notebooks, 100 MB of storage and sync across 2 devices.\n\nThe Pro plan "
+    "costs $8 per month, or $80 per year when billed annually.\n\nThe Team plan costs $12 per "
+    "user per month."
+)
+REFUNDS = (
+    "Lumen Notes offers a full refund within 30 days of purchase for annual plans. Refunds are "
+    "returned to the original payment method within 5 to 10 business days."
+)
+
+
+def test_a_part_about_a_name_no_block_has_is_left_out(minilm: MiniLMEmbedder) -> None:
+    # The finding: "How much does the Basic plan cost?" beside a refund question was answered
+    # with the Free, Pro and Team plans' prices: true, cited, and about something else.
+    blocks = {1: PRICING, 2: REFUNDS}
+    names = {1: "pricing.md", 2: "refund-policy.md"}
+    dense = SentenceVectors(minilm)
+    question = "How much does the Basic plan cost, and how long do refunds take?"
+    chosen = compose(question, blocks, names=names, dense=dense)
+    assert [c.n for c in chosen] == [2, 2], chosen
+    # A name in the document's name counts as the block's.
+    titled = {1: PRICING.replace("Pro plan", "plan"), 2: REFUNDS}
+    plan = "How much does the Pro plan cost, and how long do refunds take?"
+    chosen = compose(plan, titled, names={1: "pro-plan.md", 2: "refunds.md"}, dense=dense)
+    assert {c.n for c in chosen} == {1, 2}, chosen
+
+
 def test_how_a_part_asks_is_not_what_it_asks_about(minilm: MiniLMEmbedder) -> None:
     """ "How much" is how the first part asks: its subject, the deposit, is in a block."""
     blocks = {

@@ -145,6 +145,28 @@ def test_a_name_no_source_has_is_low_evidence(
         assert "sentence" in [n for n, _ in stack.chat(asked)]
 
 
+def test_a_question_asking_several_things_refuses_for_a_name_only_if_every_part_has_one(
+    stack_factory: Any,
+) -> None:
+    # The finding: "the Pro plan and the Basic plan" was refused whole ("does not seem to
+    # cover this question") over Basic, though the Pro plan's price is in the sources.
+    stack = stack_factory(FakeConfig(), {"plans.md": PLANS, "sync.md": SYNC})
+    for question in (
+        "What is the price of the Pro plan and the Basic plan?",
+        "How much does the Basic plan cost, and how does sync work offline?",
+    ):
+        events = stack.chat(question)
+        assert "sentence" in [n for n, _ in events], (question, events)
+    # Every part names something no source has: refused, naming them all.
+    events = stack.chat("What is the price of the Basic plan and the Enterprise plan?")
+    assert [n for n, _ in events] == ["sources", "refusal", "done"]
+    assert events[1][1]["details"][0]["not_in_sources"] == ["Basic", "Enterprise"]
+    # One thing asked, about a name no source has: refused as before.
+    events = stack.chat("What is the price of the Basic plan?")
+    assert [n for n, _ in events] == ["sources", "refusal", "done"]
+    assert events[1][1]["details"][0]["not_in_sources"] == ["Basic"]
+
+
 ABOUT = b"Kestrel Cloud is a note-taking service made by Kestrel Labs in Oslo."
 
 
@@ -282,7 +304,7 @@ def test_openai_client_sees_refusals_as_messages(stack_factory: Any) -> None:
 
 
 def test_names_are_words_with_a_capital_inside_a_sentence_or_a_letter_and_digits() -> None:
-    from stream_rag.answer.evidence import names
+    from stream_rag.language.terms import names
 
     assert names("How much does the Enterprise plan cost?") == ["Enterprise"]
     assert names("X500 reset? Hi. Is it OK to use PayPal?") == ["X500", "PayPal"]

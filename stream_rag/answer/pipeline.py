@@ -236,6 +236,15 @@ class Answerer:
             for name in (unnamed(question, blocks) if floor > 0 else [])
             if self.retriever is None or not self.retriever.mentions(name, collection)
         ]
+        parts = _parts(question)
+        if (
+            missing
+            and len(parts) > 1
+            and any(not set(unnamed(part, blocks)) & set(missing) for part in parts)
+        ):
+            # A question asking several things, one of which names nothing the sources lack
+            # ("the Pro plan and the Basic plan"): that one is answered, the other is not.
+            missing = []
         if evidence < floor or missing:
             detail: dict[str, object] = {"evidence": round(evidence, 4), "threshold": floor}
             if missing:  # the sources never name what the question asks about
@@ -244,7 +253,7 @@ class Answerer:
         if check:
             # A question asking several things: what disagrees must be what one of them asks
             # ("... and where do I get spare parts?" does not ask how long they are kept).
-            found = (c for part in _parts(question) for c in self.detector.find(part, blocks))
+            found = (c for part in parts for c in self.detector.find(part, blocks))
             conflicts = list(
                 {(c.a.n, c.b.n, c.sentence_a, c.sentence_b): c for c in found}.values()
             )

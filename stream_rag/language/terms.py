@@ -122,3 +122,33 @@ def names_model(model: str, *texts: str) -> bool:
     """Whether any of `texts` names `model` (a word of `model_names`), in any case."""
     pattern = re.compile(rf"\b{re.escape(model)}\b", re.IGNORECASE)
     return any(pattern.search(text) for text in texts)
+
+
+_OPENS = '.?!:;"“(«¿¡'  # what a word after it opens, so its capital says nothing
+
+
+def names(question: str) -> list[str]:
+    """The words of `question` that name something: written with a capital inside a sentence
+    ("Enterprise", not a question's first word), or a letter and digits ("X500"); words that
+    state nothing ("OK", "I") aside."""
+    capitals: list[str] = []
+    models: list[str] = []
+    lower = 0
+    for match in WORD.finditer(question):
+        word = match.group(0)
+        parts = [term_of(t) for t in tokenize(word)]
+        before = question[: match.start()].rstrip()
+        if not parts or not all(parts):
+            continue
+        if word[:1].isalpha() and any(c.isdigit() for c in word):
+            models.append(word)
+        elif not before or before[-1] in _OPENS:
+            continue  # a sentence's first word: its capital says nothing
+        elif word[:1].isupper():
+            capitals.append(word)
+        else:
+            lower += 1
+    if question.upper() == question or (len(capitals) >= 3 and not lower):
+        # CAPITALS or Title Case: the capitals name nothing
+        capitals = []
+    return list(dict.fromkeys(w for w in WORD.findall(question) if w in capitals or w in models))

@@ -33,6 +33,7 @@ from ..ingest.chunking import pieces, sentence_spans
 from ..language.asks import asks
 from ..language.followups import resolve, subject_words
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
+from ..language.terms import names as named
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
@@ -287,22 +288,33 @@ def compose(
     """`select` for each thing the question asks (`asks`), in its order, when two or more are
     answered: "the Basic and Pro plans" from the Basic plan's block and the Pro plan's, each
     sentence cited to its own. A part is answered only when most of the words it asks and the
-    others do not are in some block, and one of them is in its answer's block ("how much does
-    a gym cost?" beside the opening hours is not answered with the meeting rooms' prices); else
-    the question is answered as one, by `select`."""
+    others do not are in some block, one of them is in its answer's block ("how much does
+    a gym cost?" beside the opening hours is not answered with the meeting rooms' prices), and
+    every name it asks about ("the Basic plan") is in some block. When one part is answered
+    and another was left out so, that part's answer is the answer; else the question is
+    answered as one, by `select`."""
     parts = asks(question)
     if len(parts) < 2:
         return select(question, blocks, limit, min_score, dense, names)
     words = [_content_words(part) for part in parts]
     answered: list[list[Candidate]] = []
+    skipped = False
+    # A name is in a block's text or its document's name ("kestrel-pricing.md").
+    titled = [f"{text}\n{_name_words((names or {}).get(n, ''))}" for n, text in blocks.items()]
     for i, part in enumerate(parts):
         own = words[i].difference(*(w for j, w in enumerate(words) if j != i))
         known = sum(any(_has_word(text, w) for text in blocks.values()) for w in own)
         if known * 2 <= len(own):
+            skipped = True
             continue  # it asks about something no block names ("... and is there a gym?")
+        if any(not any(_has_word(text, name) for text in titled) for name in named(part)):
+            skipped = True
+            continue  # "the Basic plan": the other plans' prices would answer something else
         chosen = select(part, blocks, limit, min_score, dense, names)
         if chosen and any(_has_word(blocks[n], w) for n in {c.n for c in chosen} for w in own):
             answered.append(chosen)
+    if len(answered) == 1 and skipped:
+        return answered[0]  # the part the blocks answer, not the question as one
     if len(answered) < 2:
         return select(question, blocks, limit, min_score, dense, names)
     out: dict[tuple[int, int], Candidate] = {}
