@@ -93,13 +93,18 @@ def test_ingest_through_a_running_server(
         # The server holds the embedded index: a local ingest must say so, not corrupt it.
         (kb / "c.txt").write_text("Gamma.")
         local = main(["--data-dir", str(settings.data_dir), "ingest", str(kb / "c.txt")])
-    out, err = capsys.readouterr()
+        out, err = capsys.readouterr()
+        # A local delete is refused the same way and is told the route that does it.
+        deleted = main(["--data-dir", str(settings.data_dir), "delete", "doc_0123456789abcdef0123"])
+        delete_err = capsys.readouterr().err
     assert code == 1
     assert "summary: 1 added, 0 duplicates, 1 failed" in out
     assert "unsupported file type" in out
     assert local == 1
     assert "in use by another process" in err
     assert "--url" in err
+    assert deleted == 1
+    assert "DELETE /v1/documents/{id}" in delete_err
 
 
 def test_a_server_after_cli_ingest_does_not_index_again(

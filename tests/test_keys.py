@@ -84,7 +84,10 @@ def test_a_server_takes_keys_from_the_file(tmp_path: Path) -> None:
 
 
 def test_remote_cli_commands_send_the_key(
-    tmp_path: Path, minilm: MiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    minilm: MiniLMEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
     folder = tmp_path / "kb"
@@ -94,10 +97,16 @@ def test_remote_cli_commands_send_the_key(
         unused = ["--data-dir", str(tmp_path / "unused")]
         monkeypatch.delenv("STREAM_RAG_API_KEY", raising=False)
         assert main([*unused, "ingest", str(folder), "--url", base_url]) == 1
+        # The server's message speaks of a header; an operator of the CLI is told where the
+        # key goes.
+        assert "set STREAM_RAG_API_KEY" in capsys.readouterr().out
+        assert main([*unused, "ask", "refunds?", "--url", base_url]) == 1
+        assert "set STREAM_RAG_API_KEY" in capsys.readouterr().err
         monkeypatch.setenv("STREAM_RAG_API_KEY", OPS)
         assert main([*unused, "ingest", str(folder), "--url", base_url]) == 0
         monkeypatch.setenv("STREAM_RAG_API_KEY", "sr_wrong_key_0123456789")
         assert main([*unused, "ask", "refunds?", "--url", base_url]) == 1
+        assert "the key in STREAM_RAG_API_KEY" in capsys.readouterr().err
 
 
 def test_admin_keys_manage_keys_over_http(tmp_path: Path) -> None:

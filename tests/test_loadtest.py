@@ -15,7 +15,7 @@ from stream_rag.cli.commands import build_parser
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
-from stream_rag.loadtest.command import load_phases, round_order
+from stream_rag.loadtest.command import LoadTestError, load_phases, round_order
 from stream_rag.loadtest.raw_proxy import create_raw_proxy, fixed_blocks
 from stream_rag.loadtest.report import Phase, ratio_lines, write_report
 from stream_rag.loadtest.users import Answer, Endpoint, run_load
@@ -169,9 +169,14 @@ def test_loadtest_url_sends_the_key_a_deployment_needs(
     with running_server(create_fake_llm(FakeConfig(seed=3))) as llm_url:
         model = OpenAIChatModel(f"{llm_url}/v1", "fake")
         with running_server(create_app(settings, embedder=minilm, model=model)) as base_url:
-            monkeypatch.setenv("STREAM_RAG_API_KEY", key)
             argv = ["loadtest", "--url", base_url, "--users", "1", "--requests", "2"]
             args = build_parser().parse_args([*argv, "--rounds", "1"])
+            # Without the key the run stops before any load, saying where the key goes (it
+            # used to load, report every answer as http_401 and exit 0).
+            monkeypatch.delenv("STREAM_RAG_API_KEY", raising=False)
+            with pytest.raises(LoadTestError, match="set STREAM_RAG_API_KEY"):
+                load_phases(args)
+            monkeypatch.setenv("STREAM_RAG_API_KEY", key)
             phases = load_phases(args)
     answers = [a for phase in phases for a in phase.answers]
     assert len(answers) >= 2

@@ -118,4 +118,9 @@ def error_message(response: httpx.Response) -> str:
     except (ValueError, KeyError, TypeError):
         text = " ".join(response.text.split())[:200]
         return f"HTTP {response.status_code} {response.reason_phrase}: {text}".rstrip(": ")
+    if response.status_code == 401:
+        # The server speaks of a header, which the CLI's operator never writes.
+        sent = "Authorization" in response.request.headers
+        hint = "check the key in STREAM_RAG_API_KEY" if sent else "set STREAM_RAG_API_KEY to one"
+        return f"{message} ({hint})"
     return str(message)

@@ -149,8 +149,9 @@ class EdgeIndex(HnswBuilds):
             if "WouldBlock" in str(exc):
                 raise IndexUnavailableError(
                     f"the index at {path} is in use by another process (is `stream-rag serve` "
-                    "running on this data directory? upload through its API, or use "
-                    "`stream-rag ingest --url`)"
+                    "running on this data directory? stop it, or go through its HTTP API: "
+                    "`stream-rag ingest --url`, `stream-rag ask --url`, `POST /v1/search`, "
+                    "`DELETE /v1/documents/{id}`)"
                 ) from None
             raise IndexUnavailableError(f"cannot open the index at {path}: {exc}") from None
         existing = set(shard.info().payload_schema)

@@ -125,10 +125,18 @@ def load_phases(args: argparse.Namespace) -> list[Phase]:
         if host not in _LOOPBACK and not args.allow_remote:
             raise LoadTestError(f"{host} is not loopback; pass --allow-remote to load it")
         # Here, not at the top: the cli package imports this module.
-        from ..cli.keys import client_headers
+        from ..cli.keys import client_headers, error_message
 
         # The key in STREAM_RAG_API_KEY, as `ask --url` sends it.
         given = _Server(args.url.rstrip("/"), None, client_headers())
+        # One request first: a missing or refused key would otherwise make every answer a
+        # 401 in a report that looks like a finished run.
+        try:
+            probe = httpx.get(f"{given.url}/v1/models", headers=given.headers, timeout=30)
+        except httpx.HTTPError as exc:
+            raise LoadTestError(f"cannot reach {args.url}: {exc}") from None
+        if probe.status_code in (401, 403):
+            raise LoadTestError(f"{args.url}: {error_message(probe)}")
         return _phases({"given": given}, args, endpoint, None)
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="stream-rag-load-")))
