@@ -3,6 +3,8 @@ answers each, every sentence cited to its own block (over real HTTP); what it do
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +201,22 @@ def test_how_a_part_asks_is_not_what_it_asks_about(minilm: MiniLMEmbedder) -> No
     }
     question = "How much is the deposit? And what do I need to bring?"
     assert [c.n for c in compose(question, blocks, dense=SentenceVectors(minilm))] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # Every word a model name both ways ("X1": a capital, and letters then a digit), no
+        # "and": each word's two readings were tried against each other, 2**n of them.
+        "Is " + " ".join(["X1"] * 60) + " good?",
+        "Is " + ", ".join(["Ab1"] * 60) + " good?",
+        # A run of spaces: a clause separator was tried at every split of it, n**3 steps.
+        "What" + " " * 4000 + "is it?",
+    ],
+)
+def test_a_question_built_to_backtrack_is_split_in_linear_time(question: str) -> None:
+    # Not a speed target: without the fix these take hours to centuries (2**60 steps, or
+    # 4000**3), with it milliseconds, so the generous limit only turns a hang into a failure.
+    # A subprocess, because `re` holds the GIL and a thread cannot be given up on.
+    code = "import sys; from stream_rag.language.asks import asks; asks(sys.stdin.read())"
+    subprocess.run([sys.executable, "-c", code], input=question, text=True, check=True, timeout=120)
