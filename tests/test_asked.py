@@ -21,6 +21,9 @@ from stream_rag.answer.asked import clause_at, clause_spans, fits, slot_kind
         ("Can I export my notes?", None),
         ("Where can I get spare parts?", "place"),
         ("Where is the shop?", "place"),
+        ("Where do I pay the fee?", "place"),
+        ("Where can I park, and for how long?", "duration"),  # it asks a duration too
+        ("Where can I park and how much does it cost?", "money"),
     ],
 )
 def test_slot_kind(question: str, kind: str | None) -> None:

@@ -58,3 +58,17 @@ def test_a_conflict_counts_only_if_a_part_of_the_question_asks_about_it(
             asked = ask(base_url, question)
             assert asked["refusal"] is not None, question
             assert asked["refusal"]["reason"] == "conflicting_sources"
+
+
+def test_a_where_question_that_also_asks_how_long_still_sees_the_durations_disagree(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    # One part (no "and" opening a question): "where" took the slot, so the seven and ten
+    # years it also asks about fit nothing and the disagreement was answered over.
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        upload(base_url, "spare-parts.md", PARTS)
+        upload(base_url, "sustainability.md", SUSTAINABILITY)
+        asked = ask(base_url, "Where do I buy spare parts, and for how long do you keep them?")
+        assert asked["refusal"] is not None, asked["sentences"]
+        assert asked["refusal"]["reason"] == "conflicting_sources"

@@ -22,7 +22,15 @@ _TIME_UNITS = frozenset(
 _MONEY_UNITS = frozenset("$ € £ ¥ % dollar euro pound cent".split())
 _SIZE = r"(?:storage|space|data|water|memory|room|capacity)"
 _SLOTS: tuple[tuple[SlotKind, re.Pattern[str]], ...] = (
-    ("place", re.compile(r"^\W*where\b")),
+    # Unless it also asks another slot's own question ("Where can I park, and for how long?"):
+    # a fee or a window it only names ("Where do I pay the fee?") it does not ask the size of.
+    (
+        "place",
+        re.compile(
+            r"^\W*where\b(?!.*\b(?:how (?:long|soon|fast|quickly|much|many)|when|what time"
+            r"|which (?:day|date))\b)"
+        ),
+    ),
     ("date", re.compile(r"^\W*when\b|\bwhat time\b|\bwhich (?:day|date)\b|\bopening hours\b")),
     ("count", re.compile(rf"\bhow much {_SIZE}\b")),
     (
