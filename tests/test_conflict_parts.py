@@ -72,3 +72,22 @@ def test_a_where_question_that_also_asks_how_long_still_sees_the_durations_disag
         asked = ask(base_url, "Where do I buy spare parts, and for how long do you keep them?")
         assert asked["refusal"] is not None, asked["sentences"]
         assert asked["refusal"]["reason"] == "conflicting_sources"
+
+
+def test_a_fourth_thing_asked_is_still_checked_for_conflicting_sources(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    # The local generator answers at most three parts; the check for disagreeing sources
+    # looked at those three only, so a disagreement the fourth asks about was answered over.
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        upload(base_url, "spare-parts.md", PARTS)
+        upload(base_url, "sustainability.md", SUSTAINABILITY)
+        upload(base_url, "voltage.md", VOLTAGE)
+        asked = ask(
+            base_url,
+            "Can I use the appliance in the US? What voltage is it built for? Where do I buy "
+            "spare parts? How long do you keep spare parts?",
+        )
+        assert asked["refusal"] is not None, asked["sentences"]
+        assert asked["refusal"]["reason"] == "conflicting_sources"

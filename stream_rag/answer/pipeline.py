@@ -433,10 +433,18 @@ def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]
     return Verdict(True, "ok", cited, 0.0, "not checked (ungated baseline)")
 
 
+_MAX_CHECKED = 8
+
+
 def _parts(question: str) -> list[str]:
     """The things `question` asks (`asks`), a part that leans on one before it ("... and how
-    long do you keep them?") with that one's subject words."""
-    parts = asks(question)
+    long do you keep them?") with that one's subject words. All of them, not the three the
+    local generator answers: what the sources disagree on may be what the fourth asks. Over
+    `_MAX_CHECKED` the question is checked whole, as before it was split (each part costs a
+    conflict search: a 4,000-character question can ask 190 things)."""
+    parts = asks(question, limit=None)
+    if len(parts) > _MAX_CHECKED:
+        return [question]
     return [
         resolve(part, [Turn(p, "") for p in parts[:i]]) if i and leans_on_history(part) else part
         for i, part in enumerate(parts)

@@ -48,9 +48,9 @@ _NOUNS = re.compile(
 _SPLIT_NOUNS = re.compile(_SEPARATOR, re.I)
 
 
-def asks(question: str) -> list[str]:
+def asks(question: str, limit: int | None = MAX_ASKS) -> list[str]:
     """The questions `question` asks, in its order: itself alone when it asks one thing, at
-    most `MAX_ASKS`."""
+    most `limit` (None: all, as a check that must see every part needs)."""
     parts: list[str] = []
     sentences = _SENTENCE.split(question.strip())
     if not all(s.endswith(("?", ".")) for s in sentences):
@@ -64,7 +64,7 @@ def asks(question: str) -> list[str]:
         for clause in clauses:
             parts.extend(_coordinated(clause.strip()))
     parts = [p for p in dict.fromkeys(parts) if p]
-    return parts[:MAX_ASKS] if len(parts) > 1 else [question]
+    return parts[:limit] if len(parts) > 1 else [question]
 
 
 def _coordinated(clause: str) -> list[str]:
