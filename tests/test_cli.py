@@ -188,3 +188,24 @@ def test_ci_runs_the_readme_test_command() -> None:
     blocks = re.findall(r"```(?:sh|bash)\n(.*?)```", readme, re.DOTALL)
     test_command = next(b.strip() for b in blocks if "pytest" in b)
     assert test_command in ci
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    # `stream-rag documents --json | head` printed a BrokenPipeError traceback once head
+    # had read enough; a command line tool stops quietly instead.
+    from stream_rag.access.keys import KeyStore
+
+    for i in range(3):
+        KeyStore(tmp_path / "data").create(name=f"k{i}", scopes=["read"])
+    argv = ["-m", "stream_rag.cli", "--data-dir", str(tmp_path / "data"), "keys", "list"]
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before anything is written
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert "Traceback" not in err, err
+    assert "BrokenPipeError" not in err, err

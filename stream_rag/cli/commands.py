@@ -4,6 +4,7 @@ own module (serve, documents, ask, fake, keys, index, evaluate; loadtest/command
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,6 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in a traceback at exit
+    except BrokenPipeError:
+        # `stream-rag documents --json | head`: the reader has what it wanted. Later writes
+        # (the interpreter's own flush at exit) go nowhere instead of failing again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env(data_dir=args.data_dir)
