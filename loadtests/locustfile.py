@@ -13,7 +13,8 @@ OpenAI-compatible `/v1/chat/completions`, and report per answer, as Locust entri
         -u 50 -r 10 -t 2m --csv docs/loadtest/locust --csv-full-history
 
 `STREAM_RAG_LOCUST_ENDPOINT=openai` asks over `/v1/chat/completions`;
-`STREAM_RAG_LOCUST_QUESTIONS=FILE` takes questions from a file, one a line.
+`STREAM_RAG_LOCUST_QUESTIONS=FILE` takes questions from a file, one a line. A deployment with
+keys gets the key in `STREAM_RAG_API_KEY` (a `chat` key will do), as `ask --url` sends it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from locust import HttpUser, constant, task
 
+from stream_rag.cli.keys import client_headers
 from stream_rag.loadtest.users import QUESTIONS, Answer, Endpoint, StreamReader, request_for
 
 ENDPOINT: Endpoint = (
@@ -37,6 +39,7 @@ ASKED = (
     else QUESTIONS
 )
 _NEXT = count()
+_HEADERS = client_headers()
 
 
 class AskingUser(HttpUser):
@@ -52,7 +55,7 @@ class AskingUser(HttpUser):
         reader = StreamReader(answer, t0, ENDPOINT)
         path, body = request_for(ENDPOINT, question)
         with self.client.post(
-            path, json=body, stream=True, catch_response=True, name=path
+            path, json=body, headers=_HEADERS, stream=True, catch_response=True, name=path
         ) as response:
             if response.status_code != 200:
                 response.failure(f"HTTP {response.status_code}")

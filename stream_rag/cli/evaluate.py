@@ -12,7 +12,9 @@ from ..config import Settings
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`eval` and its kinds."""
     evaluate = commands.add_parser(
-        "eval", help="measure retrieval on a BEIR data set", description="Evaluations."
+        "eval",
+        help="measure retrieval, the citation gate or whole answers",
+        description="Evaluations.",
     )
     kinds = evaluate.add_subparsers(dest="kind", required=True, metavar="KIND")
     retrieval = kinds.add_parser(
