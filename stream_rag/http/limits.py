@@ -64,7 +64,7 @@ def check_json_type(request: Request) -> None:
             f"Content-Type must be application/json, not {declared[:100]!r}"
         )
     charset = _charset(declared)
-    if charset not in (None, "utf-8", "utf8"):
+    if charset not in (None, "utf-8", "utf8", "us-ascii", "ascii"):  # ASCII is UTF-8
         # JSON travels as UTF-8 (RFC 8259 section 8.1): a body declared otherwise would be
         # misread, so it is refused by what it declares, not by the first odd byte.
         raise UnsupportedMediaTypeError(f"JSON bodies must be UTF-8, not charset={charset[:40]!r}")
