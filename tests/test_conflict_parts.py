@@ -4,6 +4,8 @@ long they are kept. Over real HTTP with the local generator."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,16 @@ Our appliances are built for 220 to 240 volts. Do not use them on 110-volt netwo
 """
 
 
+@contextmanager
+def serving(tmp_path: Path, minilm: MiniLMEmbedder, files: dict[str, bytes]) -> Iterator[str]:
+    """The app on a real server with the local generator, `files` uploaded; its base URL."""
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        for name, content in files.items():
+            upload(base_url, name, content)
+        yield base_url
+
+
 def ask(base_url: str, question: str) -> dict[str, Any]:
     response = httpx.post(f"{base_url}/v1/answer", json={"question": question}, timeout=120)
     assert response.status_code == 200, response.text
@@ -42,12 +54,11 @@ def ask(base_url: str, question: str) -> dict[str, Any]:
 def test_a_conflict_counts_only_if_a_part_of_the_question_asks_about_it(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data")
-    with running_server(create_app(settings, embedder=minilm)) as base_url:
-        upload(base_url, "spare-parts.md", PARTS)
-        upload(base_url, "sustainability.md", SUSTAINABILITY)
-        upload(base_url, "voltage.md", VOLTAGE)
-
+    with serving(
+        tmp_path,
+        minilm,
+        {"spare-parts.md": PARTS, "sustainability.md": SUSTAINABILITY, "voltage.md": VOLTAGE},
+    ) as base_url:
         both = ask(base_url, "Can I use the appliance in the US and where do I get spare parts?")
         assert both["refusal"] is None, both["refusal"]
         assert {c["name"] for s in both["sentences"] for c in s["citations"]} >= {"spare-parts.md"}
@@ -65,10 +76,9 @@ def test_a_where_question_that_also_asks_how_long_still_sees_the_durations_disag
 ) -> None:
     # One part (no "and" opening a question): "where" took the slot, so the seven and ten
     # years it also asks about fit nothing and the disagreement was answered over.
-    settings = Settings(data_dir=tmp_path / "data")
-    with running_server(create_app(settings, embedder=minilm)) as base_url:
-        upload(base_url, "spare-parts.md", PARTS)
-        upload(base_url, "sustainability.md", SUSTAINABILITY)
+    with serving(
+        tmp_path, minilm, {"spare-parts.md": PARTS, "sustainability.md": SUSTAINABILITY}
+    ) as base_url:
         asked = ask(base_url, "Where do I buy spare parts, and for how long do you keep them?")
         assert asked["refusal"] is not None, asked["sentences"]
         assert asked["refusal"]["reason"] == "conflicting_sources"
@@ -79,11 +89,11 @@ def test_a_fourth_thing_asked_is_still_checked_for_conflicting_sources(
 ) -> None:
     # The local generator answers at most three parts; the check for disagreeing sources
     # looked at those three only, so a disagreement the fourth asks about was answered over.
-    settings = Settings(data_dir=tmp_path / "data")
-    with running_server(create_app(settings, embedder=minilm)) as base_url:
-        upload(base_url, "spare-parts.md", PARTS)
-        upload(base_url, "sustainability.md", SUSTAINABILITY)
-        upload(base_url, "voltage.md", VOLTAGE)
+    with serving(
+        tmp_path,
+        minilm,
+        {"spare-parts.md": PARTS, "sustainability.md": SUSTAINABILITY, "voltage.md": VOLTAGE},
+    ) as base_url:
         asked = ask(
             base_url,
             "Can I use the appliance in the US? What voltage is it built for? Where do I buy "
