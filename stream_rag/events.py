@@ -35,8 +35,9 @@ class Sources:
 
     def data(self) -> dict[str, Any]:
         # The passage text lets a widget show what a citation points at without a second
-        # request (a chat-only key may not be allowed to read chunks).
-        blocks = [{**block_ref(b), "text": b.text} for b in self.blocks]
+        # request (a chat-only key may not be allowed to read chunks); the file's name says
+        # its kind before it is downloaded (a widget opens a tab only for what it can show).
+        blocks = [{**block_ref(b), "filename": b.filename, "text": b.text} for b in self.blocks]
         return {"generator": self.generator, "blocks": blocks}
 
 
