@@ -279,6 +279,8 @@ textarea:focus-visible { outline-offset: 0; }
       });
       stop.addEventListener("click", () => this.stop());
       root.addEventListener("keydown", (e) => {
+        // A key after a touch is a keyboard's: Enter on a chip opens it, as a tap would not.
+        this.pointer = "";
         const link = linkOf(e);
         if (e.key === "Enter" && link && !link.hasAttribute("href")) this.activate(e, link);
         if (e.key === "Escape") {
@@ -773,15 +775,27 @@ textarea:focus-visible { outline-offset: 0; }
      * shown from one would run as the host page (the server's own download is sandboxed). */
     async openWithKey(link) {
       const block = link.srwBlock || {};
+      const source = link.dataset.url;
+      // The server serves a file by its extension: a tab is opened only for a kind it shows
+      // (one opened for a DOCX flashed blank and shut). No file name (an older server): open.
+      const ext = /\.(\w+)$/.exec(block.filename || "");
+      const showable = !ext || /^(pdf|txt|text|md|markdown)$/i.test(ext[1]);
       // The tab is opened now, within the click: opened after the fetch it would be a popup
       // that browsers block.
-      const tab = window.open("", "_blank");
+      const tab = showable ? window.open("", "_blank") : null;
+      const kept = BLOBS.get(source);
       if (tab) {
         try {
           tab.opener = null;
           tab.document.title = `${block.name} · version ${block.version}`;
           tab.document.body.textContent = `Opening ${block.name}, version ${block.version}…`;
         } catch (_) { /* not ours to write to: it still shows the document */ }
+        if (kept) {
+          BLOBS.delete(source);
+          BLOBS.set(source, kept);
+          tab.location.replace(kept.url);
+          return;
+        }
       }
       // A failed download says why in its turn (deleted since, a restarted server that no
       // longer knows the key cited it, the network), instead of a click doing nothing.
@@ -792,7 +806,7 @@ textarea:focus-visible { outline-offset: 0; }
       let response;
       let bytes;
       try {
-        response = await fetch(link.dataset.url, { headers: this.headers(), credentials: "omit" });
+        response = await fetch(source, { headers: this.headers(), credentials: "omit" });
         if (!response.ok) { failed(await errorMessage(response)); return; }
         bytes = await response.blob();
       } catch (_) {
@@ -806,10 +820,7 @@ textarea:focus-visible { outline-offset: 0; }
       if (mime === "application/pdf") shown = mime;
       else if (mime === "text/plain" || mime === "text/markdown") shown = `text/plain;charset=${charset ? charset[1] : "utf-8"}`;
       if (shown && tab && !tab.closed) {
-        const url = URL.createObjectURL(new Blob([bytes], { type: shown }));
-        tab.location.replace(url);
-        // Long enough for the tab to load it; a reload after that asks for the link again.
-        setTimeout(() => URL.revokeObjectURL(url), 60000);
+        tab.location.replace(keep(source, new Blob([bytes], { type: shown })));
         return;
       }
       if (tab) tab.close();
@@ -819,6 +830,24 @@ textarea:focus-visible { outline-offset: 0; }
       save.click();
       setTimeout(() => URL.revokeObjectURL(save.href), 10000);
     }
+  }
+
+  // Shown documents' blob URLs, oldest first. A tab showing one reloads it as long as it lives
+  // (revoked after a minute, a reload found nothing), and the same version opens again
+  // without a download (a version's bytes never change). The newest few are kept.
+  const BLOBS = new Map();
+  function keep(source, blob) {
+    const url = URL.createObjectURL(blob);
+    BLOBS.set(source, { url, size: blob.size });
+    let total = 0;
+    for (const entry of BLOBS.values()) total += entry.size;
+    for (const [key, entry] of BLOBS) {
+      if (BLOBS.size <= 1 || (BLOBS.size <= 8 && total <= 64 << 20)) break;
+      URL.revokeObjectURL(entry.url);
+      BLOBS.delete(key);
+      total -= entry.size;
+    }
+    return url;
   }
 
   customElements.define("stream-rag-chat", StreamRagChat);
