@@ -139,7 +139,8 @@ def test_list_by_collection_and_display_name(client: TestClient) -> None:
 
 def test_delete(client: TestClient, settings: Settings) -> None:
     doc_id = doc_id_of(upload(client, "a.txt", b"Delete me."))
-    assert client.delete(f"/v1/documents/{doc_id}").json() == {"deleted": doc_id, "versions": 1}
+    deleted = client.delete(f"/v1/documents/{doc_id}").json()
+    assert deleted == {"deleted": doc_id, "name": "a.txt", "versions": 1}
     assert client.get(f"/v1/documents/{doc_id}").status_code == 404
     assert client.get(f"/v1/documents/{doc_id}/versions/1/content").status_code == 404
     assert client.delete(f"/v1/documents/{doc_id}").status_code == 404

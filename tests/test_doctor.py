@@ -115,7 +115,7 @@ def test_doctor_reports_and_repairs_every_kind_of_drift(
     assert main(["--data-dir", str(settings.data_dir), "doctor"]) == 1
     out = capsys.readouterr().out
     assert "4 points of no live chunk" in out
-    assert f"chunks of {unindexed} v1 have no point" in out
+    assert f"1 chunk of {unindexed} v1 has no point" in out
 
     assert main(["--data-dir", str(settings.data_dir), "doctor", "--repair"]) == 0
     assert "differences: 0" in capsys.readouterr().out.splitlines()[-1]

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
+from ..counts import counted
 from ..retrieve.hybrid import SearchResult
 from ..services import Services
+from . import remote
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,6 +27,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     search.add_argument("--bm25-weight", type=float, help="weight of the BM25 branch")
     search.add_argument("--fusion", choices=["weighted", "rrf"], help="fusion method")
     search.add_argument("--json", action="store_true", help="print the full JSON result")
+    search.add_argument(
+        "--url", help="search through a running server's API (POST /v1/search, a read key)"
+    )
 
     ask = commands.add_parser(
         "ask",
@@ -46,33 +52,60 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def search(services: Services, args: argparse.Namespace) -> int:
     import anyio
 
-    weights = None
-    if args.dense_weight is not None or args.bm25_weight is not None:
-        weights = {"dense": args.dense_weight or 0.0, "bm25": args.bm25_weight or 0.0}
-
     async def run() -> SearchResult:
         try:
             return await services.retriever.search(
                 args.query,
                 collection=args.collection,
                 top_k=args.top_k,
-                weights=weights,
+                weights=_weights(args),
                 fusion=args.fusion,
             )
         finally:
             await services.aclose()
 
-    result = anyio.run(run)
+    return _print_search(anyio.run(run).to_json(), args)
+
+
+def search_remote(args: argparse.Namespace) -> int:
+    fields = {
+        "query": args.query,
+        "collection": args.collection,
+        "top_k": args.top_k,
+        "weights": _weights(args),
+        "fusion": args.fusion,
+    }
+    try:
+        response = remote.call(
+            args.url, "POST", "/v1/search", json={k: v for k, v in fields.items() if v is not None}
+        )
+        result = remote.body(response)
+        if not isinstance(result, dict) or not isinstance(result.get("blocks"), list):
+            raise remote.RemoteFailed(f"{args.url} answered /v1/search without blocks")
+    except remote.RemoteFailed as exc:
+        return remote.fail(exc)
+    return _print_search(result, args)
+
+
+def _weights(args: argparse.Namespace) -> dict[str, float] | None:
+    if args.dense_weight is None and args.bm25_weight is None:
+        return None
+    return {"dense": args.dense_weight or 0.0, "bm25": args.bm25_weight or 0.0}
+
+
+def _print_search(result: dict[str, Any], args: argparse.Namespace) -> int:
+    """`result` as `SearchResult.to_json` gives it (here or from a server)."""
     if args.json:
-        print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0
-    print(f"# {result.dense}; rerank {result.rerank}; {result.timings_ms['total']:.1f} ms")
-    for block in result.blocks:
-        scores = "  ".join(f"{k} {v:.3f}" for k, v in block.scores.items())
-        print(f"[{block.n}] {block.name}  ({block.doc_id} v{block.version})  {scores}")
-        snippet = " ".join(block.text.split())
+    total = result.get("timings_ms", {}).get("total", 0.0)
+    print(f"# {result.get('dense')}; rerank {result.get('rerank')}; {total:.1f} ms")
+    for block in result["blocks"]:
+        scores = "  ".join(f"{k} {v:.3f}" for k, v in block["scores"].items())
+        print(f"[{block['n']}] {block['name']}  ({block['doc_id']} v{block['version']})  {scores}")
+        snippet = " ".join(block["text"].split())
         print(f"    {snippet[:160]}{'…' if len(snippet) > 160 else ''}")
-    if not result.blocks:
+    if not result["blocks"]:
         print("no blocks matched")
     return 0
 
@@ -118,7 +151,7 @@ def _ask_whole(services: Services, args: argparse.Namespace) -> int:
         printer.show("sentence", sentence.data())
     if result.refusal is not None:
         printer.show("refusal", result.refusal.data())
-    print(f"# {len(result.attempts)} attempt(s)", file=sys.stderr)
+    print(f"# {counted(len(result.attempts), 'attempt')}", file=sys.stderr)
     printer.show("done", {})
     return printer.exit_code()
 

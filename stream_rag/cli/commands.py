@@ -85,6 +85,12 @@ def _main(argv: Sequence[str] | None) -> int:
             return ask.ask_remote(args)
         if args.command == "ingest" and args.url:
             return documents.ingest_remote(settings, args)
+        if args.command == "delete" and args.url:
+            return documents.delete_remote(args)
+        if args.command == "search" and args.url:
+            return ask.search_remote(args)
+        if args.command == "documents" and args.url:
+            return documents.list_remote(args)
         if args.command in _READERS and not settings.data_dir.is_dir():
             # Opening the store would make an empty one there: a mistyped --data-dir listed
             # "no documents" and exited 0, and left the new directory behind.

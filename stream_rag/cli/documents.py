@@ -6,14 +6,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from ..config import Settings
+from ..counts import counted
 from ..index.folders import IngestReport, ingest_paths, iter_files
 from ..ingest.progress import Progress
 from ..services import Services
 from ..store.documents import DocumentStore
 from ..types import UploadResult
-from . import keys
+from . import keys, remote
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,6 +40,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     documents.add_argument("--collection", help="only this collection")
     documents.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    documents.add_argument(
+        "--url", help="list through a running server's API (GET /v1/documents, a read key)"
+    )
 
     delete = commands.add_parser(
         "delete",
@@ -44,6 +50,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         description="Delete a document and all its versions.",
     )
     delete.add_argument("doc_id")
+    delete.add_argument(
+        "--url", help="delete through a running server's API (DELETE /v1/documents/ID, write)"
+    )
 
 
 def ingest(services: Services, args: argparse.Namespace) -> int:
@@ -104,7 +113,7 @@ def _print_report(report: IngestReport) -> int:
     for path, reason in report.failed:
         print(f"failed     {path}: {reason}")
     print(
-        f"summary: {len(report.added)} added, {len(report.duplicates)} duplicates, "
+        f"summary: {len(report.added)} added, {counted(len(report.duplicates), 'duplicate')}, "
         f"{len(report.failed)} failed"
     )
     return 1 if report.failed else 0
@@ -112,18 +121,34 @@ def _print_report(report: IngestReport) -> int:
 
 def list_documents(store: DocumentStore, args: argparse.Namespace) -> int:
     documents = store.list_documents(args.collection)
+    return _print_documents([d.to_json() for d in documents], args)
+
+
+def list_remote(args: argparse.Namespace) -> int:
+    params = {"collection": args.collection} if args.collection else {}
+    try:
+        page = remote.body(remote.call(args.url, "GET", "/v1/documents", params=params))
+        if not isinstance(page, dict) or not isinstance(page.get("documents"), list):
+            raise remote.RemoteFailed(f"{args.url} answered /v1/documents without documents")
+    except remote.RemoteFailed as exc:
+        return remote.fail(exc)
+    return _print_documents(page["documents"], args)
+
+
+def _print_documents(documents: list[dict[str, Any]], args: argparse.Namespace) -> int:
+    """`documents` as `Document.to_json` gives them (here or from a server)."""
     if args.json:
-        print(json.dumps([d.to_json() for d in documents], indent=2, ensure_ascii=False))
+        print(json.dumps(documents, indent=2, ensure_ascii=False))
         return 0
     if not documents:
         print("no documents")
         return 0
     print(f"{'ID':<24}  {'VER':>3}  {'CHUNKS':>6}  {'SIZE':>9}  {'COLLECTION':<12}  NAME")
     for d in documents:
-        latest = d.latest
+        latest = d["versions"][-1]
         print(
-            f"{d.id:<24}  {latest.version:>3}  {latest.chunk_count:>6}  {latest.size:>9}  "
-            f"{d.collection:<12}  {d.name}"
+            f"{d['id']:<24}  {latest['version']:>3}  {latest['chunk_count']:>6}  "
+            f"{latest['size']:>9}  {d['collection']:<12}  {d['name']}"
         )
     return 0
 
@@ -131,5 +156,18 @@ def list_documents(store: DocumentStore, args: argparse.Namespace) -> int:
 def delete(services: Services, args: argparse.Namespace) -> int:
     document = services.store.get(args.doc_id)
     services.indexer.delete(args.doc_id)
-    print(f"deleted {document.id} ({document.name}, {len(document.versions)} versions)")
+    print(f"deleted {document.id} ({document.name}, {counted(len(document.versions), 'version')})")
+    return 0
+
+
+def delete_remote(args: argparse.Namespace) -> int:
+    path = f"/v1/documents/{quote(args.doc_id, safe='')}"
+    try:
+        deleted = remote.body(remote.call(args.url, "DELETE", path))
+        if not isinstance(deleted, dict) or not isinstance(deleted.get("versions"), int):
+            raise remote.RemoteFailed(f"{args.url} answered the delete without a count")
+    except remote.RemoteFailed as exc:
+        return remote.fail(exc)
+    versions = counted(deleted["versions"], "version")
+    print(f"deleted {deleted.get('deleted')} ({deleted.get('name')}, {versions})")
     return 0

@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..counts import counted
 from ..ingest.progress import Progress
 from ..services import Services
+from . import remote
+from .keys import error_message
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,9 +64,16 @@ def optimize_remote(args: argparse.Namespace) -> int:
     key = args.api_key or os.environ.get("STREAM_RAG_API_KEY")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     url = f"{args.url.rstrip('/')}/v1/index/optimize"
-    response = httpx.post(url, headers=headers, timeout=httpx.Timeout(30.0, read=None))
+    try:
+        response = httpx.post(url, headers=headers, timeout=httpx.Timeout(30.0, read=None))
+    except httpx.InvalidURL as exc:
+        return remote.fail(remote.RemoteFailed(f"--url {args.url} is not a URL: {exc}"))
+    except httpx.HTTPError as exc:
+        return remote.fail(remote.RemoteFailed(f"cannot reach {args.url}: {exc}"))
+    if response.status_code != 200:
+        return remote.fail(remote.RemoteFailed(error_message(response)))
     print(response.text)
-    return 0 if response.status_code == 200 else 1
+    return 0
 
 
 def reindex(services: Services) -> int:
@@ -76,7 +86,7 @@ def reindex(services: Services) -> int:
     progress.close()
     services.store.set_meta("index_fingerprint", services.indexer.fingerprint)
     failed = [d for d in services.store.list_documents() if d.latest.status == "failed"]
-    print(f"reindexed {len(work) - len(failed)} documents, {len(failed)} failed")
+    print(f"reindexed {counted(len(work) - len(failed), 'document')}, {len(failed)} failed")
     for document in failed:
         print(f"failed     {document.id}: {document.latest.status_reason}")
     return 1 if failed else 0

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..access.keys import ALL, SCOPES, KeyStore, load_keys_file
 from ..config import Settings
+from ..counts import counted
 
 if TYPE_CHECKING:
     import httpx
@@ -45,7 +46,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     create.add_argument("--json", action="store_true", help="print JSON instead of text")
     listing = actions.add_parser("list", help="list keys (never their secrets)")
-    listing.add_argument("--all", action="store_true", help="include revoked keys")
+    listing.add_argument(
+        "--all", action="store_true", help="include revoked keys, marked 'revoked <when>'"
+    )
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     revoke = actions.add_parser("revoke", help="revoke a key (a running server stops it in 1 s)")
     revoke.add_argument("key_id")
@@ -72,7 +75,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             )
         return 0
     if args.action == "list":
-        keys = store.list(include_revoked=args.all)
+        every = store.list(include_revoked=True)
+        keys = every if args.all else [k for k in every if not k.revoked_at]
+        hidden = len(every) - len(keys)
         if settings.keys_file:
             keys = [*load_keys_file(settings.keys_file), *keys]
         if args.json:
@@ -85,7 +90,11 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
                 f"{','.join(sorted(key.collections or [ALL]))}\t{key.source}\t{state}"
             )
         if not keys:
-            print("no keys: the server runs open, and only on loopback")
+            print("no active keys: the server runs open, and only on loopback")
+        if hidden:
+            # On stderr: the table stays one key a line for scripts.
+            shown = f"({counted(hidden, 'revoked key')} not shown: --all lists them)"
+            print(shown, file=sys.stderr)
         return 0
     revoked = store.revoke(args.key_id)
     print(f"revoked {revoked.id} ({revoked.name})")

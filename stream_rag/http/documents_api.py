@@ -84,7 +84,8 @@ async def delete_document(request: Request) -> JSONResponse:
     await _document(request, "write")
     indexer = state.services(request).indexer
     document = await anyio.to_thread.run_sync(indexer.delete, request.path_params["doc_id"])
-    return JSONResponse({"deleted": document.id, "versions": len(document.versions)})
+    body = {"deleted": document.id, "name": document.name, "versions": len(document.versions)}
+    return JSONResponse(body)
 
 
 async def get_version(request: Request) -> JSONResponse:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from ..counts import counted
 from ..store.documents import DocumentStore
 from .base import Index, PointRef
 from .indexing import Indexer
@@ -44,17 +45,21 @@ class Report:
         if self.extra:
             docs = sorted({p.doc_id for p in self.extra})
             out.append(
-                f"{len(self.extra)} points of no live chunk (documents: "
+                f"{counted(len(self.extra), 'point')} of no live chunk (documents: "
                 f"{', '.join(docs[:SHOWN])}{', ...' if len(docs) > SHOWN else ''})"
             )
         for (doc_id, version), count in list(self.missing.items())[:SHOWN]:
-            out.append(f"{count} chunks of {doc_id} v{version} have no point")
+            have = "has" if count == 1 else "have"
+            out.append(f"{counted(count, 'chunk')} of {doc_id} v{version} {have} no point")
         if len(self.missing) > SHOWN:
-            out.append(f"... and {len(self.missing) - SHOWN} more versions with missing points")
+            more = counted(len(self.missing) - SHOWN, "more version")
+            out.append(f"... and {more} with missing points")
         if self.stale:
-            out.append(f"{self.stale} deleted points still counted in BM25 IDF statistics")
+            stale = counted(self.stale, "deleted point")
+            out.append(f"{stale} still counted in BM25 IDF statistics")
         if self.no_lengths:
-            out.append(f"{len(self.no_lengths)} live versions without BM25 length statistics")
+            versions = counted(len(self.no_lengths), "live version")
+            out.append(f"{versions} without BM25 length statistics")
         out.append(f"differences: {self.differences}")
         return out
 

@@ -1,0 +1,136 @@
+"""`search`, `delete` and `documents` against a running server (`--url`, the key in
+STREAM_RAG_API_KEY, as ask and ingest), what they say when it is down or refuses, and counts
+that agree with their noun."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from stream_rag.cli.commands import main
+from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import create_app
+
+from .helpers import free_port, running_server
+from .test_keys import OPS, WIDGET, write_toml
+
+
+def test_search_delete_and_documents_go_through_a_running_server(
+    tmp_path: Path,
+    minilm: MiniLMEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    (kb / "sync.txt").write_text("Offline edits sync when the connection returns.")
+    unused = ["--data-dir", str(tmp_path / "unused")]
+    with running_server(create_app(settings, embedder=minilm)) as url:
+        monkeypatch.setenv("STREAM_RAG_API_KEY", OPS)
+        assert main([*unused, "ingest", str(kb), "--url", url]) == 0
+        capsys.readouterr()
+
+        assert main([*unused, "documents", "--url", url, "--json"]) == 0
+        listed = json.loads(capsys.readouterr().out)
+        ids = {d["name"]: d["id"] for d in listed}
+        assert set(ids) == {"refunds.txt", "sync.txt"}
+        assert main([*unused, "documents", "--url", url]) == 0
+        assert "refunds.txt" in capsys.readouterr().out
+
+        assert main([*unused, "search", "money back for a yearly plan", "--url", url]) == 0
+        out = capsys.readouterr().out
+        assert out.splitlines()[1].startswith(f"[1] refunds.txt  ({ids['refunds.txt']} v1)")
+        args = ["search", "offline", "--bm25-weight", "1", "--top-k", "1", "--json"]
+        assert main([*unused, *args, "--url", url]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert [b["name"] for b in result["blocks"]] == ["sync.txt"]
+
+        # A chat key may not search or delete: the server's 403 is said, exit 1.
+        monkeypatch.setenv("STREAM_RAG_API_KEY", WIDGET)
+        assert main([*unused, "search", "refunds", "--url", url]) == 1
+        assert main([*unused, "delete", ids["sync.txt"], "--url", url]) == 1
+        err = capsys.readouterr().err
+        assert err.count("stream-rag: error: ") == 2
+        monkeypatch.delenv("STREAM_RAG_API_KEY")
+        assert main([*unused, "delete", ids["sync.txt"], "--url", url]) == 1
+        assert "set STREAM_RAG_API_KEY" in capsys.readouterr().err
+
+        monkeypatch.setenv("STREAM_RAG_API_KEY", OPS)
+        assert main([*unused, "delete", ids["sync.txt"], "--url", url]) == 0
+        assert capsys.readouterr().out == f"deleted {ids['sync.txt']} (sync.txt, 1 version)\n"
+        assert main([*unused, "delete", ids["sync.txt"], "--url", url]) == 1
+        assert "no document" in capsys.readouterr().err
+        assert main([*unused, "documents", "--url", url, "--json"]) == 0
+        assert [d["name"] for d in json.loads(capsys.readouterr().out)] == ["refunds.txt"]
+    assert not (tmp_path / "unused").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "refunds"],
+        ["delete", "doc_0123456789abcdef0123"],
+        ["documents"],
+        ["optimize"],
+        ["ask", "refunds?"],
+    ],
+)
+def test_a_server_that_is_down_is_a_message_not_a_traceback(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    assert main(["--data-dir", str(tmp_path / "unused"), *argv, "--url", url]) == 1
+    out, err = capsys.readouterr()
+    assert err.startswith(f"stream-rag: error: cannot reach {url}")
+    assert "Traceback" not in out + err
+
+
+def test_a_url_that_is_not_one_is_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (["search", "refunds"], ["delete", "doc_x"], ["optimize"]):
+        assert main(["--data-dir", str(tmp_path), *argv, "--url", "127.0.0.1:8000"]) == 1
+        assert capsys.readouterr().err.startswith("stream-rag: error: ")
+
+
+def test_local_delete_and_reindex_counts_agree_with_their_noun(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.txt").write_text("Alpha plans renew yearly.")
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main([*data, "ingest", str(kb)]) == 0
+    assert main([*data, "ingest", str(kb)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "summary: 0 added, 1 duplicate, 0 failed"
+    assert main([*data, "reindex"]) == 0
+    assert "reindexed 1 document, 0 failed" in capsys.readouterr().out
+    assert main([*data, "documents", "--json"]) == 0
+    doc_id = json.loads(capsys.readouterr().out)[0]["id"]
+    assert main([*data, "delete", doc_id]) == 0
+    assert capsys.readouterr().out == f"deleted {doc_id} (a.txt, 1 version)\n"
+
+
+def test_keys_list_says_how_many_revoked_keys_it_hides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    for name in ("old", "new"):
+        assert main([*data, "keys", "create", "--scope", "read", "--name", name, "--json"]) == 0
+    old = json.loads(capsys.readouterr().out.split("\n}\n")[0] + "}")["id"]
+    assert main([*data, "keys", "revoke", old]) == 0
+    capsys.readouterr()
+    assert main([*data, "keys", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert old not in out
+    assert err == "(1 revoked key not shown: --all lists them)\n"
+    assert main([*data, "keys", "list", "--all"]) == 0
+    out, err = capsys.readouterr()
+    assert f"{old}\told\t" in out
+    assert out.splitlines()[0].split("\t")[-1].startswith("revoked ")
+    assert err == ""
