@@ -143,13 +143,16 @@ def running_stack(
 def behind_prefix(app: ASGIApp, prefix: str) -> ASGIApp:
     """`app` under `prefix`, as a reverse proxy serves it (nginx `location /rag/ { proxy_pass
     http://api/; }`): the prefix is stripped before the app sees the path, so the app never
-    knows it; anything outside the prefix is the proxy's 404."""
+    knows it; the prefix alone is the app's `/` too (a proxy mapping `/rag` to `/`), and
+    anything outside the prefix is the proxy's 404."""
 
     async def proxy(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await app(scope, receive, send)
             return
         path: str = scope["path"]
+        if path == prefix:
+            path += "/"
         if not path.startswith(prefix + "/"):
             await PlainTextResponse("not found (outside the proxy's prefix)", 404)(
                 scope, receive, send

@@ -3,12 +3,16 @@ container, and over a conversation whose answers did not all finish."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from stream_rag.access.guard import security_headers
+from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.model.fake import FakeConfig
 
@@ -84,6 +88,41 @@ def test_behind_a_path_prefix_every_request_keeps_it(
     to_api = [u for u in requested if u.startswith(origin + "/")]
     assert to_api, requested
     assert [u for u in to_api if not u.startswith(stack.url + "/")] == []
+
+
+def test_the_page_at_a_prefix_without_its_slash_works(
+    tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext
+) -> None:
+    # A proxy that also maps https://host/rag (no slash) to the server's page: the page's
+    # relative URLs resolved against the origin's root (/static/app.js), outside the prefix,
+    # and it came up without styles, scripts or chat.
+    requested: list[str] = []
+    context.on("request", lambda r: requested.append(r.url))
+    with running_stack(tmp_path / "d", minilm, prefix="/rag") as stack:
+        stack.upload("policy.md", POLICY)
+        page = context.new_page()
+        page.goto(stack.url)
+        page.locator("#documents li.doc", has_text="policy.md").wait_for()
+        assert page.url == stack.url + "/"
+        ask(page, "Refunds for annual plans?")
+        t = wait_done(page)
+        assert t.locator(".error").count() == 0, t.inner_text()
+        url, body = _opens(context, t.locator(".chip").first)
+        assert url.startswith(stack.url + "/v1/documents/"), url
+        assert body == POLICY
+    origin = stack.url.removesuffix("/rag")
+    outside = [u for u in requested if u.startswith(origin) and not u.startswith(stack.url)]
+    assert outside == []
+
+
+def test_the_pages_inline_script_is_the_one_its_csp_allows() -> None:
+    # The server's CSP allows the page's one inline script by its hash: edited, it is blocked.
+    page = (Path(__file__).parents[1] / "static" / "index.html").read_text()
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    csp = dict(security_headers(Settings(data_dir=Path("unused"))))["content-security-policy"]
+    assert f"script-src 'self' 'sha256-{digest}';" in csp
 
 
 def test_a_stopped_answer_goes_to_history_as_its_question_alone(

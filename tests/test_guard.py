@@ -284,5 +284,8 @@ def test_security_headers_and_a_page_that_needs_no_inline_script(tmp_path: Path)
     for html in STATIC_DIR.glob("*.html"):
         finder = _ScriptFinder()
         finder.feed(html.read_text())
-        assert finder.inline == [], html.name
+        # The page's one inline script (its redirect to the prefix's slash) is allowed by its
+        # hash, which tests/test_browser_widget.py checks; nothing else may be inline.
+        allowed = ["inline <script>"] if html.name == "index.html" else []
+        assert finder.inline == allowed, html.name
         assert not re.search(r"javascript:", html.read_text()), html.name
