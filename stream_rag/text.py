@@ -2,6 +2,11 @@
 
 NFKC + casefold, words via blingfire, an English stop list, and runs of CJK characters as
 overlapping character bigrams (Chinese and Japanese have no spaces between words).
+
+A word written with hyphens ("e-bike", "Wi-Fi", "check-out") is its parts and the parts
+joined ("ebike", "wifi", "checkout"), and a lone small letter before a word ("e bike",
+"e mail") is also joined to it, so that the forms one word is written in meet: blingfire splits
+at hyphens and single letters are no terms, so "ebike" and "e-bike" shared nothing.
 """
 
 from __future__ import annotations
@@ -67,9 +72,56 @@ def word_tokens(word: str) -> tuple[str, ...]:
     return (stripped,)
 
 
+# Letters joined by hyphens (ASCII, U+2010, U+2011; NFKC keeps them apart) make one word too;
+# digits take no part ("X-300", "9-5"). Found from each hyphen: a scan of the whole text for
+# word starts costs as much as blingfire's own pass.
+_HYPHEN = re.compile("[-\u2010\u2011](?=[^\\W\\d_])(?<=[^\\W\\d_].)")  # between letters
+_COMPOUND = re.compile(r"[^\W\d_]+(?:[-\u2010\u2011][^\W\d_]+)+(?![\w'’]|[-\u2010\u2011]\w)")
+# A lone small letter other than "a" and "i" after a space, before a word ("an e bike"),
+# matched as written, not casefolded, so that "Plan B covers" stays apart. `_LONE_HINT` is a
+# tenth of its cost and rarely matches.
+_LONE = re.compile(r"(?:^|(?<= ))[b-hj-z]\s+[^\W\d_]{2,}(?![\w'’]|[-\u2010\u2011]\w)")
+_LONE_HINT = re.compile(" [b-hj-z] ")
+_JOINERS = re.compile("[-\u2010\u2011\\s]+")
+
+
+def _joined(text: str) -> list[re.Match[str]]:
+    found: list[re.Match[str]] = []
+    if "-" in text or "\u2010" in text or "\u2011" in text:
+        end = 0
+        for hyphen in _HYPHEN.finditer(text):
+            start = hyphen.start()
+            if start < end:
+                continue  # within the compound just found
+            while start and text[start - 1].isalpha():
+                start -= 1
+            if start and (text[start - 1].isalnum() or text[start - 1] in "_'’.-\u2010\u2011"):
+                continue
+            if match := _COMPOUND.match(text, start):
+                found.append(match)
+                end = match.end()
+    lone = list(_LONE.finditer(text)) if _LONE_HINT.search(text) or text[1:2] == " " else []
+    return sorted(found + lone, key=lambda m: m.start()) if lone else found
+
+
 def tokenize(text: str) -> list[str]:
-    """Index terms of `text`, in order, duplicates kept."""
-    words = blingfire.text_to_words(normalise(text)).split()
+    """Index terms of `text`, in order, duplicates kept; a joined word follows its parts."""
+    text = unicodedata.normalize("NFKC", text)
+    joins = _joined(text)
+    if not joins:
+        return _tokens(text.casefold())
+    pieces: list[str] = []
+    pos = 0
+    for match in joins:
+        # the joined word written after the match: one blingfire call for the whole text
+        pieces += (text[pos : match.end()], " ", _JOINERS.sub("", match.group()), " ")
+        pos = match.end()
+    pieces.append(text[pos:])
+    return _tokens("".join(pieces).casefold())
+
+
+def _tokens(text: str) -> list[str]:
+    words = blingfire.text_to_words(text).split()
     return [token for word in words for token in word_tokens(word)]
 
 

@@ -40,3 +40,27 @@ def test_japanese_mixed_with_latin_and_digits() -> None:
 
 def test_single_cjk_character_is_kept() -> None:
     assert tokenize("价 plan") == ["价", "plan"]
+
+
+def test_a_hyphenated_word_is_also_one_word() -> None:
+    # "e-bike" and "ebike", "wi-fi" and "wifi", "check-out" and "checkout" must meet in BM25,
+    # the evidence score and the gate: the parts stay terms, the joined word is one more.
+    assert tokenize("The e-bike costs") == ["bike", "ebike", "costs"]
+    assert tokenize("Free Wi-Fi, check-out by noon") == [
+        "free",
+        "wi",
+        "fi",
+        "wifi",
+        "check",
+        "checkout",
+        "noon",
+    ]
+    assert "ebike" in tokenize("how much for an ebike")
+    assert tokenize("state-of-the-art") == ["state", "art", "stateoftheart"]
+
+
+def test_a_lone_small_letter_before_a_word_is_also_joined_to_it() -> None:
+    assert tokenize("an e bike or an e mail") == ["bike", "ebike", "mail", "email"]
+    # a capital letter names a plan or an option; numbers and ranges are not words
+    assert tokenize("Plan B covers it") == ["plan", "covers"]
+    assert tokenize("X-300, 1-2 days, 9-5") == ["300", "1", "2", "days", "9", "5"]

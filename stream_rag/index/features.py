@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 # Bump when what is computed changes: older rows are then ignored and recomputed.
 # 2: each statement's terms, quantities and negated terms; 3: the semantic stage's terms.
-FEATURES_VERSION = 3
+FEATURES_VERSION = 4
 
 
 @dataclass(frozen=True, slots=True)
