@@ -86,6 +86,7 @@ a[role=link]:not(.chip) { text-decoration: underline; }
 .error { background: var(--srw-error-bg); color: var(--srw-error-fg); border-radius: 6px; padding: .5em .7em;
   margin: .4em 0 0; display: flex; flex-wrap: wrap; gap: .5em; align-items: center; }
 .error span { flex: 1 1 12em; overflow-wrap: anywhere; }
+.uncovered { margin: .4em 0 0; font-size: .9em; color: var(--srw-muted); overflow-wrap: anywhere; }
 .actions { margin-top: .35em; display: flex; gap: .4em; flex-wrap: wrap; }
 button { font: inherit; font-size: .9em; border-radius: 6px; padding: .3em .7em; cursor: pointer;
   border: 1px solid var(--srw-border); background: transparent; color: var(--srw-fg); }
@@ -502,7 +503,7 @@ textarea:focus-visible { outline-offset: 0; }
               turn.refuse(data);
               return false;
             case "done":
-              turn.finish();
+              turn.finish(data);
               return true;
             case "error":
               turn.fail(`${data.message || "The answer failed."} (${data.code || "error"})`);
@@ -593,10 +594,16 @@ textarea:focus-visible { outline-offset: 0; }
           }
           return sides;
         },
-        finish() {
+        finish(data) {
           turn.finished = true;
           turn.say("");
           if (turn.sentences.length) {
+            // What the question asked that no source covers: the answer above leaves it out.
+            const gaps = data && Array.isArray(data.uncovered) ? data.uncovered : [];
+            if (gaps.length) {
+              a.append(el("p", "uncovered",
+                `The sources do not cover: ${gaps.map((g) => g.question).join(" ")}`));
+            }
             const actions = el("div", "actions");
             const copy = el("button", null, "Copy answer");
             copy.type = "button";

@@ -27,6 +27,18 @@ def block_ref(block: Block) -> dict[str, object]:
 
 
 @dataclass(frozen=True, slots=True)
+class Uncovered:
+    """A part of a question asking several things that no source covers ("is there a gym?"),
+    with the words or names no source has: the answer answers the other parts."""
+
+    ask: str
+    missing: tuple[str, ...]
+
+    def data(self) -> dict[str, object]:
+        return {"question": self.ask, "missing": list(self.missing)}
+
+
+@dataclass(frozen=True, slots=True)
 class Sources:
     blocks: Sequence[Block]
     generator: str
@@ -96,6 +108,8 @@ class Done:
     usage: Mapping[str, int] | None = None  # the upstream model's token counts, if reported
     # The HTTP request's id (as in its `X-Request-ID` and the request log), when there is one.
     request_id: str | None = field(default_factory=current_request_id)
+    # The parts of the question the sources do not cover, when the answer answers others.
+    uncovered: tuple[Uncovered, ...] = ()
 
     name = "done"
 
@@ -107,6 +121,7 @@ class Done:
             "total_ms": round(self.total_ms, 2),
             "tokens": self.tokens,
             **({} if self.usage is None else {"usage": dict(self.usage)}),
+            **({"uncovered": [u.data() for u in self.uncovered]} if self.uncovered else {}),
         }
         return _with_request_id(body, self.request_id)
 

@@ -23,7 +23,15 @@ def test_question_file_is_checked_line_by_line(tmp_path: Path) -> None:
     assert first == Question("Is shipping free?", "answer", ("a.md",))
     assert second.history == (("Hi", "Hello"),)
     assert second.gold is None
-    for bad in ('{"question": 3}', '{"question": "x", "expect": "maybe"}', "[1]", "{"):
+    path.write_text('{"question": "A and is there a gym?", "left_out": true}\n')
+    assert load_questions(path)[0].left_out is True
+    for bad in (
+        '{"question": 3}',
+        '{"question": "x", "expect": "maybe"}',
+        '{"question": "x", "left_out": "yes"}',
+        "[1]",
+        "{",
+    ):
         path.write_text(bad + "\n")
         with pytest.raises(InputError, match=r"q\.jsonl:1"):
             load_questions(path)
@@ -44,10 +52,14 @@ def test_scores_answers_refusals_and_gold_citations(tmp_path: Path, minilm: Mini
         Question("What does shipping cost for small orders?", "answer", ("shipping.md",)),
         Question("How often should the kettle be descaled?", "answer", ("shipping.md",)),
         Question("Who painted the Mona Lisa?", "refuse", None),
+        Question(
+            "Is shipping free and do you gift-wrap?", "answer", ("shipping.md",), left_out=True
+        ),
     ]
     settings = Settings(data_dir=tmp_path / "unused")
     outcomes = evaluate_answers(kb, questions, settings, embedder=minilm)
-    assert [o.refusal is None for o in outcomes] == [True, True, False]
+    assert [o.refusal is None for o in outcomes] == [True, True, False, True]
+    assert outcomes[3].uncovered == ("do you gift-wrap?",)
     assert outcomes[0].cited[:1] == ("shipping.md",)
     assert outcomes[0].ok
     assert outcomes[1].cited == ("descaling.md",)
@@ -55,8 +67,9 @@ def test_scores_answers_refusals_and_gold_citations(tmp_path: Path, minilm: Mini
     assert outcomes[2].refusal == "low_evidence"
     assert outcomes[2].ok
     text = report(outcomes, verbose=True)
-    assert "answered             1.000 (2/2)" in text
-    assert "gold cited           0.500 (1/2)" in text
+    assert "answered             1.000 (3/3)" in text
+    assert "part left out named  1.000 (1/1), named when none was 0 of 3 answered" in text
+    assert "gold cited           0.667 (2/3)" in text
     assert "off-topic refused    1.000 (1/1)" in text
     assert "missed 1:" in text
     assert not (tmp_path / "unused").exists()  # everything went to a throwaway directory

@@ -34,6 +34,8 @@ class Question:
     expect: str
     gold: tuple[str, ...] | None
     history: tuple[tuple[str, str], ...] = ()  # (earlier question, its verified answer)
+    # Whether the answer should name a part of the question no source covers (None: not said).
+    left_out: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,7 @@ class Outcome:
     sources: tuple[str, ...]  # file names of the retrieved blocks, in order
     answer: str
     latency_ms: float
+    uncovered: tuple[str, ...] = ()  # the parts the answer says no source covers
 
     @property
     def gold_cited(self) -> bool:
@@ -86,7 +89,10 @@ def _question(row: object) -> Question:
         raise ValueError("'gold' must be a list of file names or null")
     history = row.get("history") or []
     turns = tuple((str(turn["question"]), str(turn.get("answer") or "")) for turn in history)
-    return Question(row["question"], expect, None if gold is None else tuple(gold), turns)
+    left_out = row.get("left_out")
+    if left_out is not None and not isinstance(left_out, bool):
+        raise ValueError("'left_out' must be true, false or absent")
+    return Question(row["question"], expect, None if gold is None else tuple(gold), turns, left_out)
 
 
 def evaluate_answers(
@@ -132,6 +138,7 @@ async def _ask(answerer: Answerer, item: Question, use_history: bool) -> Outcome
         sources=tuple(b.filename for b in result.blocks),
         answer=result.text,
         latency_ms=latency,
+        uncovered=tuple(u.ask for u in result.uncovered),
     )
 
 
@@ -177,6 +184,15 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
         + (", ".join(f"{r} {n}" for r, n in sorted(reasons.items())) or "none"),
         f"latency ms           p50 {p50:.1f}  p95 {p95:.1f}",
     ]
+    said = [o for o in answered if o.item.left_out is not None]
+    if said or any(o.uncovered for o in answered):
+        named = sum(bool(o.uncovered) for o in said if o.item.left_out)
+        wrongly = sum(bool(o.uncovered) for o in answered if not o.item.left_out)
+        lines.insert(
+            -2,
+            f"part left out named  {_rate(named, sum(bool(o.item.left_out) for o in said))}"
+            f", named when none was {wrongly} of {len(answered)} answered",
+        )
     if verbose:
         misses = [o for o in outcomes if not o.ok]
         lines.append(f"\nmissed {len(misses)}:")
@@ -188,6 +204,9 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
             )
             if o.answer:
                 lines.append(f"    answer: {o.answer[:300]}")
+        for o in answered:
+            if bool(o.uncovered) != bool(o.item.left_out):
+                lines.append(f"- left out {list(o.uncovered)} in {o.item.question!r}")
     return "\n".join(lines)
 
 

@@ -27,12 +27,13 @@ import anyio
 
 from ..config import Settings
 from ..errors import StreamRagError
-from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources
+from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, Uncovered
 from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from ..gate.segment import Segment, SentenceBuffer, split_segments
 from ..language.asks import asks
+from ..language.coverage import left_out, name_words
 from ..language.followups import leans_on_history, resolve
 from ..lifecycle import Drain
 from ..model.llm import ChatModel, ModelError
@@ -69,6 +70,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("stream_rag")
+# What the checks before the model give: a refusal, or the gate context and the uncovered parts.
+Checked = tuple[Refusal | None, GateContext | None, float, tuple[Uncovered, ...]]
 
 NO_SOURCES = "Nothing in the knowledge base matches this question."
 LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
@@ -175,21 +178,22 @@ class Answerer:
 
     async def _prepare(self, question: str, options: Options) -> Prepared:
 
-        def checks(result: SearchResult) -> tuple[Refusal | None, GateContext | None, float]:
+        def checks(result: SearchResult) -> Checked:
             if self.settings.ungated_baseline:
-                return (None if result.blocks else Refusal("no_sources", NO_SOURCES)), None, 0.0
+                refused = None if result.blocks else Refusal("no_sources", NO_SOURCES)
+                return refused, None, 0.0, ()
             t0 = time.perf_counter()
             refusal = self.precheck(question, result.blocks, options)
-            context = (
-                None if refusal is not None else self.gate_context_sync(result.blocks, options)
-            )
-            return refusal, context, _ms(t0)
+            if refusal is not None:
+                return refusal, None, _ms(t0), ()
+            context = self.gate_context_sync(result.blocks, options)
+            return None, context, _ms(t0), _uncovered(question, result.blocks)
 
-        result, (refusal, context, checks_ms) = await self.retriever.search_then(
+        result, (refusal, context, checks_ms, gaps) = await self.retriever.search_then(
             question, checks, collection=options.collection, top_k=options.top_k
         )
         return Prepared(
-            result.blocks, refusal, context, result.timings_ms.get("total", 0.0), checks_ms
+            result.blocks, refusal, context, result.timings_ms.get("total", 0.0), checks_ms, gaps
         )
 
     def precheck(self, question: str, blocks: Sequence[Block], options: Options) -> Refusal | None:
@@ -361,7 +365,15 @@ class Answerer:
         if not emitted:
             yield not_answered(units) or Refusal("no_supported_sentences", NOTHING_SUPPORTED)
         ttfs = None if tally.first is None else (tally.first - started) * 1000
-        yield Done(emitted, tally.dropped, ttfs, _ms(started), tally.tokens, _reported(usage))
+        yield Done(
+            emitted,
+            tally.dropped,
+            ttfs,
+            _ms(started),
+            tally.tokens,
+            _reported(usage),
+            uncovered=prepared.uncovered if emitted else (),
+        )
 
     # -- non-streaming ----------------------------------------------------------------------
 
@@ -405,6 +417,7 @@ class Answerer:
                     base,
                     sentences=tuple(s for s in sentences if isinstance(s, SentenceOut)),
                     attempts=tuple(attempts),
+                    uncovered=prepared.uncovered,
                 )
             feedback = revision_request(attempt, len(blocks))
         timings["total"] = _ms(started)
@@ -449,6 +462,12 @@ def _parts(question: str) -> list[str]:
         resolve(part, [Turn(p, "") for p in parts[:i]]) if i and leans_on_history(part) else part
         for i, part in enumerate(parts)
     ]
+
+
+def _uncovered(question: str, blocks: Sequence[Block]) -> tuple[Uncovered, ...]:
+    titled = [f"{b.text}\n{name_words(b.name)}" for b in blocks]
+    found = left_out(question, [b.text for b in blocks], titled, _MAX_CHECKED)
+    return tuple(Uncovered(part, tuple(missing)) for part, missing in found)
 
 
 def _reported(usage: Usage) -> dict[str, int] | None:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..events import Dropped, Refusal, SentenceOut, block_ref
+from ..events import Dropped, Refusal, SentenceOut, Uncovered, block_ref
 from ..gate.citations import strip_markers
 from ..gate.lexical import GateContext, Verdict
 from ..gate.segment import Segment
@@ -37,6 +37,7 @@ class Prepared:
     context: GateContext | None
     retrieve_ms: float
     checks_ms: float
+    uncovered: tuple[Uncovered, ...] = ()  # parts of the question no block covers
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,7 @@ class AnswerResult:
     attempts: tuple[Attempt, ...] = ()
     usage: Usage = field(default_factory=Usage)  # the upstream model's counts, all calls
     timings_ms: dict[str, float] = field(default_factory=dict)
+    uncovered: tuple[Uncovered, ...] = ()  # parts of an answered question no source covers
 
     @property
     def text(self) -> str:
@@ -110,6 +112,7 @@ class AnswerResult:
             "answer": self.text if self.refusal is None else None,
             "sentences": [s.data() for s in self.sentences],
             "refusal": None if self.refusal is None else self.refusal.data(),
+            "uncovered": [u.data() for u in self.uncovered],
             "sources": [block_ref(b) for b in self.blocks],
             "attempts": [a.to_json() for a in self.attempts],
             "usage": self.usage.to_json() if self.usage.reported else None,

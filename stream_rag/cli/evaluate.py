@@ -52,7 +52,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Ingest a knowledge base into a throwaway data directory and ask every "
         'question through the /v1/answer code path. FILE: JSONL, {"question", "history"?: '
         '[{"question", "answer"}], "gold": [file names] | null, "expect": '
-        '"answer"|"refuse"|"conflict"}.',
+        '"answer"|"refuse"|"conflict", "left_out"?: bool (a part no source covers is named)}.',
     )
     answers.add_argument("--kb", type=Path, required=True, metavar="DIR")
     answers.add_argument("--questions", type=Path, required=True, metavar="FILE")

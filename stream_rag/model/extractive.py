@@ -31,9 +31,9 @@ import numpy as np
 from ..embed.backends import Embedder, Vectors
 from ..ingest.chunking import pieces, sentence_spans
 from ..language.asks import asks
-from ..language.followups import resolve, subject_words
+from ..language.coverage import has_word, name_words, own_words, uncovered
+from ..language.followups import resolve
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
-from ..language.terms import names as named
 from ..prompt_format import HEADER_RE, parse_blocks, parse_history, parse_question
 from ..text import tokenize
 from ..types import Message
@@ -176,7 +176,7 @@ def rank_sentences(
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
-        name = _name_words((names or {}).get(n, ""))
+        name = name_words((names or {}).get(n, ""))
         for i, (sentence, title, terms, section, row, said) in enumerate(_quotable(text, name)):
             if not restates(asked, said):
                 sentences.append((n, i, sentence, terms, title))
@@ -227,11 +227,6 @@ def _naming(
     }
     most = max(named.values(), default=0)
     return blocks if not most else {n: text for n, text in blocks.items() if named[n] == most}
-
-
-def _name_words(name: str) -> str:
-    stem_ = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
-    return " ".join(re.sub(r"[-_]+", " ", stem_).split())
 
 
 def select(
@@ -296,22 +291,20 @@ def compose(
     parts = asks(question)
     if len(parts) < 2:
         return select(question, blocks, limit, min_score, dense, names)
-    words = [_content_words(part) for part in parts]
+    words = own_words(parts)
     answered: list[list[Candidate]] = []
-    skipped = False
     # A name is in a block's text or its document's name ("kestrel-pricing.md").
-    titled = [f"{text}\n{_name_words((names or {}).get(n, ''))}" for n, text in blocks.items()]
+    titled = [f"{text}\n{name_words((names or {}).get(n, ''))}" for n, text in blocks.items()]
+    # Parts no block covers ("... and is there a gym?"), or that ask nothing the others do not.
+    skipped = set(uncovered(parts, list(blocks.values()), titled)) | {
+        i for i, own in enumerate(words) if not own
+    }
     for i, part in enumerate(parts):
-        own = words[i].difference(*(w for j, w in enumerate(words) if j != i))
-        known = sum(any(_has_word(text, w) for text in blocks.values()) for w in own)
-        if known * 2 <= len(own):
-            skipped = True
-            continue  # it asks about something no block names ("... and is there a gym?")
-        if any(not any(_has_word(text, name) for text in titled) for name in named(part)):
-            skipped = True
-            continue  # "the Basic plan": the other plans' prices would answer something else
+        if i in skipped:
+            continue
+        own = words[i]
         chosen = select(part, blocks, limit, min_score, dense, names)
-        if chosen and any(_has_word(blocks[n], w) for n in {c.n for c in chosen} for w in own):
+        if chosen and any(has_word(blocks[n], w) for n in {c.n for c in chosen} for w in own):
             answered.append(chosen)
     if len(answered) == 1 and skipped:
         return answered[0]  # the part the blocks answer, not the question as one
@@ -322,24 +315,6 @@ def compose(
         for candidate in chosen:
             out.setdefault((candidate.n, candidate.position), candidate)
     return list(out.values())[: limit * 2]
-
-
-def _content_words(text: str) -> set[str]:
-    """What `text` asks about, as written ("e-bike" whole: its "e" is no BM25 token, and "bike"
-    alone is the city bike's too), not how it asks ("how much", "need")."""
-    return {w.casefold() for w in subject_words(text)}
-
-
-def _has_word(text: str, word: str) -> bool:
-    """Whether `text` has `word` as written or its stemmed terms ("bikes" for "bike")."""
-    if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
-        return True
-    return _terms(word) <= _block_terms(text)
-
-
-@lru_cache(maxsize=4096)
-def _block_terms(text: str) -> frozenset[str]:
-    return frozenset(_terms(text))
 
 
 def tokens_of(text: str) -> list[str]:
@@ -407,7 +382,7 @@ class ExtractiveModel:
         calls it), so a first question about them does not wait for that."""
         if self.dense is None:
             return
-        title = _name_words(name)
+        title = name_words(name)
         wanted: list[str] = [title] if title else []
         for text in texts:
             for sentence, heading in sections(text, title):

@@ -1,0 +1,112 @@
+"""The things a question asks (`asks`) that the sources say nothing about: "When are you open
+and is there a gym?" over blocks none of which says "gym". The local generator leaves such a
+part out and answers the others; the answer says which parts it left out (`done`'s
+`uncovered`), whatever the generator, so that a reader does not take silence for an answer.
+
+A part is uncovered when most of the words it asks and the other parts do not (its own words)
+are in no block, or a name it asks about ("the Enterprise plan") is in no block nor its
+document's name. Words shared by every part ("price" in "the price of the city bike and of the
+tandem") say nothing about which part the blocks answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from ..text import tokenize
+from .asks import asks
+from .followups import subject_words
+from .terms import names, stem
+
+__all__ = ["has_word", "left_out", "name_words", "own_words", "uncovered"]
+
+
+# How a question asks, not what about: the word after "how" ("how big", "how fast").
+_HOW = re.compile(r"\bhow\s+([^\W\d_]+)", re.IGNORECASE)
+# Letters two derivations of one word share at least ("cancel", "cancellation").
+_STEM = 5
+
+
+def own_words(parts: Sequence[str]) -> list[set[str]]:
+    """Each part's words, as written and casefolded ("e-bike" whole: its "e" is no BM25 token,
+    and "bike" alone is the city bike's too), less those another part asks too; what it asks
+    about, not how ("how much", "need")."""
+    words = [
+        {w.casefold() for w in subject_words(part)} - {w.casefold() for w in _HOW.findall(part)}
+        for part in parts
+    ]
+    return [w.difference(*(o for j, o in enumerate(words) if j != i)) for i, w in enumerate(words)]
+
+
+def has_word(text: str, word: str) -> bool:
+    """Whether `text` has `word` as written or its stemmed terms ("bikes" for "bike", "wifi"
+    for "Wi-Fi")."""
+    if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
+        return True
+    have = _block_terms(text)
+    return all(term in have or _derived(term, have) for term in _terms(word))
+
+
+def _derived(term: str, have: frozenset[str]) -> bool:
+    """Whether a term of `have` and `term` are one word's derivations: one begins with the
+    other, of `_STEM` letters or more ("cancel", "cancellation"; "encryption", "encrypt")."""
+    if len(term) < _STEM:
+        return False
+    head = term[:_STEM]
+    return any(
+        h[:_STEM] == head and (h.startswith(term) or term.startswith(h))
+        for h in have
+        if len(h) >= _STEM
+    )
+
+
+def name_words(name: str) -> str:
+    """A document's name as words ("kestrel-pricing.md" -> "kestrel pricing")."""
+    stem_ = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", name)
+    return " ".join(re.sub(r"[-_]+", " ", stem_).split())
+
+
+def uncovered(
+    parts: Sequence[str], texts: Sequence[str], titled: Sequence[str] | None = None
+) -> dict[int, list[str]]:
+    """The parts (by index) that no text covers, each with the words or names no text has.
+    `titled`: the texts with their documents' names (`name_words`), where a name may be."""
+    titled = texts if titled is None else titled
+    out: dict[int, list[str]] = {}
+    for i, (part, own) in enumerate(zip(parts, own_words(parts), strict=True)):
+        lacking = [w for w in own if not any(has_word(t, w) for t in texts)]
+        if own and len(lacking) * 2 >= len(own):
+            # "... and is there a gym?": no block says "gym" (the words as the part writes them)
+            out[i] = [w for w in subject_words(part) if w.casefold() in lacking]
+            continue
+        unnamed = [n for n in names(part) if not any(has_word(t, n) for t in titled)]
+        if unnamed:
+            out[i] = unnamed  # "the Basic plan": the other plans' prices answer something else
+    return out
+
+
+def left_out(
+    question: str, texts: Sequence[str], titled: Sequence[str], max_parts: int
+) -> list[tuple[str, list[str]]]:
+    """The parts of a question asking several things (at most `max_parts`) that no text
+    covers, each with what no text has, when another part is covered: an answer answers that
+    one and says which it did not. A part asking nothing the others do not counts as neither."""
+    parts = asks(question, limit=None)
+    if not 2 <= len(parts) <= max_parts:
+        return []
+    gaps = uncovered(parts, texts, titled)
+    own = own_words(parts)
+    if not gaps or all(i in gaps or not own[i] for i in range(len(parts))):
+        return []
+    return [(parts[i], missing) for i, missing in sorted(gaps.items())]
+
+
+def _terms(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text)}
+
+
+@lru_cache(maxsize=4096)
+def _block_terms(text: str) -> frozenset[str]:
+    return frozenset(_terms(text))
