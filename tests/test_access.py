@@ -224,7 +224,7 @@ def test_open_mode_is_loopback_only(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_keys_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = ["--data-dir", str(tmp_path / "data")]
     assert main([*data, "keys", "list"]) == 0
-    assert "no keys" in capsys.readouterr().out
+    assert "no active keys" in capsys.readouterr().out
     assert main([*data, "keys", "create", "--scope", "chat", "--collection", "docs", "--json"]) == 0
     created: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert created["key"].startswith("sr_")
