@@ -335,9 +335,12 @@ def _host_name(header: str) -> str:
 
 
 async def _host_error(scope: Scope, receive: Receive, send: Send) -> None:
-    hosts = sum(name == b"host" for name, _ in scope["headers"])
-    if hosts != 1:  # RFC 9112 3.2: an HTTP/1.1 request needs exactly one
-        exc = InvalidHostError("an HTTP/1.1 request needs exactly one Host header")
+    hosts = [value for name, value in scope["headers"] if name == b"host"]
+    if not hosts:  # RFC 9112 3.2: an HTTP/1.1 request needs one
+        exc = InvalidHostError("an HTTP/1.1 request needs a Host header")
+    elif len(hosts) > 1 or b"," in hosts[0]:
+        # Two lines, or two joined by a proxy: which one the request is for is not known.
+        exc = InvalidHostError("a request names one host, in one Host header")
     else:
         exc = InvalidHostError("this Host is not served here (STREAM_RAG_ALLOWED_HOSTS)")
     await error_response(exc)(scope, receive, send)

@@ -41,6 +41,7 @@ from ..services import Services, open_services
 from ..store.documents import DocumentStore
 from . import answers_api, documents_api, health, keys_api, openapi, search_api, state
 from .bodytimeout import BodyDeadline
+from .methods import MethodCheck
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
 from .web import cors_middleware
 
@@ -178,6 +179,7 @@ def create_app(
                 BodyDeadline, timeout_s=settings.body_timeout_s, min_kb_s=settings.body_min_kb_s
             ),
             Middleware(HostCheck, settings=settings),
+            Middleware(MethodCheck, settings=settings),
             *cors_middleware(settings),
             Middleware(Guard, settings=settings),
         ],

@@ -12,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import re
 import socket
 import sys
 from types import FrameType
+from typing import Any
 
+import httptools
 import uvicorn
 from starlette.applications import Starlette
 from uvicorn._types import (
@@ -32,6 +35,7 @@ from ..access.principals import ANSWER_PATHS
 from ..config import Settings
 from ..lifecycle import Drain
 from .collector import IdleCollector
+from .methods import ALLOW, KNOWN, NOT_IMPLEMENTED_MESSAGE
 from .scheduling import request_slice
 
 # The largest request head (request line plus headers) a client may send.
@@ -111,6 +115,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.parser = _MethodAwareParser(self.parser, self)  # type: ignore[assignment]
         self._head_timer: asyncio.TimerHandle | None = None
         # Bytes received since the last request's message ended: the next head. The read that
         # ended the message is not counted; its length (`_slack`) bounds what it held of the head.
@@ -157,10 +162,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request it cannot parse, with the JSON error body of every
-        other 4xx (its own is text)."""
-        message = self._refusal or msg
-        body = json.dumps({"error": {"code": "invalid_request", "message": message}}).encode()
-        content = [b"HTTP/1.1 400 Bad Request\r\n"]
+        other 4xx (its own is text); a method the parser does not know is a 501, as the app
+        answers one it does not (http/methods.py)."""
+        if self._refusal == _UNKNOWN_METHOD:
+            error = {"code": "not_implemented", "message": NOT_IMPLEMENTED_MESSAGE}
+            content = [b"HTTP/1.1 501 Not Implemented\r\nallow: %s\r\n" % ALLOW.encode()]
+        else:
+            message = self._refusal or msg
+            error = {"code": "invalid_request", "message": message}
+            content = [b"HTTP/1.1 400 Bad Request\r\n"]
+        body = json.dumps({"error": error}).encode()
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])
         content.append(b"content-type: application/json\r\n")
@@ -229,6 +240,34 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Only a connection still waiting for (the rest of) a request head is closed.
         if self._in_head and not self.transport.is_closing():
             self.transport.close()
+
+
+_UNKNOWN_METHOD = "unknown method"
+# RFC 9112 3: method (a token) SP request-target SP HTTP-version.
+_REQUEST_LINE = re.compile(rb"^([!#$%&'*+.^_`|~0-9A-Za-z-]+) [^ \r\n]+ HTTP/1\.[01]\r?$", re.M)
+
+
+class _MethodAwareParser:
+    """The protocol's httptools parser, noting when it refused a request for its method
+    (`BREW`, `get`): uvicorn turns every parse error into one 400."""
+
+    def __init__(self, parser: httptools.HttpRequestParser, protocol: GuardedHttpToolsProtocol):
+        self._parser = parser
+        self._protocol = protocol
+
+    def feed_data(self, data: bytes) -> None:
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserInvalidMethodError:
+            # A request line with a method it does not know, not bytes that are no request
+            # ("GARBAGE"): the last request line read (earlier ones were pipelined requests).
+            lines = _REQUEST_LINE.findall(data)
+            if lines and lines[-1].decode("latin-1") not in KNOWN:
+                self._protocol._refusal = _UNKNOWN_METHOD
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
 
 
 class Http10Send:
