@@ -54,6 +54,14 @@ from .test_chat_http import upload
             ["How much are the city bike per day?", "How much are the e-bike per day?"],
         ),
         (
+            "What do the city bike and the kids' bike cost per day?",
+            ["What do the city bike cost per day?", "What do the kids' bike cost per day?"],
+        ),
+        (
+            "Is the owner’s manual or the user's guide online?",
+            ["Is the owner’s manual online?", "Is the user's guide online?"],
+        ),
+        (
             "Does the X200 or the X300 support 5 GHz?",
             ["Does the X200 support 5 GHz?", "Does the X300 support 5 GHz?"],
         ),

@@ -45,8 +45,11 @@ _ARTICLE = r"(?:the|my|your|our|a|an)"
 _SEPARATOR = r"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)"
 # "the kettle and the blender", "the cargo bike, the city bike and the e-bike": each with its
 # own article; the last takes a second word only where the phrase ends ("the e-bike per day").
-_NOUN = rf"{_ARTICLE}\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)??"
-_LAST_NOUN = rf"{_ARTICLE}\s+[a-z][\w-]*(?:\s+[a-z][\w-]*(?=[?.!,;:]|$))?"
+# A possessive is followed by its noun, wherever the phrase ends ("the kids' bike cost").
+_WORD = r"[a-z][\w-]*"
+_POSSESSIVE = rf"{_WORD}['’]s?(?!\w)\s+{_WORD}"
+_NOUN = rf"{_ARTICLE}\s+(?:{_POSSESSIVE}|{_WORD}(?:\s+{_WORD})??)"
+_LAST_NOUN = rf"{_ARTICLE}\s+(?:{_POSSESSIVE}|{_WORD}(?:\s+{_WORD}(?=[?.!,;:]|$))?)"
 _NOUNS = re.compile(
     rf"\b(?P<chain>{_NOUN}(?:{_SEPARATOR}{_NOUN})*{_SEPARATOR}{_LAST_NOUN})(?=[\s?.!,;:]|$)", re.I
 )
