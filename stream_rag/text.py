@@ -120,6 +120,17 @@ def tokenize(text: str) -> list[str]:
     return _tokens("".join(pieces).casefold())
 
 
+def compounds(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Each word of `text` that `tokenize` also joins: its joined token and its parts' tokens
+    ("Wi-Fi": ("wifi", ("wi", "fi")); "e-bike": ("ebike", ("bike",)))."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for match in _joined(unicodedata.normalize("NFKC", text)):
+        joined = word_tokens(_JOINERS.sub("", match.group()).casefold())
+        if joined:
+            out.append((joined[0], tuple(_tokens(match.group().casefold()))))
+    return out
+
+
 def _tokens(text: str) -> list[str]:
     words = blingfire.text_to_words(text).split()
     return [token for word in words for token in word_tokens(word)]

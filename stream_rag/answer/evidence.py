@@ -19,9 +19,10 @@ import re
 from collections.abc import Callable, Sequence
 
 from ..ingest.chunking import pieces
+from ..language.coverage import derived
 from ..language.terms import names, stem
 from ..retrieve.hybrid import Block
-from ..text import tokenize
+from ..text import compounds, tokenize
 
 # Cosines of texts to a question (`model.extractive.SentenceVectors`: cached by text).
 Similarity = Callable[[str, Sequence[str]], Sequence[float]]
@@ -32,18 +33,44 @@ def _terms(text: str) -> set[str]:
     return {stem(t) for t in tokenize(text)}
 
 
+class Asked:
+    """A question's terms for the term share. A word written with hyphens counts as its parts,
+    as it did before `tokenize` also joined them, each found in a block as itself or as the
+    joined word ("Wi-Fi" is two terms, found in "Wi-Fi" or "wifi"): counted as three, one
+    hyphenated word outweighed the rest ("How do I reset my Wi-Fi router?" passed over an FAQ
+    saying "Wi-Fi"). A word written joined is one term ("wifi", found in "Wi-Fi")."""
+
+    __slots__ = ("joined", "terms")
+
+    def __init__(self, question: str) -> None:
+        self.terms = _terms(question)
+        self.joined: dict[str, str] = {}  # a part's stem -> its word's joined stem
+        for joined, parts in compounds(question):
+            if parts:
+                self.terms.discard(stem(joined))
+                self.joined.update((stem(p), stem(joined)) for p in parts)
+
+    def found(self, stems: frozenset[str]) -> int:
+        """How many of the terms are in `stems`: as they are, joined, or derived ("cancel" in
+        "Cancellations")."""
+        return len(self.terms & stems) + sum(
+            self.joined.get(t) in stems or derived(t, stems) for t in self.terms - stems
+        )
+
+
 def evidence_score(question: str, blocks: Sequence[Block]) -> float:
     if not blocks:
         return 0.0
     if all("rerank" in b.scores for b in blocks):
         return max(b.scores["rerank"] for b in blocks)
-    terms = _terms(question)
-    return max(_block_score(terms, block, block.scores.get("dense")) for block in blocks)
+    asked = Asked(question)
+    return max(_block_score(asked, block, block.scores.get("dense")) for block in blocks)
 
 
-def _block_score(terms: set[str], block: Block, dense: float | None) -> float:
-    stems = block.features.stems if block.features is not None else _terms(block.text)
-    parts = [len(terms & stems) / len(terms)] if terms else []
+def _block_score(asked: Asked, block: Block, dense: float | None) -> float:
+    stems = block.features.stems if block.features is not None else frozenset(_terms(block.text))
+    terms = asked.terms
+    parts = [asked.found(stems) / len(terms)] if terms else []
     if dense is not None:
         parts.append(max(0.0, dense))
     return sum(parts) / len(parts) if parts else 0.0
@@ -70,7 +97,7 @@ def entry_evidence(question: str, blocks: Sequence[Block], similarity: Similarit
     the best of its own cosine and its entries' (embedded as the chunks are)."""
     if not blocks or all("rerank" in b.scores for b in blocks):
         return evidence_score(question, blocks)
-    terms = _terms(question)
+    asked = Asked(question)
     best = 0.0
     for block in blocks[:ENTRY_BLOCKS]:
         dense = block.scores.get("dense")
@@ -78,7 +105,7 @@ def entry_evidence(question: str, blocks: Sequence[Block], similarity: Similarit
             continue  # no dense branch ran: no cosine to compare an entry's with
         if texts := entries(block.text):
             dense = max(dense, *similarity(question, texts))
-        best = max(best, _block_score(terms, block, dense))
+        best = max(best, _block_score(asked, block, dense))
     return best
 
 

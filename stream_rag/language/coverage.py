@@ -20,7 +20,7 @@ from .asks import asks
 from .followups import subject_words
 from .terms import names, stem
 
-__all__ = ["has_word", "left_out", "name_words", "own_words", "uncovered"]
+__all__ = ["derived", "has_word", "left_out", "name_words", "own_words", "uncovered"]
 
 
 # How a question asks, not what about: the word after "how" ("how big", "how fast").
@@ -46,20 +46,25 @@ def has_word(text: str, word: str) -> bool:
     if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
         return True
     have = _block_terms(text)
-    return all(term in have or _derived(term, have) for term in _terms(word))
+    return all(term in have or derived(term, have) for term in _terms(word))
 
 
-def _derived(term: str, have: frozenset[str]) -> bool:
+def derived(term: str, have: frozenset[str]) -> bool:
     """Whether a term of `have` and `term` are one word's derivations: one begins with the
     other, of `_STEM` letters or more ("cancel", "cancellation"; "encryption", "encrypt")."""
     if len(term) < _STEM:
         return False
-    head = term[:_STEM]
-    return any(
-        h[:_STEM] == head and (h.startswith(term) or term.startswith(h))
-        for h in have
-        if len(h) >= _STEM
-    )
+    return any(h.startswith(term) or term.startswith(h) for h in _heads(have).get(term[:_STEM], ()))
+
+
+@lru_cache(maxsize=1024)
+def _heads(have: frozenset[str]) -> dict[str, list[str]]:
+    """The terms of `have` by their first `_STEM` letters (a block's stems recur per request)."""
+    out: dict[str, list[str]] = {}
+    for term in have:
+        if len(term) >= _STEM:
+            out.setdefault(term[:_STEM], []).append(term)
+    return out
 
 
 def name_words(name: str) -> str:
