@@ -90,12 +90,29 @@ def test_a_server_that_is_down_is_a_message_not_a_traceback(
     assert "Traceback" not in out + err
 
 
-def test_a_url_that_is_not_one_is_a_message(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("url", ["127.0.0.1:8000", "http://[::1", "ftp://example.com", "http://"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "refunds"],
+        ["delete", "doc_x"],
+        ["documents"],
+        ["optimize"],
+        ["ask", "refunds?"],
+        ["ingest", "README.md"],
+        ["loadtest", "--users", "1"],
+    ],
+)
+def test_a_url_that_is_not_a_servers_is_a_usage_error(
+    argv: list[str], url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for argv in (["search", "refunds"], ["delete", "doc_x"], ["optimize"]):
-        assert main(["--data-dir", str(tmp_path), *argv, "--url", "127.0.0.1:8000"]) == 1
-        assert capsys.readouterr().err.startswith("stream-rag: error: ")
+    """Checked before anything runs: `http://[::1` was a traceback from inside httpx."""
+    with pytest.raises(SystemExit) as exited:
+        main(["--data-dir", str(tmp_path), *argv, "--url", url])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument --url: {url!r} is not a" in err
+    assert "Traceback" not in err
 
 
 def test_local_delete_and_reindex_counts_agree_with_their_noun(

@@ -28,7 +28,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     search.add_argument("--fusion", choices=["weighted", "rrf"], help="fusion method")
     search.add_argument("--json", action="store_true", help="print the full JSON result")
     search.add_argument(
-        "--url", help="search through a running server's API (POST /v1/search, a read key)"
+        "--url",
+        type=remote.server_url,
+        help="search through a running server's API (POST /v1/search, a read key)",
     )
 
     ask = commands.add_parser(
@@ -41,7 +43,11 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     ask.add_argument("question")
     ask.add_argument("--collection", help="collection to ask (default: default)")
     ask.add_argument("--top-k", type=int, help="blocks to retrieve (STREAM_RAG_TOP_K)")
-    ask.add_argument("--url", help="ask a running server instead of opening the data directory")
+    ask.add_argument(
+        "--url",
+        type=remote.server_url,
+        help="ask a running server instead of opening the data directory",
+    )
     ask.add_argument(
         "--no-stream",
         action="store_true",

@@ -32,7 +32,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     ingest.add_argument("--collection", help="collection to add to (default: default)")
     ingest.add_argument("--name", help="display name (only with a single file)")
     ingest.add_argument(
-        "--url", help="upload through a running server's API (e.g. http://127.0.0.1:8000)"
+        "--url",
+        type=remote.server_url,
+        help="upload through a running server's API (e.g. http://127.0.0.1:8000)",
     )
 
     documents = commands.add_parser(
@@ -41,7 +43,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     documents.add_argument("--collection", help="only this collection")
     documents.add_argument("--json", action="store_true", help="print JSON instead of a table")
     documents.add_argument(
-        "--url", help="list through a running server's API (GET /v1/documents, a read key)"
+        "--url",
+        type=remote.server_url,
+        help="list through a running server's API (GET /v1/documents, a read key)",
     )
 
     delete = commands.add_parser(
@@ -51,7 +55,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     delete.add_argument("doc_id")
     delete.add_argument(
-        "--url", help="delete through a running server's API (DELETE /v1/documents/ID, write)"
+        "--url",
+        type=remote.server_url,
+        help="delete through a running server's API (DELETE /v1/documents/ID, write)",
     )
 
 

@@ -22,7 +22,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "re-applied to the copy). With --url a running server does it (POST "
         "/v1/index/optimize, admin).",
     )
-    optimize.add_argument("--url", help="ask this running server to optimise its index")
+    optimize.add_argument(
+        "--url", type=remote.server_url, help="ask this running server to optimise its index"
+    )
     optimize.add_argument("--api-key", help="admin key for --url (default: STREAM_RAG_API_KEY)")
 
     commands.add_parser(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +10,23 @@ from .keys import client_headers, error_message
 
 if TYPE_CHECKING:
     import httpx
+
+
+def server_url(value: str) -> str:
+    """The type of every `--url`: an http(s) URL with a host, checked before anything runs
+    (`http://[::1` was a traceback from deep in the request)."""
+    import httpx
+
+    try:
+        url = httpx.URL(value)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a server's URL: give http:// or https:// and a host, "
+            "e.g. http://127.0.0.1:8000"
+        )
+    return value
 
 
 class RemoteFailed(Exception):

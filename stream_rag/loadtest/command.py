@@ -87,7 +87,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="what to load, started in this order (control: a second ungated server, the "
         "same run's noise floor; with four targets use --rounds 8)",
     )
-    load.add_argument("--url", help="load this running deployment instead (no baselines)")
+    from ..cli.remote import server_url  # here: the CLI's package imports this module
+
+    load.add_argument(
+        "--url", type=server_url, help="load this running deployment instead (no baselines)"
+    )
     load.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --url")
     load.add_argument("--out", type=Path, default=Path("loadtest-report"))
 
