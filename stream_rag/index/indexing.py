@@ -50,8 +50,10 @@ class VersionJob:
     tokens: int
     chunks: int
     done: int = 0
-    # Chunk texts of indexed batches whose answer warm-up waits until the version is live.
-    warm: list[list[str]] = field(default_factory=list)
+    # Indexed batches (first ordinal, count) whose answer warm-up waits until the version is
+    # live; their texts are read again then, not held: a start-up backlog begins every version
+    # in turn, so held texts were the whole collection's until each version went live.
+    warm: list[tuple[int, int]] = field(default_factory=list)
     live: bool = False
 
 
@@ -187,7 +189,7 @@ class Indexer:
             with sharing(self.embedder):
                 self._sentence_vectors(chunks)
                 if self.on_indexed is not None and self.warm_after_live:
-                    job.warm.append([c.text for c in chunks])
+                    job.warm.append((job.done, len(chunks)))
                 elif self.on_indexed is not None:
                     self._warm(job, [c.text for c in chunks])
             job.done += len(chunks)
@@ -197,8 +199,11 @@ class Indexer:
         """The answer warm-up of one indexed batch that waited for the version to be live;
         True once none is left."""
         if job.warm:
-            with sharing(self.embedder):
-                self._warm(job, job.warm.pop(0))
+            offset, count = job.warm.pop(0)
+            chunks = self.store.chunk_batch(job.doc_id, job.version, offset, count)
+            if chunks:  # none once the document is deleted
+                with sharing(self.embedder):
+                    self._warm(job, [c.text for c in chunks])
         return not job.warm
 
     def _warm(self, job: VersionJob, texts: list[str]) -> None:
