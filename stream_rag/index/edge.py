@@ -150,7 +150,7 @@ class EdgeIndex(HnswBuilds):
                 raise IndexUnavailableError(
                     f"the index at {path} is in use by another process (is `stream-rag serve` "
                     "running on this data directory? stop it, or go through its HTTP API: "
-                    "`stream-rag ingest|search|delete|ask --url`, or `POST /v1/search`, "
+                    "`stream-rag ingest|search|delete|ask|optimize --url`, `POST /v1/search`, "
                     "`DELETE /v1/documents/{id}`)"
                 ) from None
             raise IndexUnavailableError(f"cannot open the index at {path}: {exc}") from None
