@@ -125,6 +125,9 @@ textarea:focus-visible { outline-offset: 0; }
   const MAX_HISTORY_CHARS = 16000;
   const BUSY = "An answer is still coming: wait for it, or Stop it (Escape), then send this question.";
   const BUSY_RETRY = "An answer is still coming: wait for it, or Stop it (Escape), then Retry.";
+  // A stream silent this long is dead (a phone that changed networks closes nothing): the
+  // server sends a keep-alive comment every STREAM_RAG_SSE_PING_S (15 s by default).
+  const SILENCE_MS = 60000;
   const CONFLICT_HEADING = "The sources disagree on this, so I am not choosing between them.";
 
   const REASONS = {
@@ -174,7 +177,7 @@ textarea:focus-visible { outline-offset: 0; }
   }
 
   /** Server-Sent Events from a fetch body, per the HTML spec's parsing rules. */
-  async function* readEvents(body) {
+  async function* readEvents(body, heard) {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -183,6 +186,7 @@ textarea:focus-visible { outline-offset: 0; }
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
+        heard();
         buffer += decoder.decode(value, { stream: true });
         let cut;
         while ((cut = buffer.search(/\r\n|\r|\n/)) >= 0) {
@@ -262,6 +266,7 @@ textarea:focus-visible { outline-offset: 0; }
       frame.append(this.log, this.hint, form);
       root.append(frame, this.tip);
       this.input = input;
+      this.form = form;
       this.sendButton = send;
       this.stopButton = stop;
       this.turns = [];
@@ -334,6 +339,20 @@ textarea:focus-visible { outline-offset: 0; }
     /** Keep the newest content in view (the log only: scrollIntoView moved the host page too). */
     follow() {
       if (this.stick) this.log.scrollTop = this.log.scrollHeight;
+      // The log grows up to its max-height and pushes the question box down, out of a phone's
+      // screen: the page is moved as little as brings it back, unless the reader scrolled it.
+      if (this.pageFollow === null || this.pageFollow === undefined) return;
+      if (scrollY !== this.pageFollow) { this.pageFollow = null; return; }
+      if (!this.inView()) this.form.scrollIntoView({ block: "nearest" });
+      this.pageFollow = scrollY;
+    }
+
+    /** Whether the question box is on screen (above a phone's keyboard, where it is known). */
+    inView() {
+      const r = this.form.getBoundingClientRect();
+      const v = window.visualViewport;
+      const bottom = v ? Math.min(innerHeight, v.offsetTop + v.height) : innerHeight;
+      return r.top >= 0 && r.bottom <= bottom + 1;
     }
 
     get api() {
@@ -422,6 +441,9 @@ textarea:focus-visible { outline-offset: 0; }
       const history = this.history();
       if (history.length) body.history = history;
       turn.say("Searching the documents…");
+      let silence = null;
+      // Asked from the question box in view, the box stays in view as the answer grows.
+      this.pageFollow = this.inView() ? scrollY : null;
       const post = (payload) => fetch(`${this.api}/v1/chat`, {
         method: "POST",
         headers: this.headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
@@ -441,7 +463,12 @@ textarea:focus-visible { outline-offset: 0; }
           turn.fail(await errorMessage(response));
           return;
         }
-        for await (const event of readEvents(response.body)) {
+        const heard = () => {
+          clearTimeout(silence);
+          silence = setTimeout(() => { turn.lost = true; turn.controller.abort(); }, SILENCE_MS);
+        };
+        heard();
+        for await (const event of readEvents(response.body, heard)) {
           const over = turn.handle(event);
           this.follow();
           if (over) break;
@@ -450,9 +477,14 @@ textarea:focus-visible { outline-offset: 0; }
           turn.fail(turn.sentences.length ? "the connection ended before the rest came." : "The answer broke off before it was complete.");
         }
       } catch (error) {
-        if (turn.controller.signal.aborted) turn.stopped();
+        const lower = (text) => (turn.sentences.length ? text[0].toLowerCase() + text.slice(1) : text);
+        if (turn.lost) turn.fail(lower("Nothing came from the server for a minute: the connection was lost."));
+        else if (turn.controller.signal.aborted) turn.stopped();
+        // Once the server answered, a failure is the connection's, not a site it refuses.
+        else if (silence !== null) turn.fail(lower("The connection to the server was lost. Retry to ask again."));
         else turn.fail("Could not reach the server: the connection failed or was lost, or this site may not use it.");
       } finally {
+        clearTimeout(silence);
         this.current = null;
         const hadFocus = this.shadowRoot.activeElement === this.stopButton;
         this.stopButton.hidden = true;
