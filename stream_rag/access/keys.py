@@ -92,9 +92,14 @@ def check_scopes(scopes: Iterable[str]) -> frozenset[str]:
 
 
 def check_collections(collections: Iterable[str], scopes: frozenset[str]) -> frozenset[str] | None:
-    """Validate the bound collections; `*` (or none given) means every collection."""
+    """Validate the bound collections; `*` means every collection. Callers that were given
+    none pass `*`: an empty list asked for no collection, and is refused, not widened."""
     names = [c.strip() for c in collections if c.strip()]
-    if not names or ALL in names:
+    if not names:
+        raise InvalidFieldError(
+            "a key needs at least one collection, or '*' for every one (none was given)"
+        )
+    if ALL in names:
         if len(names) > 1:
             raise InvalidFieldError("'*' already means every collection; give it alone")
         return None
