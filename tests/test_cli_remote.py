@@ -152,3 +152,29 @@ def test_keys_list_says_how_many_revoked_keys_it_hides(
     assert rows["old"].startswith("revoked ")
     assert rows["new"] == "active"
     assert err == ""
+
+
+def test_ask_no_stream_through_a_server_asks_for_the_whole_answer(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--no-stream --url` streamed /v1/chat, as without the flag: it asks /v1/answer (one
+    regeneration if a draft fails), as `--no-stream` does locally."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    unused = ["--data-dir", str(tmp_path / "unused")]
+    with running_server(create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm)) as url:
+        assert main([*unused, "ingest", str(kb), "--url", url]) == 0
+        capsys.readouterr()
+        assert (
+            main([*unused, "ask", "Can annual plans be refunded?", "--no-stream", "--url", url])
+            == 0
+        )
+        out, err = capsys.readouterr()
+        assert "within 30 days. [1]" in out
+        assert "[1] refunds.txt" in out
+        assert "# 1 attempt\n" in err
+        assert (
+            main([*unused, "ask", "What is the capital of Peru?", "--no-stream", "--url", url]) == 3
+        )
+        assert "(refused: " in capsys.readouterr().out

@@ -149,20 +149,41 @@ def _ask_whole(services: Services, args: argparse.Namespace) -> int:
         finally:
             await services.aclose()
 
-    result = anyio.run(run)
-    body = result.to_json()
+    return _print_whole(anyio.run(run).to_json())
+
+
+def _print_whole(body: dict[str, Any]) -> int:
+    """`body` as `AnswerResult.to_json` gives it (here or from a server's /v1/answer)."""
     printer = AnswerPrinter()
-    printer.show("sources", {"generator": result.generator, "blocks": body["sources"]})
-    for sentence in result.sentences:
-        printer.show("sentence", sentence.data())
-    if result.refusal is not None:
-        printer.show("refusal", result.refusal.data())
-    print(f"# {counted(len(result.attempts), 'attempt')}", file=sys.stderr)
+    printer.show("sources", {"generator": body.get("generator"), "blocks": body["sources"]})
+    for sentence in body["sentences"]:
+        printer.show("sentence", sentence)
+    if body.get("refusal") is not None:
+        printer.show("refusal", body["refusal"])
+    print(f"# {counted(len(body.get('attempts') or []), 'attempt')}", file=sys.stderr)
     printer.show("done", {})
     return printer.exit_code()
 
 
+def _ask_whole_remote(args: argparse.Namespace) -> int:
+    fields = {"question": args.question, "collection": args.collection, "top_k": args.top_k}
+    try:
+        response = remote.call(
+            args.url, "POST", "/v1/answer", json={k: v for k, v in fields.items() if v is not None}
+        )
+        body = remote.body(response)
+        if not isinstance(body, dict) or not all(
+            isinstance(body.get(k), list) for k in ("sources", "sentences")
+        ):
+            raise remote.RemoteFailed(f"{args.url} answered /v1/answer without an answer")
+    except remote.RemoteFailed as exc:
+        return remote.fail(exc)
+    return _print_whole(body)
+
+
 def ask_remote(args: argparse.Namespace) -> int:
+    if args.no_stream:
+        return _ask_whole_remote(args)  # POST /v1/answer, as --no-stream is locally
     import httpx
 
     from ..sse import parse_lines
