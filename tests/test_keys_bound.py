@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,27 @@ def test_a_keys_file_entry_with_no_collections_is_refused(tmp_path: Path) -> Non
     )
     with pytest.raises(InvalidFieldError, match="at least one collection"):
         load_keys_file(path)
+
+
+def test_revoking_says_why_it_cannot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file's key, a key revoked before and an unknown id were all 'no active key with id'."""
+    settings = ["--data-dir", str(tmp_path)]
+    assert main([*settings, "keys", "create", "--scope", "read", "--json"]) == 0
+    key_id = json.loads(capsys.readouterr().out)["id"]
+    assert main([*settings, "keys", "revoke", key_id]) == 0
+    capsys.readouterr()
+    assert main([*settings, "keys", "revoke", key_id]) == 1
+    assert f"{key_id} was revoked already, at 20" in capsys.readouterr().err
+    assert main([*settings, "keys", "revoke", "key_000000000000"]) == 1
+    assert "no key with id 'key_000000000000'" in capsys.readouterr().err
+    assert main([*settings, "keys", "revoke", "file:ops"]) == 1
+    assert "remove it there" in capsys.readouterr().err
+
+
+def test_revoking_a_file_key_over_http_is_a_400(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
+    with TestClient(create_app(settings)) as client:
+        ops = {"Authorization": f"Bearer {OPS}"}
+        response = client.delete("/v1/keys/file:widget", headers=ops)
+        assert response.status_code == 400
+        assert "STREAM_RAG_KEYS_FILE" in response.json()["error"]["message"]

@@ -183,6 +183,11 @@ class KeyStore:
         return None if row is None else _key(row)
 
     def revoke(self, key_id: str) -> ApiKey:
+        if key_id.startswith("file:"):  # `_file_key`'s ids; the table's are key_...
+            raise InvalidFieldError(
+                f"{key_id} comes from STREAM_RAG_KEYS_FILE: remove it there and restart the "
+                "server to revoke it"
+            )
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self._connect() as db:
             changed = db.execute(
@@ -190,8 +195,10 @@ class KeyStore:
                 (now, key_id),
             ).rowcount
             row = db.execute("SELECT * FROM api_keys WHERE id = ?", (key_id,)).fetchone()
-        if row is None or not changed:
-            raise NotFoundError(f"no active key with id {key_id!r}")
+        if row is not None and not changed:
+            raise NotFoundError(f"{key_id} was revoked already, at {row['revoked_at']}")
+        if row is None:
+            raise NotFoundError(f"no key with id {key_id!r} (`stream-rag keys list` lists them)")
         return _key(row)
 
     @contextmanager
