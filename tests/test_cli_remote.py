@@ -178,3 +178,20 @@ def test_ask_no_stream_through_a_server_asks_for_the_whole_answer(
             main([*unused, "ask", "What is the capital of Peru?", "--no-stream", "--url", url]) == 3
         )
         assert "(refused: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv", [["ingest", "README.md"], ["keys", "list"], ["documents"], ["search", "x"]]
+)
+def test_a_data_dir_that_is_a_file_is_a_message(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ingest` and `keys` tried to make the store inside it: a FileExistsError traceback."""
+    (tmp_path / "file").write_text("not a directory")
+    assert main(["--data-dir", str(tmp_path / "file"), *argv]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"stream-rag: error: {tmp_path / 'file'} is a file, not a data directory: check "
+        "--data-dir or STREAM_RAG_DATA_DIR\n"
+    )
+    assert (tmp_path / "file").read_text() == "not a directory"

@@ -24,6 +24,8 @@ Settings come from STREAM_RAG_* environment variables (and a .env file); see REA
 # Commands that read what is stored (run locally): a data directory that is not there is a
 # mistake, not an empty knowledge base.
 _READERS = frozenset({"documents", "delete", "search", "ask", "reindex", "doctor", "optimize"})
+# Commands that use the data directory (the others run on a throwaway one, or none).
+_USERS = _READERS | {"ingest", "keys", "serve"}
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -69,6 +71,12 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env(data_dir=args.data_dir)
+        if args.command in _USERS and settings.data_dir.exists() and not settings.data_dir.is_dir():
+            # Making the store there was a FileExistsError traceback.
+            raise DataDirMissingError(
+                f"{settings.data_dir} is a file, not a data directory: check --data-dir or "
+                "STREAM_RAG_DATA_DIR"
+            )
         if args.command == "serve":
             return serve.run(settings, args)
         if args.command == "eval":
