@@ -195,3 +195,14 @@ def test_a_data_dir_that_is_a_file_is_a_message(
         "--data-dir or STREAM_RAG_DATA_DIR\n"
     )
     assert (tmp_path / "file").read_text() == "not a directory"
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_fake_llm_refuses_a_port_that_is_not_one(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """99999 started nothing and said nothing, until stopped."""
+    with pytest.raises(SystemExit) as exited:
+        main(["fake-llm", "--port", port])
+    assert exited.value.code == 2
+    assert f"argument --port: {port!r} is not a TCP port number" in capsys.readouterr().err

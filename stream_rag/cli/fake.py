@@ -15,7 +15,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "blocks and fabricates at the given rates (0..1), deterministically per seed.",
     )
     fake.add_argument("--host", default="127.0.0.1")
-    fake.add_argument("--port", type=int, default=8001)
+    fake.add_argument("--port", type=_port, default=8001)
     fake.add_argument("--seed", type=int, default=0)
     for behaviour in (
         "unissued",
@@ -67,3 +67,14 @@ def run(args: argparse.Namespace) -> int:
     # cores with what it load-tests, and h11's per-chunk work is most of a token's send.
     uvicorn.run(create_fake_llm(config), host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _port(value: str) -> int:
+    """A TCP port, as STREAM_RAG_PORT is checked (99999 hung with no message)."""
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a TCP port number (0-65535)")
+    return port
