@@ -32,22 +32,21 @@ from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
 from ..gate.segment import Segment, SentenceBuffer, split_segments
-from ..language.asks import asks
-from ..language.coverage import left_out, name_words
-from ..language.followups import leans_on_history, resolve
+from ..language.followups import resolve
 from ..lifecycle import Drain
 from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
 from ..model.usage import start as start_usage
 from ..prompt_format import CONDENSE_PROMPT, condense_request
 from ..retrieve.hybrid import Block, Retriever, SearchResult
-from ..types import Message, Turn
+from ..types import Message
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
-from .evidence import Similarity, entry_evidence, evidence_score, unnamed
+from .evidence import Similarity
 from .limits import MAX_QUESTION_CHARS
+from .prechecks import NO_SOURCES, refusal, uncovered
 from .prompt import build_messages
-from .refusals import conflict_message, not_answered
+from .refusals import not_answered
 from .results import (
     AnswerResult,
     Attempt,
@@ -73,8 +72,6 @@ log = logging.getLogger("stream_rag")
 # What the checks before the model give: a refusal, or the gate context and the uncovered parts.
 Checked = tuple[Refusal | None, GateContext | None, float, tuple[Uncovered, ...]]
 
-NO_SOURCES = "Nothing in the knowledge base matches this question."
-LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
 NOTHING_SUPPORTED = (
     "I could not give an answer that the sources support, so I am not answering. "
     "Try rephrasing the question, or read the sources listed."
@@ -187,7 +184,7 @@ class Answerer:
             if refusal is not None:
                 return refusal, None, _ms(t0), ()
             context = self.gate_context_sync(result.blocks, options)
-            return None, context, _ms(t0), _uncovered(question, result.blocks)
+            return None, context, _ms(t0), uncovered(question, result.blocks)
 
         result, (refusal, context, checks_ms, gaps) = await self.retriever.search_then(
             question, checks, collection=options.collection, top_k=options.top_k
@@ -208,19 +205,19 @@ class Answerer:
         )
         collection = options.collection
         if check and type(self.detector) is not LexicalConflictDetector:
-            return self._precheck(question, blocks, floor, check, collection)
+            return self._refusal(question, blocks, floor, check, collection)
         # The names check reads the whole collection: its index generation is in the key (an
         # index that counts none, a Qdrant server, is read every time).
         index = getattr(self.retriever, "index", None)
         generation = getattr(index, "generation", None)
         if index is not None and not isinstance(generation, int):
-            return self._precheck(question, blocks, floor, check, collection)
+            return self._refusal(question, blocks, floor, check, collection)
         key = (precheck_key(question, blocks, floor, check), collection, generation)
         return self.prechecks.get(
-            key, lambda: self._precheck(question, blocks, floor, check, collection)
+            key, lambda: self._refusal(question, blocks, floor, check, collection)
         )
 
-    def _precheck(
+    def _refusal(
         self,
         question: str,
         blocks: Sequence[Block],
@@ -228,46 +225,16 @@ class Answerer:
         check: bool,
         collection: str | None = None,
     ) -> Refusal | None:
-        evidence = evidence_score(question, blocks)
-        if evidence < floor and self.entries is not None:
-            # Embedding entries costs: only for a question the whole blocks would refuse.
-            evidence = max(evidence, entry_evidence(question, blocks, self.entries))
-        # A name the blocks lack but the knowledge base has elsewhere (the product's own name,
-        # every noun of a German question) is retrieval's miss, not a question about something
-        # the sources never cover: only names no live chunk has refuse.
-        missing = [
-            name
-            for name in (unnamed(question, blocks) if floor > 0 else [])
-            if self.retriever is None or not self.retriever.mentions(name, collection)
-        ]
-        parts = _parts(question)
-        if (
-            missing
-            and len(parts) > 1
-            and any(not set(unnamed(part, blocks)) & set(missing) for part in parts)
-        ):
-            # A question asking several things, one of which names nothing the sources lack
-            # ("the Pro plan and the Basic plan"): that one is answered, the other is not.
-            missing = []
-        if evidence < floor or missing:
-            detail: dict[str, object] = {"evidence": round(evidence, 4), "threshold": floor}
-            if missing:  # the sources never name what the question asks about
-                detail["not_in_sources"] = missing
-            return Refusal("low_evidence", LOW_EVIDENCE, [detail])
-        if check:
-            # A question asking several things: what disagrees must be what one of them asks
-            # ("... and where do I get spare parts?" does not ask how long they are kept).
-            found = (c for part in parts for c in self.detector.find(part, blocks))
-            conflicts = list(
-                {(c.a.n, c.b.n, c.sentence_a, c.sentence_b): c for c in found}.values()
-            )
-            if conflicts:
-                return Refusal(
-                    "conflicting_sources",
-                    conflict_message(conflicts),
-                    [c.to_json() for c in conflicts],
-                )
-        return None
+        retriever = self.retriever
+        return refusal(
+            question,
+            blocks,
+            floor,
+            check,
+            detector=self.detector,
+            entries=self.entries,
+            mentions=None if retriever is None else lambda n: retriever.mentions(n, collection),
+        )
 
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
         """The gate context over `blocks`: one built for the same blocks before, or new."""
@@ -444,30 +411,6 @@ def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]
     _, citations = extract(sentence)
     cited = tuple(dict.fromkeys(c.n for c in citations if 1 <= c.n <= len(blocks)))
     return Verdict(True, "ok", cited, 0.0, "not checked (ungated baseline)")
-
-
-_MAX_CHECKED = 8
-
-
-def _parts(question: str) -> list[str]:
-    """The things `question` asks (`asks`), a part that leans on one before it ("... and how
-    long do you keep them?") with that one's subject words. All of them, not the three the
-    local generator answers: what the sources disagree on may be what the fourth asks. Over
-    `_MAX_CHECKED` the question is checked whole, as before it was split (each part costs a
-    conflict search: a 4,000-character question can ask 190 things)."""
-    parts = asks(question, limit=None)
-    if len(parts) > _MAX_CHECKED:
-        return [question]
-    return [
-        resolve(part, [Turn(p, "") for p in parts[:i]]) if i and leans_on_history(part) else part
-        for i, part in enumerate(parts)
-    ]
-
-
-def _uncovered(question: str, blocks: Sequence[Block]) -> tuple[Uncovered, ...]:
-    titled = [f"{b.text}\n{name_words(b.name)}" for b in blocks]
-    found = left_out(question, [b.text for b in blocks], titled, _MAX_CHECKED)
-    return tuple(Uncovered(part, tuple(missing)) for part, missing in found)
 
 
 def _reported(usage: Usage) -> dict[str, int] | None:

@@ -1,0 +1,97 @@
+"""The checks before any model call: weak evidence, names the sources lack, disagreeing
+sources, and the parts of a question no source covers (`Answerer.precheck` keeps their
+outcome per question and blocks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ..events import Refusal, Uncovered
+from ..language.asks import asks
+from ..language.coverage import left_out, name_words
+from ..language.followups import leans_on_history, resolve
+from ..retrieve.hybrid import Block
+from ..types import Turn
+from .conflicts import ConflictDetector
+from .evidence import Similarity, entry_evidence, evidence_score, unnamed
+from .refusals import conflict_message
+
+NO_SOURCES = "Nothing in the knowledge base matches this question."
+LOW_EVIDENCE = "The knowledge base does not seem to cover this question, so I am not answering."
+
+
+def refusal(
+    question: str,
+    blocks: Sequence[Block],
+    floor: float,
+    check: bool,
+    *,
+    detector: ConflictDetector,
+    entries: Similarity | None = None,
+    mentions: Callable[[str], bool] | None = None,
+) -> Refusal | None:
+    """A refusal when `blocks` are too weak an evidence for `question` (under `floor`), or,
+    with `check`, disagree on what it asks; None to go on. `mentions` says whether any live
+    chunk of the collection names a word."""
+    evidence = evidence_score(question, blocks)
+    if evidence < floor and entries is not None:
+        # Embedding entries costs: only for a question the whole blocks would refuse.
+        evidence = max(evidence, entry_evidence(question, blocks, entries))
+    # A name the blocks lack but the knowledge base has elsewhere (the product's own name,
+    # every noun of a German question) is retrieval's miss, not a question about something
+    # the sources never cover: only names no live chunk has refuse.
+    missing = [
+        name
+        for name in (unnamed(question, blocks) if floor > 0 else [])
+        if mentions is None or not mentions(name)
+    ]
+    parts = parts_of(question)
+    if (
+        missing
+        and len(parts) > 1
+        and any(not set(unnamed(part, blocks)) & set(missing) for part in parts)
+    ):
+        # A question asking several things, one of which names nothing the sources lack
+        # ("the Pro plan and the Basic plan"): that one is answered, the other is not.
+        missing = []
+    if evidence < floor or missing:
+        detail: dict[str, object] = {"evidence": round(evidence, 4), "threshold": floor}
+        if missing:  # the sources never name what the question asks about
+            detail["not_in_sources"] = missing
+        return Refusal("low_evidence", LOW_EVIDENCE, [detail])
+    if check:
+        # A question asking several things: what disagrees must be what one of them asks
+        # ("... and where do I get spare parts?" does not ask how long they are kept).
+        found = (c for part in parts for c in detector.find(part, blocks))
+        conflicts = list({(c.a.n, c.b.n, c.sentence_a, c.sentence_b): c for c in found}.values())
+        if conflicts:
+            return Refusal(
+                "conflicting_sources",
+                conflict_message(conflicts),
+                [c.to_json() for c in conflicts],
+            )
+    return None
+
+
+_MAX_CHECKED = 8
+
+
+def parts_of(question: str) -> list[str]:
+    """The things `question` asks (`asks`), a part that leans on one before it ("... and how
+    long do you keep them?") with that one's subject words. All of them, not the three the
+    local generator answers: what the sources disagree on may be what the fourth asks. Over
+    `_MAX_CHECKED` the question is checked whole, as before it was split (each part costs a
+    conflict search: a 4,000-character question can ask 190 things)."""
+    parts = asks(question, limit=None)
+    if len(parts) > _MAX_CHECKED:
+        return [question]
+    return [
+        resolve(part, [Turn(p, "") for p in parts[:i]]) if i and leans_on_history(part) else part
+        for i, part in enumerate(parts)
+    ]
+
+
+def uncovered(question: str, blocks: Sequence[Block]) -> tuple[Uncovered, ...]:
+    titled = [f"{b.text}\n{name_words(b.name)}" for b in blocks]
+    found = left_out(question, [b.text for b in blocks], titled, _MAX_CHECKED)
+    return tuple(Uncovered(part, tuple(missing)) for part, missing in found)
