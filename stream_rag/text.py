@@ -78,8 +78,9 @@ def word_tokens(word: str) -> tuple[str, ...]:
 _HYPHEN = re.compile("[-\u2010\u2011](?=[^\\W\\d_])(?<=[^\\W\\d_].)")  # between letters
 _COMPOUND = re.compile(r"[^\W\d_]+(?:[-\u2010\u2011][^\W\d_]+)+(?![\w'’]|[-\u2010\u2011]\w)")
 # A lone small letter other than "a" and "i" after a space, before a word ("an e bike"),
-# matched as written, not casefolded, so that "Plan B covers" stays apart. `_LONE_HINT` is a
-# tenth of its cost and rarely matches.
+# matched as written, not casefolded, so that "Plan B covers" stays apart; not before a stop
+# word ("plan b on sale" made "bon" a term no source has). `_LONE_HINT` is a tenth of its
+# cost and rarely matches.
 _LONE = re.compile(r"(?:^|(?<= ))[b-hj-z]\s+[^\W\d_]{2,}(?![\w'’]|[-\u2010\u2011]\w)")
 _LONE_HINT = re.compile(" [b-hj-z] ")
 _JOINERS = re.compile("[-\u2010\u2011\\s]+")
@@ -100,7 +101,11 @@ def _joined(text: str) -> list[re.Match[str]]:
             if match := _COMPOUND.match(text, start):
                 found.append(match)
                 end = match.end()
-    lone = list(_LONE.finditer(text)) if _LONE_HINT.search(text) or text[1:2] == " " else []
+    lone = (
+        [m for m in _LONE.finditer(text) if m.group().split()[-1].casefold() not in STOP_WORDS]
+        if _LONE_HINT.search(text) or text[1:2] == " "
+        else []
+    )
     return sorted(found + lone, key=lambda m: m.start()) if lone else found
 
 

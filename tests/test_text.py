@@ -64,3 +64,16 @@ def test_a_lone_small_letter_before_a_word_is_also_joined_to_it() -> None:
     # a capital letter names a plan or an option; numbers and ranges are not words
     assert tokenize("Plan B covers it") == ["plan", "covers"]
     assert tokenize("X-300, 1-2 days, 9-5") == ["300", "1", "2", "days", "9", "5"]
+
+
+def test_a_lone_small_letter_is_not_joined_to_a_stop_word() -> None:
+    # "plan b on sale" typed in lower case made "bon" a term of the question: no block has it,
+    # so it lowered the question's term share (the evidence score) like a word no source says.
+    assert tokenize("is plan b on sale") == ["plan", "sale"]
+    assert tokenize("vitamin d in winter, option c for students") == [
+        "vitamin",
+        "winter",
+        "option",
+        "students",
+    ]
+    assert tokenize("an e bike") == ["bike", "ebike"]

@@ -115,7 +115,7 @@ class Indexer:
         # The stored per-chunk features and readings count too: rows of an older format would
         # otherwise be recomputed on every request until something indexed their chunks again.
         return (
-            f"{index}|{embedder}|{self.index.dim}|bm25-v2|headings-v1|questions-v2"
+            f"{index}|{embedder}|{self.index.dim}|bm25-v3|headings-v1|questions-v2"
             f"|features-v{FEATURES_VERSION}" + "".join(f"|{r.format}" for r in self.readers)
         )
 
