@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from stream_rag.answer.statements import terms_of
 from stream_rag.text import tokenize
 
 
@@ -77,3 +78,12 @@ def test_a_lone_small_letter_is_not_joined_to_a_stop_word() -> None:
         "students",
     ]
     assert tokenize("an e bike") == ["bike", "ebike"]
+
+
+def test_a_statement_ending_in_a_lone_letter_gives_the_next_one_no_term() -> None:
+    # `terms_of` reads its statements in one `tokenize` call, joined by a separator word: the
+    # letter was joined to it, and the next statement had the term "bqqstatementbreakqq".
+    assert (
+        terms_of(["Choose plan b", "Refunds take ten days."])[1]
+        == terms_of(["Refunds take ten days."])[0]
+    )
