@@ -161,7 +161,7 @@ def _print_whole(body: dict[str, Any]) -> int:
     if body.get("refusal") is not None:
         printer.show("refusal", body["refusal"])
     print(f"# {counted(len(body.get('attempts') or []), 'attempt')}", file=sys.stderr)
-    printer.show("done", {})
+    printer.show("done", {"uncovered": body.get("uncovered") or []})
     return printer.exit_code()
 
 
@@ -240,6 +240,16 @@ class AnswerPrinter:
             self.failed = True
             print(f"stream-rag: error: {data.get('code')}: {data.get('message')}", file=sys.stderr)
         elif name == "done" and self.cited:
+            # What the question asked that no source covers, as the widget says it: without
+            # it the answer's silence on that part reads as a "no".
+            gaps = data.get("uncovered")
+            asked = (
+                [g.get("question") for g in gaps if isinstance(g, dict)]
+                if isinstance(gaps, list)
+                else []
+            )
+            if asked:
+                print(f"The sources do not cover: {' '.join(map(str, asked))}")
             print("\nSources:")
             for source in self.sources:
                 if source.get("n") in self.cited:
