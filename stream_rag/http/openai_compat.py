@@ -10,6 +10,8 @@ or of the completion:
 `{"citations": [{n, doc_id, version, sha256, name, chunk_id, url}], "index": i}` on a
 sentence's chunk, `{"sources": [...]}` on the first chunk, `{"refusal": {reason, message}}`
 on a refusal (whose message is also sent as ordinary content), `{"done": {...}}` at the end.
+A part of the question no source covers (`uncovered`) is also said in the content, in a last
+paragraph, as the widget says it.
 With `STREAM_RAG_OPENAI_REFERENCE_LINKS`, sentences also carry markdown reference links.
 """
 
@@ -27,7 +29,7 @@ from ..answer.conversation import turns_from_messages
 from ..answer.limits import check_history_chars, check_question
 from ..answer.pipeline import Answerer, Options
 from ..errors import InvalidFieldError
-from ..events import Done, Error, Refusal, SentenceOut, Sources, block_ref
+from ..events import Done, Error, Refusal, SentenceOut, Sources, Uncovered, block_ref
 from ..model.usage import Usage
 from ..retrieve.hybrid import Block
 from ..types import Turn
@@ -74,6 +76,14 @@ def _message_text(i: int, message: object) -> str:
                 raise InvalidFieldError(f"messages[{i}].content[{j}].text must be a string")
             texts.append(text)
     return " ".join(texts)
+
+
+def uncovered_note(uncovered: Sequence[Uncovered]) -> str:
+    """The parts no source covers, as a paragraph after the answer (the widget's words): a chat
+    front-end shows only the content, where silence on a part reads as a "no"."""
+    if not uncovered:
+        return ""
+    return "\n\nThe sources do not cover: " + " ".join(u.ask for u in uncovered)
 
 
 def with_links(sentence: SentenceOut) -> str:
@@ -124,6 +134,8 @@ class CompletionsEndpoint:
             content = " ".join(with_links(s) for s in result.sentences)
         else:
             content = result.text
+        if result.refusal is None:
+            content += uncovered_note(result.uncovered)
         return JSONResponse(
             {
                 "id": f"chatcmpl-{secrets.token_hex(12)}",
@@ -180,6 +192,8 @@ class CompletionsEndpoint:
                 extension = {"refusal": event.data()}
             elif isinstance(event, Done):
                 finish, extension = "stop", {"done": event.data()}
+                if note := uncovered_note(event.uncovered):
+                    delta = {"content": note}
                 usage.add(event.usage or {})
             elif isinstance(event, Error):
                 finish, extension = "error", {"error": event.data()}
