@@ -7,6 +7,7 @@ answers_api.py, search_api.py, keys_api.py.
 
 from __future__ import annotations
 
+import html
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,12 +15,13 @@ from functools import partial
 from pathlib import Path
 from typing import TypedDict
 
+import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -198,10 +200,17 @@ def create_app(
 
 
 async def home(request: Request) -> Response:
-    """The page: the chat widget and the Documents panel (static/index.html)."""
-    if (STATIC_DIR / "index.html").is_file():
-        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
-    return JSONResponse({"service": "stream_rag", "docs": "see README.md"})
+    """The page: the chat widget and the Documents panel (static/index.html), in the server's
+    default collection (the file says "default": with another, it listed and asked an empty one)."""
+    page = anyio.Path(STATIC_DIR / "index.html")
+    if not await page.is_file():
+        return JSONResponse({"service": "stream_rag", "docs": "see README.md"})
+    collection = html.escape(state.settings(request).default_collection, quote=True)
+    text = (await page.read_text(encoding="utf-8")).replace(
+        'data-collection="default"', f'data-collection="{collection}"'
+    )
+    text = text.replace('value="default"', f'value="{collection}"')
+    return HTMLResponse(text, headers={"Cache-Control": "no-cache"})
 
 
 async def openapi_document(request: Request) -> JSONResponse:
