@@ -1,8 +1,8 @@
 """`/v1/chat/completions` with the official `openai` client, for a question asking two things
 of which the sources cover one: a chat front-end shows only `content`, so the part no source
 covers is said there, in its own paragraph after the verified sentences, as the widget and
-`ask` say it; the structured form stays in `stream_rag` (`uncovered` of the /v1/answer body,
-`done.uncovered` on the last chunk)."""
+`ask` say it; the structured form stays in `stream_rag` (`uncovered` of the /v1/answer body;
+streamed, on the note's own chunk and in `done`)."""
 
 from __future__ import annotations
 
@@ -37,8 +37,13 @@ def ask_streamed(client: OpenAI, question: str) -> tuple[str, dict[str, Any]]:
     )
     content, last = "", {}
     for chunk in stream:
-        content += chunk.choices[0].delta.content or ""
+        text = chunk.choices[0].delta.content or ""
         last = (chunk.model_extra or {})["stream_rag"]
+        if "do not cover" in text:
+            # Its own chunk, before the one that finishes, with the parts in structured form.
+            assert chunk.choices[0].finish_reason is None
+            assert last == {"uncovered": GAP}
+        content += text
     return content, last["done"]
 
 

@@ -192,9 +192,18 @@ class CompletionsEndpoint:
                 extension = {"refusal": event.data()}
             elif isinstance(event, Done):
                 finish, extension = "stop", {"done": event.data()}
-                if note := uncovered_note(event.uncovered):
-                    delta = {"content": note}
                 usage.add(event.usage or {})
+                if note := uncovered_note(event.uncovered):
+                    # A chunk of its own, as the sentences come: a client may read no content
+                    # on the chunk that finishes.
+                    chunk = {
+                        **header,
+                        "choices": [
+                            {"index": 0, "delta": {"content": note}, "finish_reason": None}
+                        ],
+                        "stream_rag": {"uncovered": [u.data() for u in event.uncovered]},
+                    }
+                    yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
             elif isinstance(event, Error):
                 finish, extension = "error", {"error": event.data()}
             else:
