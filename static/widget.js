@@ -513,7 +513,7 @@ textarea:focus-visible { outline-offset: 0; }
         question, node, body, status, controller: new AbortController(),
         blocks: new Map(), sentences: [], dropped: [], cited: new Map(),
         finished: false, failed: false, refused: false,
-        withheld: null, sourcesList: null,
+        withheld: null, sourcesList: null, uncovered: "",
         say(text) { status.textContent = text; },
         /** Returns true when the stream is over. */
         handle(event) {
@@ -633,8 +633,8 @@ textarea:focus-visible { outline-offset: 0; }
             // What the question asked that no source covers: the answer above leaves it out.
             const gaps = data && Array.isArray(data.uncovered) ? data.uncovered : [];
             if (gaps.length) {
-              a.append(el("p", "uncovered",
-                `The sources do not cover: ${gaps.map((g) => g.question).join(" ")}`));
+              turn.uncovered = `The sources do not cover: ${gaps.map((g) => g.question).join(" ")}`;
+              a.append(el("p", "uncovered", turn.uncovered));
             }
             const actions = el("div", "actions");
             const copy = el("button", null, "Copy answer");
@@ -645,7 +645,10 @@ textarea:focus-visible { outline-offset: 0; }
           }
         },
         async copy(button) {
-          const lines = [turn.sentences.map((s) => s.text + s.citations.map((c) => `[${c.n}]`).join("")).join(" "), "", "Sources:"];
+          const lines = [turn.sentences.map((s) => s.text + s.citations.map((c) => `[${c.n}]`).join("")).join(" "), ""];
+          // Copied without it, the answer's silence on that part reads as a "no".
+          if (turn.uncovered) lines.push(turn.uncovered, "");
+          lines.push("Sources:");
           for (const block of turn.cited.values()) {
             lines.push(`[${block.n}] ${block.name}, version ${block.version} (sha256 ${block.sha256}): ${chat.resolve(block.url)}`);
           }
