@@ -51,7 +51,8 @@ function auth(headers) {
 
 function collection() {
   const value = picker.value.trim();
-  return COLLECTION.test(value) ? value : "default";
+  // Left empty: the server's default, which it wrote into the field's value attribute.
+  return COLLECTION.test(value) ? value : picker.defaultValue || "default";
 }
 
 function say(text, isError) {
@@ -248,7 +249,7 @@ async function loadCollections() {
   try {
     const response = await fetch(api("/v1/documents"), { cache: "no-store", headers: auth() });
     if (!response.ok) return;
-    const names = new Set(["default", collection()]);
+    const names = new Set([picker.defaultValue || "default", collection()]);
     for (const doc of (await response.json()).documents) names.add(doc.collection);
     $("collections").replaceChildren(...[...names].sort().map((n) => { const o = el("option"); o.value = n; return o; }));
   } catch (_) { /* the list shows the error */ }

@@ -33,3 +33,13 @@ def test_the_page_starts_in_the_servers_default_collection(
         ask(page, "When are you open?")
         t = wait_done(page)
         assert "7:00 to 22:00" in t.inner_text()
+        # Emptied, the field means the server's default, not a collection named "default".
+        page.fill("#collection", "")
+        page.dispatch_event("#collection", "change")
+        ask(page, "When are you open?")
+        t = wait_done(page, 2)
+        assert "7:00 to 22:00" in t.inner_text()
+        options = page.locator("#collections option")
+        assert "default" not in [
+            options.nth(i).get_attribute("value") for i in range(options.count())
+        ]
