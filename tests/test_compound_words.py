@@ -61,3 +61,21 @@ def test_a_word_written_in_another_form_than_the_knowledge_base_is_answered(
 
         refused = ask(base_url, "Can I rent a kayak?")
         assert refused["refusal"] is not None, refused["sentences"]
+
+
+def test_a_part_asking_about_a_word_the_sources_write_joined_is_covered(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    # Only "ebike" says how far one goes: the part asking about an "e-bike" was named as one
+    # no source covers (`uncovered`: "e-bike" needed "bike" and "ebike" in one block), and the
+    # local generator left it out of the answer.
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as base_url:
+        upload(base_url, "range.txt", b"A fully charged ebike battery lasts 60 to 90 km.")
+        upload(base_url, "returns.txt", b"You can return it at another location for 15 euros.")
+        body = ask(base_url, "How far does an e-bike go, and can I return it at another location?")
+        assert body["refusal"] is None, body["refusal"]
+        assert body["uncovered"] == []
+        text = " ".join(s["text"] for s in body["sentences"])
+        assert "60 to 90 km" in text, text
+        assert "another location for 15 euros" in text, text

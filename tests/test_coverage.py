@@ -47,3 +47,9 @@ def test_a_hyphenated_word_counts_as_its_parts_found_in_either_form() -> None:
     assert evidence_score("Do you have wifi?", [wifi]) == 0.75
     assert evidence_score("Is there Wi-Fi?", [block("We have free wifi.")]) == 0.75
     assert evidence_score("What does an e-bike cost?", [block("An ebike costs 38 euros.")]) == 0.75
+
+
+def test_a_hyphenated_word_is_found_joined_but_not_as_one_of_its_parts() -> None:
+    assert has_word("Free wifi in the shop.", "Wi-Fi")
+    assert has_word("An ebike costs 38 euros.", "e-bike")
+    assert not has_word("City bikes cost 15 euros.", "e-bike")  # the city bike's

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..text import tokenize
+from ..text import compounds, tokenize
 from .asks import asks
 from .followups import subject_words
 from .terms import names, stem
@@ -42,11 +42,16 @@ def own_words(parts: Sequence[str]) -> list[set[str]]:
 
 def has_word(text: str, word: str) -> bool:
     """Whether `text` has `word` as written or its stemmed terms ("bikes" for "bike", "wifi"
-    for "Wi-Fi")."""
+    for "Wi-Fi"); a word written with hyphens also as the one joined word ("e-bike" in a text
+    saying "ebike", but not in one saying only "bike": that may be the city bike)."""
     if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
         return True
     have = _block_terms(text)
-    return all(term in have or derived(term, have) for term in _terms(word))
+    terms = _terms(word)
+    for joined, parts in compounds(word):
+        if stem(joined) in have:
+            terms -= {stem(joined), *map(stem, parts)}
+    return all(term in have or derived(term, have) for term in terms)
 
 
 def derived(term: str, have: frozenset[str]) -> bool:
