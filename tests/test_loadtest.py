@@ -182,3 +182,33 @@ def test_loadtest_url_sends_the_key_a_deployment_needs(
     assert len(answers) >= 2
     assert {a.ended for a in answers} == {"done"}, answers
     assert not [a.error for a in answers if a.error], answers
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--tokens-per-second", "-5"], "--tokens-per-second"),
+        (["--paraphrase", "1.5"], "--paraphrase"),
+        (["--paraphrase", "-0.1"], "--paraphrase"),
+    ],
+)
+def test_a_negative_pace_or_a_rate_outside_0_1_is_refused_before_anything_starts(
+    flags: list[str], message: str
+) -> None:
+    # -5 tokens a second ran unpaced, as 0 does; a rate of 1.5 reworded every sentence.
+    args = build_parser().parse_args(["loadtest", *flags])
+    with pytest.raises(LoadTestError, match=message):
+        load_phases(args)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--tokens-per-second", "-5"], ["--paraphrase", "1.5"], ["--stall-s", "-1"]],
+)
+def test_fake_llm_refuses_a_negative_pace_or_a_rate_outside_0_1(
+    flags: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["fake-llm", *flags])
+    assert exited.value.code == 2
+    assert flags[0] in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 
@@ -26,10 +27,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "split-markers",
         "label-markers",
     ):
-        fake.add_argument(f"--{behaviour}", type=float, default=0.0, metavar="RATE")
-    fake.add_argument("--tokens-per-second", type=float, default=0.0, help="0: no pacing")
+        fake.add_argument(f"--{behaviour}", type=_rate, default=0.0, metavar="RATE")
+    fake.add_argument("--tokens-per-second", type=_at_least_0, default=0.0, help="0: no pacing")
     fake.add_argument("--stall-after", type=int, help="pause after this many tokens")
-    fake.add_argument("--stall-s", type=float, default=0.0, help="length of that pause")
+    fake.add_argument("--stall-s", type=_at_least_0, default=0.0, help="length of that pause")
     fake.add_argument("--error-after", type=int, help="break the stream after this many tokens")
     fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
     fake.add_argument(
@@ -78,3 +79,29 @@ def _port(value: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{value!r} is not a TCP port number (0-65535)")
     return port
+
+
+def _number(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a finite number")
+    return number
+
+
+def _rate(value: str) -> float:
+    """A share of sentences, 0..1 (1.5 behaved as 1)."""
+    rate = _number(value)
+    if not 0 <= rate <= 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a rate between 0 and 1")
+    return rate
+
+
+def _at_least_0(value: str) -> float:
+    """A pace or a pause: -5 tokens a second ran unpaced, as 0 does."""
+    number = _number(value)
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is negative")
+    return number

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 
 from ..access.principals import KeyRing, check_open_mode
 from ..config import Settings
+from ..errors import StreamRagError
 from ..index.folders import ingest_paths, sample_kb_dir
 from ..services import open_store
 from . import keys
@@ -41,6 +44,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         keys.print_first_key(settings)
         ring.reload()
     check_open_mode(settings, ring)  # before loading anything
+    # Bound before the model and the sample load, so a port in use is said in one line at once
+    # (uvicorn found it only after everything had loaded, and exited 3).
+    listening = listen(settings.host, settings.port)
     if args.sample:
         store = open_store(settings)
         try:
@@ -52,13 +58,34 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             f"{len(report.duplicates)} already stored",
             file=sys.stderr,
         )
-    print(f"serving on http://{settings.host}:{settings.port}", file=sys.stderr)
+    port = listening.getsockname()[1]  # --port 0 takes a free one
+    print(f"serving on http://{settings.host}:{port}", file=sys.stderr)
     if settings.ungated_baseline:
         print("WARNING: STREAM_RAG_UNGATED_BASELINE: answers are NOT verified", file=sys.stderr)
     if settings.access_log:
         json_request_log()
-    build_server(create_app(settings), settings).run()
+    build_server(create_app(settings), settings).run(sockets=[listening])
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to `host`:`port` (uvicorn listens on it), or an error naming why not."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except socket.gaierror as exc:
+        sock.close()
+        raise StreamRagError(f"--host {host!r} is not an address here: {exc.strerror}") from exc
+    except OSError as exc:
+        sock.close()
+        why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be bound: {exc.strerror}"
+        raise StreamRagError(
+            f"{host}:{port} {why} (choose another with --port or STREAM_RAG_PORT)"
+        ) from exc
+    sock.set_inheritable(True)
+    return sock
 
 
 def json_request_log() -> None:

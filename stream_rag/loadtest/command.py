@@ -123,6 +123,8 @@ def load_phases(args: argparse.Namespace) -> list[Phase]:
         raise LoadTestError("--users, --requests, --duration and --rounds must be positive")
     if not 0 <= args.paraphrase <= 1:
         raise LoadTestError("--paraphrase must be between 0 and 1")
+    if args.tokens_per_second < 0:  # -5 ran unpaced, as 0 does
+        raise LoadTestError("--tokens-per-second must be 0 (no pacing) or more")
     endpoint: Endpoint = args.endpoint
     if args.url:
         host = urlsplit(args.url).hostname or ""
