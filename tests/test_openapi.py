@@ -8,6 +8,7 @@ from typing import Any
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from stream_rag.access.keys import SCOPES
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 from stream_rag.http.openapi import document
@@ -73,3 +74,14 @@ def test_the_app_serves_it(client: TestClient) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     assert response.json() == document()
+
+
+def test_a_key_request_needs_a_scope_and_a_collection_as_the_server_does() -> None:
+    # POST /v1/keys refuses no scope, an unknown one, and an empty list (or name) of
+    # collections (8318cd6: it was '*'); the schema allowed all three.
+    key = document()["components"]["schemas"]["KeyRequest"]["properties"]
+    assert key["scopes"]["minItems"] == 1
+    assert key["scopes"]["items"]["enum"] == list(SCOPES)
+    name, names = key["collections"]["oneOf"]
+    assert name["minLength"] == 1
+    assert names["minItems"] == 1

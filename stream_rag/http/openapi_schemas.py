@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..access.keys import SCOPES
+
 
 def ref(name: str) -> dict[str, str]:
     """A reference to the schema `name` below."""
@@ -142,9 +144,17 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["scopes"],
         "properties": {
-            "scopes": {"type": "array", "items": {"type": "string"}},
+            "scopes": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(SCOPES)},
+                "minItems": 1,
+            },
+            # "*" is every collection; none is refused (a 400), not widened to "*".
             "collections": {
-                "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
+                "oneOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                ]
             },
             "name": {"type": "string", "maxLength": 200},
             "rpm": {"type": "integer", "minimum": 1},
