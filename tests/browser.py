@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
@@ -197,6 +198,23 @@ def host_page_app(
         )
 
     return Starlette(routes=[Route("/", page)])
+
+
+@contextmanager
+def keyed_shop(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[str, Stack]]:
+    """A shop's page embedding the widget with a chat key for the `support` collection; the
+    stack's own requests carry an admin key."""
+    store = KeyStore(tmp_path / "d")
+    admin = store.create(name="ops", scopes=["admin"])[1]
+    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
+    api: dict[str, str] = {}
+    with (
+        running_server(host_page_app(api, "support", chat)) as shop,
+        running_stack(tmp_path / "d", embedder, cors_origins=(shop,)) as stack,
+    ):
+        api["url"] = stack.url
+        stack.headers["Authorization"] = f"Bearer {admin}"
+        yield shop, stack
 
 
 # Records every sentence the widget adds and every change to a shown one (window.__srwLog).

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stream_rag.access.keys import KeyStore
 from stream_rag.embed.minilm import MiniLMEmbedder
 
 from .browser import (
@@ -16,11 +15,10 @@ from .browser import (
     POLICY,
     Console,
     ask,
-    host_page_app,
+    keyed_shop,
     running_stack,
     wait_done,
 )
-from .helpers import running_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Response
@@ -44,9 +42,6 @@ def test_a_keyed_citation_opens_the_document_however_it_is_activated(
 ) -> None:
     # A link cannot carry the key: middle-click, Ctrl+click and "open in new tab" went to the
     # bare URL, and the new tab showed a 401 JSON error instead of the document.
-    store = KeyStore(tmp_path / "d")
-    admin = store.create(name="ops", scopes=["admin"])[1]
-    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
     refused: list[str] = []
 
     def watch(response: Response) -> None:
@@ -54,13 +49,7 @@ def test_a_keyed_citation_opens_the_document_however_it_is_activated(
             refused.append(response.url)
 
     context.on("response", watch)
-    api: dict[str, str] = {}
-    with (
-        running_server(host_page_app(api, "support", chat)) as shop,
-        running_stack(tmp_path / "d", minilm, cors_origins=(shop,)) as stack,
-    ):
-        api["url"] = stack.url
-        stack.headers["Authorization"] = f"Bearer {admin}"
+    with keyed_shop(tmp_path, minilm) as (shop, stack):
         stack.upload("policy.md", POLICY, collection="support")
         stack.upload("falcon.html", FALCON, collection="support")
         page = context.new_page()

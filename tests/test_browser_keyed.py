@@ -5,16 +5,13 @@ shown tab that still reloads minutes later, and Enter on a chip after a touch.""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stream_rag.access.keys import KeyStore
 from stream_rag.embed.minilm import MiniLMEmbedder
 
-from .browser import CHAT, POLICY, Console, Stack, ask, host_page_app, running_stack, wait_done
-from .helpers import make_docx, make_pdf, running_server
+from .browser import CHAT, POLICY, Console, ask, keyed_shop, wait_done
+from .helpers import make_docx, make_pdf
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
@@ -22,22 +19,6 @@ if TYPE_CHECKING:
 FALCON = b"<html><body><p>Falcon boats are painted blue by the harbour crew.</p></body></html>"
 HERON = "Heron kayaks carry a warranty of five years against cracks in the hull."
 OWL = "Owl lanterns run for twelve hours on one charge of their battery."
-
-
-@contextmanager
-def keyed_shop(tmp_path: Path, minilm: MiniLMEmbedder) -> Iterator[tuple[str, Stack]]:
-    """A shop's page embedding the widget with a chat key for the `support` collection."""
-    store = KeyStore(tmp_path / "d")
-    admin = store.create(name="ops", scopes=["admin"])[1]
-    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
-    api: dict[str, str] = {}
-    with (
-        running_server(host_page_app(api, "support", chat)) as shop,
-        running_stack(tmp_path / "d", minilm, cors_origins=(shop,)) as stack,
-    ):
-        api["url"] = stack.url
-        stack.headers["Authorization"] = f"Bearer {admin}"
-        yield shop, stack
 
 
 def test_a_keyed_pdf_is_shown_and_docx_or_html_saved_without_a_tab(

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from stream_rag.access.keys import KeyStore
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.model.fake import FakeConfig
 
@@ -19,12 +18,11 @@ from .browser import (
     POLICY,
     Console,
     ask,
-    host_page_app,
+    keyed_shop,
     running_stack,
     turn,
     wait_done,
 )
-from .helpers import running_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Request
@@ -109,16 +107,7 @@ def test_the_log_follows_a_growing_answer_unless_scrolled_up(
 def test_a_keyed_citation_download_that_fails_says_so(
     tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext, console: Console
 ) -> None:
-    store = KeyStore(tmp_path / "d")
-    admin = store.create(name="ops", scopes=["admin"])[1]
-    chat = store.create(name="site", scopes=["chat"], collections=["support"])[1]
-    api: dict[str, str] = {}
-    with (
-        running_server(host_page_app(api, "support", chat)) as shop,
-        running_stack(tmp_path / "d", minilm, cors_origins=(shop,)) as stack,
-    ):
-        api["url"] = stack.url
-        stack.headers["Authorization"] = f"Bearer {admin}"
+    with keyed_shop(tmp_path, minilm) as (shop, stack):
         doc = stack.upload("policy.md", POLICY, collection="support")
         page = context.new_page()
         page.goto(shop + "/")
