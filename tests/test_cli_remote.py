@@ -206,3 +206,18 @@ def test_fake_llm_refuses_a_port_that_is_not_one(
         main(["fake-llm", "--port", port])
     assert exited.value.code == 2
     assert f"argument --port: {port!r} is not a TCP port number" in capsys.readouterr().err
+
+
+def test_a_command_through_a_server_does_not_read_the_local_data_dir(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--url` works beside a data directory it never opens (STREAM_RAG_DATA_DIR left set to
+    # anything): a file there refused `documents --url` as 'is a file, not a data directory'.
+    (tmp_path / "file").write_text("not a directory")
+    local = ["--data-dir", str(tmp_path / "file")]
+    settings = Settings(data_dir=tmp_path / "data")
+    with running_server(create_app(settings, embedder=minilm)) as url:
+        assert main([*local, "documents", "--url", url]) == 0, capsys.readouterr().err
+        assert capsys.readouterr().out == "no documents\n"
+        assert main([*local, "search", "refunds", "--url", url, "--json"]) == 0
+    assert (tmp_path / "file").read_text() == "not a directory"

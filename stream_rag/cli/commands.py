@@ -71,7 +71,13 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env(data_dir=args.data_dir)
-        if args.command in _USERS and settings.data_dir.exists() and not settings.data_dir.is_dir():
+        local = not getattr(args, "url", None)  # `--url` opens no data directory
+        if (
+            args.command in _USERS
+            and local
+            and settings.data_dir.exists()
+            and not settings.data_dir.is_dir()
+        ):
             # Making the store there was a FileExistsError traceback.
             raise DataDirMissingError(
                 f"{settings.data_dir} is a file, not a data directory: check --data-dir or "
