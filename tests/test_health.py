@@ -129,14 +129,19 @@ def test_readyz_waits_for_the_versions_queued_at_startup(tmp_path: Path) -> None
                 assert reply.json()["startup_indexing"] == 0
 
                 hold.clear()
-                later = httpx.post(
-                    f"{base_url}/v1/documents",
-                    files={"file": ("later.md", b"HOLD Support answers within a day.")},
-                    timeout=GUARD_S,
-                )
-                assert later.status_code == 201, later.text
-                reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
-                assert reply.status_code == 200, reply.text
-                assert reply.json()["indexing_queue"] == 1
+                try:
+                    later = httpx.post(
+                        f"{base_url}/v1/documents",
+                        files={"file": ("later.md", b"HOLD Support answers within a day.")},
+                        timeout=GUARD_S,
+                    )
+                    assert later.status_code == 201, later.text
+                    reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                    assert reply.status_code == 200, reply.text
+                    assert reply.json()["indexing_queue"] == 1
+                finally:
+                    # Before the server stops: its held batch would keep it from stopping
+                    # until the test helper's hang guard gave up (minutes).
+                    hold.set()
     finally:
         hold.set()  # let a held indexing batch end, so the server can stop

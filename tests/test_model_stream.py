@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -33,9 +35,12 @@ EXPECTED = (
 MESSAGES = [Message("user", "What do refunds and the Pro plan cost?")]
 
 
-def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starlette:
+def recorded_server(
+    body: str, *, split: int = 7, stall: threading.Event | None = None
+) -> Starlette:
     """Serves `body` as the streamed reply, cut into `split`-byte writes (so lines, and UTF-8
-    characters, arrive in pieces); with `stall`, stops writing after the first event."""
+    characters, arrive in pieces); with `stall`, stops writing after the first event until
+    `stall` is set."""
     raw = body.encode()
     received: list[dict[str, object]] = []
 
@@ -48,9 +53,9 @@ def recorded_server(body: str, *, split: int = 7, stall: bool = False) -> Starle
         headers.append({k.lower() for k in request.headers})
 
         async def chunks() -> AsyncIterator[bytes]:
-            if stall:
+            if stall is not None:
                 yield raw[: raw.index(b"\n\n") + 2]
-                await anyio.sleep_forever()
+                await anyio.to_thread.run_sync(stall.wait)
             for start in range(0, len(raw), split):
                 yield raw[start : start + split]
 
@@ -176,9 +181,16 @@ async def test_error_object_mid_stream_is_a_model_error() -> None:
 @pytest.mark.anyio
 async def test_stall_after_the_first_event_times_out() -> None:
     body = (FIXTURES / "llamacpp.sse").read_text(encoding="utf-8")
-    app = recorded_server(body, stall=True)
-    with running_server(app) as base_url, pytest.raises(ModelTimeoutError):
-        await read_all(base_url, stall_s=0.3)
+    release = threading.Event()
+    app = recorded_server(body, stall=release)
+    with running_server(app) as base_url:
+        try:
+            with pytest.raises(ModelTimeoutError):
+                await read_all(base_url, stall_s=0.3)
+        finally:
+            # The stalled reply ends before the server stops (it waited out the test
+            # helper's hang guard, two minutes).
+            release.set()
 
 
 @pytest.mark.anyio

@@ -9,6 +9,8 @@ import pytest
 
 from stream_rag.cli.commands import main
 
+from .helpers import free_port
+
 
 def test_a_port_in_use_is_one_line_before_anything_loads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -42,11 +44,14 @@ def test_a_port_in_use_is_one_line_before_anything_loads(
     assert not (data / "blobs").exists() or not any((data / "blobs").iterdir())
 
 
-def test_a_host_that_is_no_address_here_is_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_an_address_not_of_this_machine_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code = main(["--data-dir", str(tmp_path), "serve", "--host", "no-such-host.invalid"])
+    monkeypatch.setenv("STREAM_RAG_ALLOW_ANONYMOUS", "1")  # not loopback: keyless on purpose
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): never this machine's, and a literal, so no lookup.
+    port = str(free_port())
+    code = main(["--data-dir", str(tmp_path), "serve", "--host", "192.0.2.1", "--port", port])
     err = capsys.readouterr().err
     assert code == 1, err
-    assert "no-such-host.invalid" in err, err
+    assert f"192.0.2.1:{port} cannot be bound" in err, err
     assert "Traceback" not in err

@@ -58,34 +58,40 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
             f"{len(report.duplicates)} already stored",
             file=sys.stderr,
         )
-    port = listening.getsockname()[1]  # --port 0 takes a free one
-    print(f"serving on http://{settings.host}:{port}", file=sys.stderr)
+    print(f"serving on http://{settings.host}:{settings.port}", file=sys.stderr)
     if settings.ungated_baseline:
         print("WARNING: STREAM_RAG_UNGATED_BASELINE: answers are NOT verified", file=sys.stderr)
     if settings.access_log:
         json_request_log()
-    build_server(create_app(settings), settings).run(sockets=[listening])
+    build_server(create_app(settings), settings).run(sockets=listening)
     return 0
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to `host`:`port` (uvicorn listens on it), or an error naming why not."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to every address of `host` (as asyncio's server binds them: `localhost`
+    is 127.0.0.1 and ::1) at `port`, which uvicorn listens on; or an error naming why not."""
     try:
-        sock.bind((host, port))
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        sock.close()
         raise StreamRagError(f"--host {host!r} is not an address here: {exc.strerror}") from exc
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # IPv4 has sockets of its own, as in asyncio
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.set_inheritable(True)
     except OSError as exc:
-        sock.close()
+        for sock in bound:
+            sock.close()
         why = "is in use" if exc.errno == errno.EADDRINUSE else f"cannot be bound: {exc.strerror}"
         raise StreamRagError(
             f"{host}:{port} {why} (choose another with --port or STREAM_RAG_PORT)"
         ) from exc
-    sock.set_inheritable(True)
-    return sock
+    return bound
 
 
 def json_request_log() -> None:
