@@ -4,8 +4,13 @@ blocks cover (`language/coverage.py`)."""
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from stream_rag.answer.evidence import evidence_score
-from stream_rag.language.coverage import derived, has_word, own_words
+from stream_rag.language.coverage import _may_have, derived, has_word, own_words
 from stream_rag.retrieve.hybrid import Block
 
 POLICY = "Cancellations made 24 hours before pick-up are refunded in full."
@@ -53,3 +58,31 @@ def test_a_hyphenated_word_is_found_joined_but_not_as_one_of_its_parts() -> None
     assert has_word("Free wifi in the shop.", "Wi-Fi")
     assert has_word("An ebike costs 38 euros.", "e-bike")
     assert not has_word("City bikes cost 15 euros.", "e-bike")  # the city bike's
+
+
+def _as_written(text: str, word: str) -> bool:
+    """The regex `has_word` tries first, on its own: the oracle for its ASCII pre-test."""
+    return bool(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE))
+
+
+_ALPHABET = "abeiksKSI- .,'\u017f\u212a\u0130\u0131"  # long s, Kelvin sign, dotted/dotless I
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.text(alphabet=_ALPHABET, max_size=40),
+    word=st.text(alphabet=_ALPHABET, min_size=1, max_size=6),
+)
+def test_the_ascii_pre_test_never_hides_a_word_the_regex_finds(text: str, word: str) -> None:
+    # has_word skips the regex when `_may_have` says the word cannot be there: wherever the
+    # regex alone finds it, the pre-test must let it look (the terms has_word tries next
+    # would hide a wrong skip in most texts, so the pre-test is checked on its own).
+    if _as_written(text, word):
+        assert _may_have(text, word)
+
+
+def test_a_word_in_other_case_or_with_a_non_ascii_case_twin_is_found() -> None:
+    assert has_word("Ask the SUPPORT desk.", "support")
+    assert has_word("a \u017fhop", "shop")  # re's IGNORECASE: the long s is an s
+    assert has_word("5 \u212ailo", "kilo")  # and the Kelvin sign a k
+    assert not has_word("Ask the support desk.", "gym")

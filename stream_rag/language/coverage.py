@@ -44,10 +44,12 @@ def has_word(text: str, word: str) -> bool:
     """Whether `text` has `word` as written or its stemmed terms ("bikes" for "bike", "wifi"
     for "Wi-Fi"); a word written with hyphens also as the one joined word ("e-bike" in a text
     saying "ebike", but not in one saying only "bike": that may be the city bike)."""
-    if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE):
+    if _may_have(text, word) and re.search(
+        rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE
+    ):
         return True
     have = _block_terms(text)
-    terms = _terms(word)
+    terms = set(_word_terms(word))
     for joined, parts in compounds(word):
         if stem(joined) in have:
             terms -= {stem(joined), *map(stem, parts)}
@@ -115,6 +117,27 @@ def left_out(
 
 def _terms(text: str) -> set[str]:
     return {stem(t) for t in tokenize(text)}
+
+
+def _may_have(text: str, word: str) -> bool:
+    """False only where `word` cannot be in `text` case-insensitively: both ASCII, and the
+    lowered word no part of the lowered text. `re`'s case equivalences beyond ASCII (the long
+    s, the Kelvin sign) need a character that is not ASCII, so those go to the regex. A
+    question's words absent from every block each scanned every block with a regex (eight
+    parts of such words: ~100 ms of CPU)."""
+    if not (word.isascii() and text.isascii()):
+        return True
+    return word.lower() in _lowered(text)
+
+
+@lru_cache(maxsize=256)
+def _lowered(text: str) -> str:
+    return text.lower()
+
+
+@lru_cache(maxsize=4096)
+def _word_terms(word: str) -> frozenset[str]:
+    return frozenset(_terms(word))
 
 
 @lru_cache(maxsize=4096)
