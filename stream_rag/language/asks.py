@@ -12,6 +12,7 @@ blender"). "Can I pause and resume sync?" or "my account and data" ask one thing
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["asks"]
 
@@ -59,6 +60,14 @@ _SPLIT_NOUNS = re.compile(_SEPARATOR, re.I)
 def asks(question: str, limit: int | None = MAX_ASKS) -> list[str]:
     """The questions `question` asks, in its order: itself alone when it asks one thing, at
     most `limit` (None: all, as a check that must see every part needs)."""
+    parts = _all_asked(question)
+    return list(parts[:limit]) if len(parts) > 1 else [question]
+
+
+@lru_cache(maxsize=1024)
+def _all_asked(question: str) -> tuple[str, ...]:
+    """Every part `asks` finds: one split per question, though the pre-model checks, the
+    uncovered parts and the local generator each ask for it."""
     parts: list[str] = []
     sentences = _SENTENCE.split(question.strip())
     if not all(s.endswith(("?", ".")) for s in sentences):
@@ -71,8 +80,7 @@ def asks(question: str, limit: int | None = MAX_ASKS) -> list[str]:
             clauses = [sentence]
         for clause in clauses:
             parts.extend(_coordinated(clause.strip()))
-    parts = [p for p in dict.fromkeys(parts) if p]
-    return parts[:limit] if len(parts) > 1 else [question]
+    return tuple(p for p in dict.fromkeys(parts) if p)
 
 
 def _coordinated(clause: str) -> list[str]:

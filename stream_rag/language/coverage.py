@@ -81,13 +81,18 @@ def name_words(name: str) -> str:
 
 
 def uncovered(
-    parts: Sequence[str], texts: Sequence[str], titled: Sequence[str] | None = None
+    parts: Sequence[str],
+    texts: Sequence[str],
+    titled: Sequence[str] | None = None,
+    owned: Sequence[set[str]] | None = None,
 ) -> dict[int, list[str]]:
     """The parts (by index) that no text covers, each with the words or names no text has.
-    `titled`: the texts with their documents' names (`name_words`), where a name may be."""
+    `titled`: the texts with their documents' names (`name_words`), where a name may be;
+    `owned`: the parts' `own_words`, when the caller has them."""
     titled = texts if titled is None else titled
     out: dict[int, list[str]] = {}
-    for i, (part, own) in enumerate(zip(parts, own_words(parts), strict=True)):
+    owned = own_words(parts) if owned is None else owned
+    for i, (part, own) in enumerate(zip(parts, owned, strict=True)):
         lacking = [w for w in own if not any(has_word(t, w) for t in texts)]
         if own and len(lacking) * 2 >= len(own):
             # "... and is there a gym?": no block says "gym" (the words as the part writes them)
@@ -108,8 +113,8 @@ def left_out(
     parts = asks(question, limit=None)
     if not 2 <= len(parts) <= max_parts:
         return []
-    gaps = uncovered(parts, texts, titled)
     own = own_words(parts)
+    gaps = uncovered(parts, texts, titled, own)
     if not gaps or all(i in gaps or not own[i] for i in range(len(parts))):
         return []
     return [(parts[i], missing) for i, missing in sorted(gaps.items())]
