@@ -25,7 +25,6 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 import uvloop
 
 from stream_rag.events import Done, Event, SentenceOut, Sources, to_sse
@@ -208,13 +207,9 @@ async def _answer_events(blocks: list[Block], sentences: int) -> AsyncIterator[E
 
 
 def _response_class() -> Any:
-    """What `/v1/chat` answers with: `EventStream` where the tree has it, else sse-starlette's."""
-    try:
-        from stream_rag.http.eventstream import EventStream
-    except ImportError:
-        from sse_starlette import EventSourceResponse
+    """What `/v1/chat` answers with."""
+    from stream_rag.http.eventstream import EventStream
 
-        return EventSourceResponse
     return EventStream
 
 
@@ -238,7 +233,7 @@ def bench_output(answers: int, sentences: int, rounds: int) -> None:
                 n += 1
                 yield to_sse(event, id=str(n))
 
-        response = response_class(events(), ping=15, shutdown_event=anyio.Event())
+        response = response_class(events(), ping=15)
         scope = {"type": "http", "method": "POST"}
         await response(scope, receive, send)
 

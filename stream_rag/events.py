@@ -7,10 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sse_starlette import ServerSentEvent
-
 from .request_context import absolute_urls, current_request_id
 from .retrieve.hybrid import Block
+from .sse import ServerSentEvent
 
 
 def block_ref(block: Block) -> dict[str, object]:
@@ -147,32 +146,7 @@ def _with_request_id(body: dict[str, Any], request_id: str | None) -> dict[str, 
 Event = Sources | SentenceOut | Dropped | Refusal | Done | Error
 
 
-class JsonEvent(ServerSentEvent):
-    """An event whose data is one line of JSON: encoded in one step, to the same bytes as
-    sse-starlette's general encoder (which splits the data at line breaks with a regex)."""
-
-    def encode(self) -> bytes:
-        data, event, id = self.data, self.event, self.id
-        if (
-            not isinstance(data, str)
-            or self.comment is not None
-            or self.retry is not None
-            or event is None
-            or _breaks(data)
-            or _breaks(event)
-            or (id is not None and _breaks(id))
-        ):
-            return super().encode()
-        sep = self._sep
-        head = "" if id is None else f"id: {id}{sep}"
-        return f"{head}event: {event}{sep}data: {data}{sep}{sep}".encode()
-
-
-def _breaks(text: str) -> bool:
-    return "\n" in text or "\r" in text
-
-
 def to_sse(event: Event, *, id: str | None = None, base_url: str | None = None) -> ServerSentEvent:
     """`base_url` (STREAM_RAG_PUBLIC_URL) makes the citations' download URLs absolute."""
     data = absolute_urls(event.data(), base_url)
-    return JsonEvent(data=json.dumps(data, ensure_ascii=False), event=event.name, id=id)
+    return ServerSentEvent(data=json.dumps(data, ensure_ascii=False), event=event.name, id=id)

@@ -1,4 +1,5 @@
-"""Server-Sent Events as a client reads them (the HTML spec's "event stream interpretation").
+"""Server-Sent Events, written (`ServerSentEvent.encode`) and read (the HTML spec's "event
+stream interpretation").
 
 One parser for every reader of `/v1/chat` (the `ask --url` CLI, the tests, the benchmarks):
 text goes in as it arrives, cut anywhere, and whole events come out.
@@ -12,9 +13,54 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EventStreamParser", "ReceivedEvent", "parse_lines"]
+__all__ = ["EventStreamParser", "ReceivedEvent", "ServerSentEvent", "parse_lines"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# Lines end in CRLF on the wire, as sse-starlette wrote them before (any of the three is valid).
+SEP = "\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSentEvent:
+    """One event to send. `data` may hold line breaks (one `data:` line each); `event` and `id`
+    may not, and an `id` holds no NUL (a reader would ignore it)."""
+
+    data: str | None = None
+    event: str | None = None
+    id: str | None = None
+    retry: int | None = None
+    comment: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("event", "id"):
+            value = getattr(self, name)
+            if value is not None and ("\n" in value or "\r" in value):
+                raise ValueError(f"an event's {name} holds no line break: {value!r}")
+        if self.id is not None and "\0" in self.id:
+            raise ValueError("an event's id holds no NUL")
+        if self.retry is not None and self.retry < 0:
+            raise ValueError("an event's retry is a number of milliseconds, at least 0")
+
+    def encode(self, sep: str = SEP) -> bytes:
+        if self.comment is None and self.retry is None and self.data is not None:
+            data = self.data
+            if "\n" not in data and "\r" not in data:  # one line of JSON: the common case
+                head = "" if self.id is None else f"id: {self.id}{sep}"
+                if self.event is not None:
+                    head += f"event: {self.event}{sep}"
+                return f"{head}data: {data}{sep}{sep}".encode()
+        lines: list[str] = []
+        if self.comment is not None:
+            lines += [f": {line}" for line in _LINE_END.split(self.comment)]
+        if self.id is not None:
+            lines.append(f"id: {self.id}")
+        if self.event is not None:
+            lines.append(f"event: {self.event}")
+        if self.data is not None:
+            lines += [f"data: {line}" for line in _LINE_END.split(self.data)]
+        if self.retry is not None:
+            lines.append(f"retry: {self.retry}")
+        return (sep.join(lines) + sep + sep).encode()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
-from sse_starlette.sse import AppStatus
 from starlette.testclient import TestClient
 
 from stream_rag.config import Settings
@@ -22,15 +21,6 @@ hypothesis_settings.register_profile(
     "stream_rag", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 hypothesis_settings.load_profile("stream_rag")
-
-
-@pytest.fixture(autouse=True)
-def _reset_sse_exit_flag() -> Iterator[None]:
-    # sse-starlette keeps `should_exit` as class state shared by every app in the process: a
-    # server stopped by one test would otherwise end the streams of the next.
-    AppStatus.should_exit = False
-    yield
-    AppStatus.should_exit = False
 
 
 @pytest.fixture(scope="session")

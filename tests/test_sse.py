@@ -1,27 +1,28 @@
-"""The client-side event stream parser (sse.py): the HTML spec's line rules, text cut anywhere;
-and the server's encoder against sse-starlette's."""
+"""Server-Sent Events (sse.py): the reader's HTML-spec line rules, text cut anywhere; the
+writer's bytes, read back by the reader whatever the chunking."""
 
 from __future__ import annotations
 
 import itertools
+import json
+import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sse_starlette import ServerSentEvent
 
 from stream_rag.events import (
     Done,
     Dropped,
     Error,
     Event,
-    JsonEvent,
     Refusal,
     SentenceOut,
     Sources,
     to_sse,
 )
 from stream_rag.retrieve.hybrid import Block
-from stream_rag.sse import EventStreamParser, ReceivedEvent, parse_lines
+from stream_rag.sse import EventStreamParser, ReceivedEvent, ServerSentEvent, parse_lines
 
 
 def fed(chunks: list[str]) -> tuple[list[ReceivedEvent], EventStreamParser]:
@@ -95,12 +96,12 @@ names = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, 
     sep=st.sampled_from(["\n", "\r\n", "\r"]),
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8),
 )
-def test_what_sse_starlette_writes_reads_back_whatever_the_chunking(
+def test_what_the_writer_writes_reads_back_whatever_the_chunking(
     items: list[tuple[list[str], str | None]], sep: str, cuts: list[int]
 ) -> None:
     wire = ":" + sep + sep  # a ping first
     for lines, name in items:
-        wire += ServerSentEvent(data="\n".join(lines), event=name, sep=sep).encode().decode()
+        wire += ServerSentEvent(data="\n".join(lines), event=name).encode(sep).decode()
     bounds = sorted({0, len(wire), *(c for c in cuts if c < len(wire))})
     events, parser = fed([wire[a:b] for a, b in itertools.pairwise(bounds)])
     expected = [ReceivedEvent(name or "message", "\n".join(lines)) for lines, name in items]
@@ -111,19 +112,37 @@ def test_what_sse_starlette_writes_reads_back_whatever_the_chunking(
 @settings(deadline=None, max_examples=200)
 @given(
     data=st.text(max_size=40),
-    event=st.sampled_from(["sentence", "done", "a\nb"]),
-    id=st.one_of(st.none(), st.text(max_size=8)),
-    sep=st.sampled_from(["\n", "\r\n", "\r"]),
+    event=st.sampled_from(["sentence", "done"]),
+    id=st.one_of(st.none(), st.text(alphabet=st.characters(exclude_characters="\r\n\0"))),
+    comment=st.one_of(st.none(), st.text(max_size=20)),
 )
-def test_the_server_s_one_step_encoder_writes_what_sse_starlette_s_does(
-    data: str, event: str, id: str | None, sep: str
+def test_every_event_reads_back_as_written(
+    data: str, event: str, id: str | None, comment: str | None
 ) -> None:
-    # Line breaks anywhere (data, name, id) take sse-starlette's own path; the rest the short one.
-    ours = JsonEvent(data=data, event=event, id=id, sep=sep).encode()
-    assert ours == ServerSentEvent(data=data, event=event, id=id, sep=sep).encode()
+    wire = ServerSentEvent(data=data, event=event, id=id, comment=comment).encode().decode()
+    events, parser = fed([wire])
+    lines = data.replace("\r\n", "\n").replace("\r", "\n")
+    assert events == [ReceivedEvent(event, lines, id)]
+    assert parser.comments == (0 if comment is None else len(re.split(r"\r\n|\r|\n", comment)))
 
 
-def test_every_answer_event_encodes_as_sse_starlette_would() -> None:
+def test_the_bytes_on_the_wire() -> None:
+    # What clients have always been sent (sse-starlette's layout): CRLF line ends, id first.
+    sent = ServerSentEvent(data='{"a": 1}', event="sentence", id="r.1").encode()
+    assert sent == b'id: r.1\r\nevent: sentence\r\ndata: {"a": 1}\r\n\r\n'
+    two = ServerSentEvent(data="a\nb", event="note", retry=5).encode()
+    assert two == b"event: note\r\ndata: a\r\ndata: b\r\nretry: 5\r\n\r\n"
+    assert ServerSentEvent(comment="ping").encode() == b": ping\r\n\r\n"
+
+
+def test_a_line_break_in_a_name_or_id_is_refused() -> None:
+    with pytest.raises(ValueError, match="line break"):
+        ServerSentEvent(data="x", event="a\nb")
+    with pytest.raises(ValueError, match="line break"):
+        ServerSentEvent(data="x", id="a\rb")
+
+
+def test_every_answer_event_reads_back_as_its_data() -> None:
     block = Block(1, "c1", "d1", 2, "0" * 64, "Refunds", "r.md", 0, 9, "Text\nhere", {})
     events: list[Event] = [
         Sources([block], "fake"),
@@ -135,6 +154,8 @@ def test_every_answer_event_encodes_as_sse_starlette_would() -> None:
     ]
     for event in events:
         sent = to_sse(event, id="abc.1")
-        assert (
-            sent.encode() == ServerSentEvent(data=sent.data, event=event.name, id="abc.1").encode()
-        )
+        (received,) = fed([sent.encode().decode()])[0]
+        assert received.event == event.name
+        assert received.id == "abc.1"
+        assert received.json() == json.loads(json.dumps(event.data()))
+        assert "\n" not in (sent.data or "")  # one data line of JSON

@@ -7,8 +7,6 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from functools import partial
 
-import anyio
-from sse_starlette import ServerSentEvent
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -18,6 +16,7 @@ from ..answer.limits import check_question
 from ..answer.pipeline import Options
 from ..errors import InvalidFieldError
 from ..events import Done, Error, SentenceOut, to_sse
+from ..sse import ServerSentEvent
 from . import openai_compat, state
 from .answerwrites import AnswerStream, AnswerWrites
 from .web import EventIds, is_reconnect
@@ -67,10 +66,6 @@ async def chat(request: Request) -> Response:
         writes,
         ping=settings.sse_ping_s,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-        # sse-starlette cuts streams at once on SIGTERM unless given a grace period; ours
-        # end themselves after STREAM_RAG_DRAIN_S with `error: shutting_down`.
-        shutdown_event=anyio.Event(),
-        shutdown_grace_period=settings.drain_s + 5,
     )
 
 

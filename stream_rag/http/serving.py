@@ -21,13 +21,7 @@ from typing import Any
 import httptools
 import uvicorn
 from starlette.applications import Starlette
-from uvicorn._types import (
-    ASGI3Application,
-    ASGIReceiveCallable,
-    ASGISendCallable,
-    ASGISendEvent,
-    Scope,
-)
+from starlette.types import Message, Receive, Scope, Send
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
@@ -158,7 +152,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
             if self.scope["http_version"] == "1.0":
                 # Read by the cycle's task when it starts, after this returns.
-                cycle.send = Http10Send(cycle)  # type: ignore[method-assign]
+                cycle.send = Http10Send(cycle)  # type: ignore[method-assign,assignment]
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's answer to a request it cannot parse, with the JSON error body of every
@@ -180,10 +174,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.transport.write(b"".join(content))
         self.transport.close()
 
-    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self._running = cycle
         # Past `limit_concurrency` uvicorn answers with its own text/plain 503.
-        super()._start_asgi_task(cycle, server_busy if app is service_unavailable else app)
+        handler: Any = server_busy if app is service_unavailable else app
+        super()._start_asgi_task(cycle, handler)
 
     def eof_received(self) -> bool | None:  # type: ignore[override]
         """The client shut its sending side. uvicorn closes the connection here, so a client
@@ -282,7 +277,7 @@ class Http10Send:
         self._send = RequestResponseCycle.send.__get__(cycle)
         self._raw = False
 
-    async def __call__(self, message: ASGISendEvent) -> None:
+    async def __call__(self, message: Message) -> None:
         cycle = self._cycle
         if message["type"] == "http.response.start" and not cycle.response_started:
             headers = [(n, v) for n, v in message.get("headers", []) if n.lower() != b"connection"]
@@ -318,7 +313,7 @@ _BUSY = json.dumps(
 ).encode()
 
 
-async def server_busy(scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
+async def server_busy(scope: Scope, receive: Receive, send: Send) -> None:
     """The refusal past STREAM_RAG_MAX_CONNECTIONS: the JSON error of every other response, and
     `Retry-After`, as the condition is passing (connections end within seconds)."""
     headers = [

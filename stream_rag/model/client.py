@@ -133,37 +133,19 @@ def openai_client(
     return client
 
 
-@functools.cache
-def _stream_class() -> type[Any]:
-    from openai import AsyncStream
-    from openai.types.chat import ChatCompletionChunk
-
-    return AsyncStream[ChatCompletionChunk]
-
-
 def warm_up() -> None:
     """Import what a chat request needs (~150 ms, once): best not on the event loop."""
-    import openai._constants
     import openai.types.chat  # noqa: F401
-
-    _stream_class()
 
 
 async def post_streaming(
     client: AsyncOpenAI, path: str, body: dict[str, object]
 ) -> AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]:
-    """POST `body` as `chat.completions.create(..., stream=True)` via `with_streaming_response`
-    does: the response unread, its body for the caller to stream and close."""
-    from openai._constants import RAW_RESPONSE_HEADER
-    from openai.types.chat import ChatCompletion
-
-    response = await client.post(
-        path,
-        cast_to=ChatCompletion,
-        body=body,
-        # What `create` passes: the raw response, and the API key as a bearer token.
-        options={"headers": {RAW_RESPONSE_HEADER: "stream"}, "security": {"bearer_auth": True}},
-        stream=True,
-        stream_cls=_stream_class(),
-    )
+    """POST `body` through `chat.completions.with_streaming_response.create`: the response
+    unread, its body for the caller to stream and close (`response.close()`, which is what
+    leaving the SDK's context manager does)."""
+    if path != "/chat/completions":
+        raise ValueError(f"only /chat/completions is posted, not {path!r}")
+    manager = client.chat.completions.with_streaming_response.create(**cast("Any", body))
+    response = await manager.__aenter__()
     return cast("AsyncAPIResponse[AsyncStream[ChatCompletionChunk]]", response)
