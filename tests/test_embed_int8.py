@@ -10,7 +10,7 @@ import pytest
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.embed.ort import quantized
+from stream_rag.embed.ort import has_vnni, quantized, weight_peak
 from stream_rag.errors import InvalidFieldError
 from stream_rag.services import open_services
 
@@ -45,14 +45,26 @@ def int8(minilm: MiniLMEmbedder) -> MiniLMEmbedder:
     return minilm.with_precision("int8")
 
 
-def test_weights_round_trip_per_output_channel() -> None:
+@pytest.mark.parametrize("top", [127, 63])
+def test_weights_round_trip_per_output_channel(top: int) -> None:
     rng = np.random.default_rng(0)
     w = rng.normal(size=(64, 48)).astype(np.float32) * np.linspace(0.01, 3, 48, dtype=np.float32)
-    q, scale = quantized(w)
+    q, scale = quantized(w, top)
     assert q.dtype == np.int8
     assert scale.shape == (48,)
-    assert np.abs(q).max(axis=0).tolist() == [127] * 48  # each column uses its full range
+    assert np.abs(q).max(axis=0).tolist() == [top] * 48  # each column uses its full range
     assert (np.abs(q * scale - w) <= scale / 2 * 1.0001).all()
+
+
+def test_full_range_weights_only_where_the_cpu_has_vnni() -> None:
+    avx2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+    zen4 = "flags\t\t: fpu avx2 avx512f avx512_vnni\n"
+    assert not has_vnni(avx2)
+    assert has_vnni(zen4)
+    assert has_vnni("flags\t\t: avx2 avx_vnni\n")
+    assert not has_vnni("")
+    assert weight_peak(has_vnni(avx2)) == 63
+    assert weight_peak(has_vnni(zen4)) == 127
 
 
 def test_int8_vectors_are_close_to_the_reference(int8: MiniLMEmbedder) -> None:
