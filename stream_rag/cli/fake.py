@@ -13,7 +13,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "fake-llm",
         help="run a scripted OpenAI-compatible chat server (for tests and load tests)",
         description="An OpenAI-compatible /v1/chat/completions that answers from the prompt's "
-        "blocks and fabricates at the given rates (0..1), deterministically per seed.",
+        "blocks and fabricates at the given rates (0..1), deterministically per seed. What it "
+        "wrote, and which sentences are false, is at GET /fake/ledger?after=N.",
     )
     fake.add_argument("--host", default="127.0.0.1")
     fake.add_argument("--port", type=_port, default=8001)
@@ -23,6 +24,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "wrong-block",
         "changed-number",
         "extra-claim",
+        "negate",
+        "swap-numbers",
+        "swap-entities",
+        "append-clause",
+        "move-markers",
+        "markup",
+        "invisible",
         "paraphrase",
         "split-markers",
         "label-markers",
@@ -53,6 +61,13 @@ def run(args: argparse.Namespace) -> int:
         wrong_block=args.wrong_block,
         changed_number=args.changed_number,
         extra_claim=args.extra_claim,
+        negate=args.negate,
+        swap_numbers=args.swap_numbers,
+        swap_entities=args.swap_entities,
+        append_clause=args.append_clause,
+        move_markers=args.move_markers,
+        markup=args.markup,
+        invisible=args.invisible,
         paraphrase=args.paraphrase,
         split_markers=args.split_markers,
         label_markers=args.label_markers,

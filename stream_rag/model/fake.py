@@ -9,10 +9,14 @@ rate, deterministically for a given seed and prompt:
 - `wrong_block`: a sentence from one block cited as another issued block
 - `changed_number`: a quoted sentence with a number changed
 - `extra_claim`: a quoted sentence with an unsupported clause added (paraphrase.py)
+- `negate`, `swap_numbers`, `swap_entities`, `append_clause`, `move_markers`, `markup`,
+  `invisible`: a false sentence built from the cited block's own (attacks.py)
 - `paraphrase`: a quoted sentence reworded, with synonyms, a fronted phrase or the passive;
   numbers unchanged (paraphrase.py). Faithful: the gate should pass it
 - `split_markers`: markers streamed as `[`, `1`, `]`
 - `label_markers`: markers before the sentence, like a list label (`[1] The refund...`)
+- keeps a ledger of what it wrote, sentence by sentence, with which are false
+  (`GET /fake/ledger?after=N`), so a benchmark knows the truth without guessing
 - reports `usage` (words as tokens), also as a last chunk with `stream_options.include_usage`,
   and answers the follow-up rewrite request of `STREAM_RAG_CONDENSE=llm`
 - `tokens_per_second`, `stall_after`/`stall_s` (a pause mid-stream), `error_after` (the
@@ -38,13 +42,14 @@ from starlette.types import Receive, Scope, Send
 
 from ..language.followups import resolve
 from ..prompt_format import CONDENSE_PROMPT, parse_blocks, parse_history, parse_question
+from .attacks import ATTACKS, Written, attack
 from .extractive import NO_ANSWER, select, tokens_of
 from .fake_stream import plan, send_plan
 from .paraphrase import add_claim, paraphrase
 
 FABRICATIONS = ("unissued", "wrong_block", "changed_number", "extra_claim")
 # One roll per sentence picks at most one of these, in this order, each with its rate.
-BEHAVIOURS = (*FABRICATIONS, "paraphrase")
+BEHAVIOURS = (*FABRICATIONS, *ATTACKS, "paraphrase")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,13 @@ class FakeConfig:
     wrong_block: float = 0.0
     changed_number: float = 0.0
     extra_claim: float = 0.0
+    negate: float = 0.0
+    swap_numbers: float = 0.0
+    swap_entities: float = 0.0
+    append_clause: float = 0.0
+    move_markers: float = 0.0
+    markup: float = 0.0
+    invisible: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0
@@ -83,6 +95,10 @@ class FakeStats:
     # (time.monotonic()). The oldest questions are forgotten past `keep`.
     timelines: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
     keep: int = KEEP
+    # What each request was answered with: (request number, question, sentences written).
+    ledger: deque[tuple[int, str, tuple[Written, ...]]] = field(
+        default_factory=lambda: deque(maxlen=KEEP)
+    )
 
     def timeline(self, question: str) -> list[tuple[str, float]]:
         """A new, empty timeline for a request asking `question`."""
@@ -96,6 +112,12 @@ class FakeStats:
 
 def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[str], list[str]]:
     """The answer as streamed pieces, and the behaviour used for each sentence."""
+    written = write(config, messages)
+    return _streamed(written), [w.behaviour for w in written] or ["no_answer"]
+
+
+def write(config: FakeConfig, messages: list[dict[str, str]]) -> list[Written]:
+    """The answer's sentences, each as written and with what it is; [] for no answer."""
     prompt = next((m["content"] for m in messages if m.get("role") == "user"), "")
     retry = config.fix_on_retry and sum(m.get("role") == "user" for m in messages) > 1
     blocks = parse_blocks(prompt)
@@ -107,12 +129,9 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
     # Like the local generator, it reads a follow-up with the earlier turns of the prompt.
     question = resolve(parse_question(prompt), parse_history(prompt))
     chosen = select(question, blocks, config.sentences)
-    if not chosen:
-        return tokens_of(NO_ANSWER), ["no_answer"]
     numbers = sorted(blocks)
-    pieces: list[str] = []
-    behaviours: list[str] = []
-    for i, candidate in enumerate(chosen):
+    out: list[Written] = []
+    for candidate in chosen:
         text, n = candidate.text, candidate.n
         behaviour = "faithful"
         if not retry:
@@ -123,6 +142,7 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
                     behaviour = name
                     break
                 roll -= rate
+        written: Written | None = None
         if behaviour == "unissued":
             n = max(numbers) + rng.randint(1, 5)
         elif behaviour == "wrong_block":
@@ -137,16 +157,22 @@ def compose(config: FakeConfig, messages: list[dict[str, str]]) -> tuple[list[st
             text = add_claim(text, rng)
         elif behaviour == "paraphrase":
             text = paraphrase(text, rng)
-        behaviours.append(behaviour)
+        elif behaviour in ATTACKS:
+            written = attack(behaviour, n, text, blocks, rng)
+            behaviour = behaviour if written is not None else "faithful"
         label = rng.random() < config.label_markers
         split = rng.random() < config.split_markers
+        if written is not None:
+            out.append(written)
+            continue
         marker = ["[", str(n), "]"] if split else [f"[{n}]"]
         if label:
-            pieces += [*marker, " ", *tokens_of(text)]
+            pieces = (*marker, " ", *tokens_of(text))
         else:
-            pieces += [*tokens_of(text.rstrip()), " ", *marker]
-        pieces.append(" " if i + 1 < len(chosen) else "")
-    return [p for p in pieces if p], behaviours
+            pieces = (*tokens_of(text.rstrip()), " ", *marker)
+        false = behaviour in FABRICATIONS
+        out.append(Written(behaviour, "", pieces, (n,), candidate.n, false, false))
+    return out
 
 
 def condense(messages: list[dict[str, str]]) -> list[str]:
@@ -169,7 +195,18 @@ def _change_number(text: str, rng: random.Random) -> str:
     return text[: match.start()] + changed + text[match.end() :]
 
 
+def _streamed(written: list[Written]) -> list[str]:
+    if not written:
+        return tokens_of(NO_ANSWER)
+    pieces: list[str] = []
+    for i, sentence in enumerate(written):
+        pieces += sentence.pieces
+        pieces.append(" " if i + 1 < len(written) else "")
+    return [p for p in pieces if p]
+
+
 COMPLETIONS = "/v1/chat/completions"
+LEDGER = "/fake/ledger"
 
 
 class FakeLLM(Starlette):
@@ -209,7 +246,12 @@ class Completions:
             reply = JSONResponse({"error": {**error, "code": None}}, status_code=400)
             return await reply(scope, receive, send)
         messages = body.get("messages", [])
-        pieces = condense(messages) or compose(config, messages)[0]
+        pieces = condense(messages)
+        if not pieces:
+            written = write(config, messages)
+            prompt = next((m["content"] for m in messages if m.get("role") == "user"), "")
+            stats.ledger.append((stats.requests, parse_question(prompt), tuple(written)))
+            pieces = _streamed(written)
         # A word is a token here: real tokenizers differ, the point is that counts arrive.
         usage = {
             "prompt_tokens": sum(len(str(m.get("content", "")).split()) for m in messages),
@@ -251,10 +293,23 @@ def create_fake_llm(config: FakeConfig | None = None) -> Starlette:
             }
         )
 
+    async def ledger(request: Request) -> JSONResponse:
+        try:
+            after = int(request.query_params.get("after", "0"))
+        except ValueError:
+            return JSONResponse({"error": "'after' must be a request number"}, status_code=400)
+        entries = [
+            {"request": k, "question": q, "sentences": [w.to_json() for w in written]}
+            for k, q, written in stats.ledger
+            if k > after
+        ]
+        return JSONResponse({"requests": stats.requests, "entries": entries})
+
     app = FakeLLM(
         routes=[
             Route(COMPLETIONS, completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
+            Route(LEDGER, ledger, methods=["GET"]),
         ]
     )
     app.state.stats = stats
