@@ -20,39 +20,24 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
-import unicodedata
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from loadtests.server_proc import Server
-from stream_rag.model.attacks import ATTACKS, CYRILLIC
+from stream_rag.model.attacks import ATTACKS
 from stream_rag.model.fake import FakeConfig, create_fake_llm
-from stream_rag.sse import parse_lines
+from stream_rag.model.ledger import ROUTES, Record, match, records, seen_false, shown_sentences
 from tests.helpers import running_server
 
 SAMPLE_QUESTIONS = Path(__file__).parent / "answers" / "sample_questions.jsonl"
-ROUTES = ("chat", "answer", "completions")
 RUNS = ("control", "paraphrase", *ATTACKS)
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    """A sentence the model wrote, from its ledger."""
-
-    behaviour: str
-    variant: str
-    text: str
-    false: bool
-    false_cleaned: bool
 
 
 @dataclass
@@ -74,90 +59,12 @@ class Results:
     shown: list[dict[str, Any]] = field(default_factory=list)
 
 
-# -- matching what the client got to what the model wrote --------------------------------------
-
-_MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-\u2013,]|\]\s*\[)\s*\d+)*\s*\]")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_LATIN = {cyrillic: latin for latin, cyrillic in CYRILLIC.items()}
-
-
-def _cf(char: str) -> bool:
-    return unicodedata.category(char) == "Cf"
-
-
-def plain(text: str) -> str:
-    """A sentence reduced to its words: markers, markup, format characters and look-alike
-    letters taken out, NFKC and casefolded."""
-    text = "".join(_LATIN.get(c, c) for c in text if not _cf(c))
-    text = _LINK.sub(r"\1", unicodedata.normalize("NFKC", text))
-    text = _MARKER.sub(" ", text)
-    return " ".join(re.findall(r"\w+", text.casefold()))
-
-
-def match(shown: str, written: list[Record]) -> tuple[Record | None, float]:
-    """The written sentence `shown` came from, and the share of its words that were shown."""
-    words = plain(shown).split()
-    if not words:
-        return None, 0.0
-    best: tuple[float, float, Record | None, float] = (0.0, 0.0, None, 0.0)
-    for candidate in written:
-        theirs = plain(candidate.text).split()
-        inside = sum(1 for w in words if w in theirs) / len(words)
-        ratio = SequenceMatcher(None, words, theirs).ratio()
-        covered = sum(1 for w in theirs if w in words) / max(1, len(theirs))
-        best = max(best, (inside, ratio, candidate, covered), key=lambda b: (b[0], b[1]))
-    inside, _, found, covered = best
-    return (found, covered) if inside >= 0.6 else (None, 0.0)
-
-
-def seen_false(shown: str, record: Record) -> bool:
-    """Whether the reader of `shown` reads a false sentence: format characters still in it
-    are displayed (a bidi override reverses digits); once taken out, the cleaned reading."""
-    return record.false if any(_cf(c) for c in shown) else record.false_cleaned
-
-
-# -- the three routes ---------------------------------------------------------------------------
-
-
-def ask(client: httpx.Client, route: str, question: str) -> list[str]:
-    """The sentences the client received as verified."""
-    if route == "answer":
-        body = client.post("/v1/answer", json={"question": question}).json()
-        return [s["text"] for s in body.get("sentences") or []]
-    if route == "chat":
-        with client.stream("POST", "/v1/chat", json={"question": question}) as reply:
-            return [
-                json.loads(event.data)["text"]
-                for event in parse_lines(reply.iter_lines())
-                if event.event == "sentence"
-            ]
-    payload = {"model": "x", "stream": True, "messages": [{"role": "user", "content": question}]}
-    out = []
-    with client.stream("POST", "/v1/chat/completions", json=payload) as reply:
-        for line in reply.iter_lines():
-            if not line.startswith("data: {"):
-                continue
-            chunk = json.loads(line[6:])
-            extension = chunk.get("stream_rag") or {}
-            if "citations" in extension:  # a verified sentence's chunk
-                out.append(chunk["choices"][0]["delta"]["content"].strip())
-    return out
+# -- the runs ---------------------------------------------------------------------------------
 
 
 def ledger(fake: httpx.Client, after: int) -> tuple[int, list[Record]]:
     body = fake.get("/fake/ledger", params={"after": after}).json()
-    records = {
-        sentence["text"]: Record(
-            sentence["behaviour"],
-            sentence["variant"],
-            sentence["text"],
-            sentence["false"],
-            sentence["false_cleaned"],
-        )
-        for entry in body["entries"]
-        for sentence in entry["sentences"]
-    }
-    return body["requests"], list(records.values())  # a regeneration writes the same again
+    return body["requests"], records(body["entries"])
 
 
 def run(
@@ -166,7 +73,7 @@ def run(
     after, _ = ledger(fake, 1 << 62)
     for question in questions:
         for route in ROUTES:
-            received = ask(client, route, question)
+            received = shown_sentences(client, route, question)
             after, written = ledger(fake, after)
             tally = results.tallies[knob, route]
             shown_false: set[str] = set()

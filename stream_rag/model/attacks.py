@@ -319,8 +319,12 @@ def _body(sentence: str) -> str:
 def _lower_first(text: str) -> str:
     """Lowercase the first word unless it is a name or an acronym."""
     first, _, rest = text.partition(" ")
-    name = first[1:].islower() is False or rest[:1].isupper()  # "SAML ...", "Lumen Notes ..."
+    # "SAML ...", "Lumen Notes ...", but "The Student Railcard ..."
+    name = not first[1:].islower() or (rest[:1].isupper() and first.lower() not in _OPENERS)
     return text[0].lower() + text[1:] if first[:1].isupper() and not name else text
+
+
+_OPENERS = frozenset("the a an it its this these their your our".split())
 
 
 def _norm(text: str) -> str:

@@ -47,6 +47,7 @@ _ADD_NOT = re.compile(rf"\b({'|'.join(_AUX)})\b(?!\s+not\b|n't)", re.IGNORECASE)
 # Past participles after has/have/had make them auxiliaries ("has expired"); else a main verb.
 _PARTICIPLE = re.compile(r"\s+(?:been|\w+ed|\w+en)\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_PRONOUNS = frozenset("it he she this that which who one".split())
 _DETERMINERS = frozenset("the a an this that these those its their our your each every".split())
 # Pairs of opposites: either word swapped for the other flips what the sentence says.
 ANTONYMS = (
@@ -134,6 +135,8 @@ def _add_do(text: str) -> Edit | None:
         word = match.group()
         after = words[i + 1] if i + 1 < len(words) else None
         plural = word.endswith("s") and not word.endswith(("ss", "us", "is"))
+        if i and words[i - 1].group().lower() in _PRONOUNS:
+            plural = False  # "It adds": a verb
         if plural and after is not None and _base_verb(after.group()):
             # "Members get", "notes keep": a plural noun before its verb, the one to negate
             changed = text[: after.start()] + "do not " + text[after.start() :]
