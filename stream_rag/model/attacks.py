@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ..language.quantities import scan
 from .extractive import block_sentences, tokens_of
 from .falsify import Edit, falsify, novel, swap_entities, swap_numbers
 from .falsify import negate as negate_edit
@@ -273,7 +274,7 @@ def invisible(
     rng.shuffle(options)
     for variant in options:
         if variant == "bidi":
-            if (digits := _DIGITS.search(sentence)) is None:
+            if (digits := _plain_number(sentence)) is None:
                 continue
             run = digits.group()
             logical = run if run[::-1] != run else "0" + run
@@ -301,6 +302,19 @@ def invisible(
             hidden = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in word)
         text = edit.text[:start] + hidden + edit.text[end:]
         return _hidden(text, n, variant, false_cleaned=True)
+    return None
+
+
+def _plain_number(sentence: str) -> re.Match[str] | None:
+    """The digits of the first number that is neither a date nor a time ("22:30" is not 22)."""
+    lowered = sentence.lower()
+    found, _ = scan(lowered if len(lowered) == len(sentence) else sentence)
+    for quantity in sorted(found, key=lambda q: q.span):
+        if quantity.values and not (quantity.dates or quantity.times):
+            start, end = quantity.span
+            digits = _DIGITS.search(sentence, start, end)
+            if digits is not None and not re.match(r"[.,]\d", sentence[digits.end() :]):
+                return digits
     return None
 
 
