@@ -15,6 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_rag.answer.prompt import build_messages
+from stream_rag.cli.commands import build_parser
+from stream_rag.cli.fake import config_of
 from stream_rag.language.quantities import quantities
 from stream_rag.language.terms import NEGATION_CUE
 from stream_rag.model.attacks import ATTACKS, CYRILLIC, RLO, attack
@@ -183,3 +185,11 @@ def test_a_shown_sentence_is_matched_to_what_was_written() -> None:
     assert not seen_false("Day passes cost €02.", bidi)
     assert seen_false("The sauna does not close early.", false)
     assert not seen_false("The gym opens at 06:00 on weekdays.", true)
+
+
+@pytest.mark.parametrize("knob", ATTACKS)
+def test_fake_llm_takes_each_knob_as_a_flag(knob: str) -> None:
+    args = build_parser().parse_args(["fake-llm", f"--{knob.replace('_', '-')}", "0.4"])
+    assert getattr(config_of(args), knob) == 0.4
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["fake-llm", f"--{knob.replace('_', '-')}", "1.5"])

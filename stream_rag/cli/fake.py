@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..model.fake import FakeConfig
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,12 +54,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    import uvicorn
+def config_of(args: argparse.Namespace) -> FakeConfig:
+    """The fake's configuration from `fake-llm`'s flags."""
+    from ..model.fake import FakeConfig
 
-    from ..model.fake import FakeConfig, create_fake_llm
-
-    config = FakeConfig(
+    return FakeConfig(
         seed=args.seed,
         unissued=args.unissued,
         wrong_block=args.wrong_block,
@@ -78,6 +81,14 @@ def run(args: argparse.Namespace) -> int:
         fix_on_retry=args.fix_on_retry,
         reject_fields=tuple(args.reject_field),
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..model.fake import create_fake_llm
+
+    config = config_of(args)
     print(f"fake-llm on http://{args.host}:{args.port}/v1", file=sys.stderr)
     # uvicorn's default picks httptools where installed (the `load` extra): the fake shares the
     # cores with what it load-tests, and h11's per-chunk work is most of a token's send.
