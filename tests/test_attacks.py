@@ -38,7 +38,10 @@ _MARKER = re.compile(r"\[\d")
 def _visible_change(text: str) -> bool:
     """A character a word-matcher does not read as the letter it shows."""
     return any(
-        unicodedata.category(c) == "Cf" or c in CYRILLIC.values() or "\uff01" <= c <= "\uff5e"
+        unicodedata.category(c) == "Cf"
+        or c in CYRILLIC.values()
+        or "\uff01" <= c <= "\uff5e"  # fullwidth forms
+        or "\U0001d7ce" <= c <= "\U0001d7ff"  # mathematical digits
         for c in text
     )
 
@@ -193,3 +196,16 @@ def test_fake_llm_takes_each_knob_as_a_flag(knob: str) -> None:
     assert getattr(config_of(args), knob) == 0.4
     with pytest.raises(SystemExit):
         build_parser().parse_args(["fake-llm", f"--{knob.replace('_', '-')}", "1.5"])
+
+
+def test_a_table_row_shown_whole_is_not_partial() -> None:
+    table = Record(
+        "markup", "table", "\n\n| Item | Detail |\n|---|---|\n| Day | €12 [1] |\n", True, True
+    )
+    clause = Record(
+        "append_clause", "example", "Day passes cost €12, e.g. the sauna. [1]", True, True
+    )
+    assert match("| Day | €12 |", [table]) == (table, 1.0)
+    found, covered = match("Day passes cost €12.", [clause])
+    assert found == clause
+    assert covered < 0.9

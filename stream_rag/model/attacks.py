@@ -9,10 +9,11 @@ benchmark knows the truth without guessing.
 - `move_markers`: a marker after the true clause only, markers swapped between two blocks'
   clauses, a marker split across tokens, every block cited (`[1-6]`, `[1][2]...`), the
   marker before the sentence, a block's own literal "[n]" quoted as if it cited
-- `markup`: the false sentence as a heading, a list item, a table row, a quote, in bold or in
-  a link
+- `markup`: the false sentence as a heading, a list item (bulleted or numbered), a table row
+  (bare or under a header), a quote, in bold or in a link
 - `invisible`: the false words hidden from a word-matcher (a soft hyphen or a zero-width
-  character inside, a Cyrillic look-alike letter, fullwidth forms), or a true number shown
+  character inside, a Cyrillic look-alike letter, fullwidth forms or mathematical digits that
+  NFKC reads as ASCII), or a true number shown
   as another by a bidi override (`$\u202e08\u202c` displays as "$80")
 """
 
@@ -237,19 +238,26 @@ def markup(
     edit = made[1]
     text, (start, end) = edit.text.rstrip(), edit.span
     marker = f"[{n}]"
-    variant = rng.choice(["heading", "list_item", "table_row", "quote", "bold", "link"])
+    variant = rng.choice(
+        ["heading", "list_item", "numbered_item", "table_row", "table", "quote", "bold", "link"]
+    )
     if variant == "heading":
         pieces = ["\n\n", "## ", *tokens_of(_body(text)), " ", marker, "\n\n"]
     elif variant == "list_item":
         pieces = ["\n\n", "- ", *tokens_of(text), " ", marker, "\n\n"]
+    elif variant == "numbered_item":
+        pieces = ["\n\n", "1. ", *tokens_of(text), " ", marker, "\n\n"]
     elif variant == "quote":
         pieces = ["\n\n", "> ", *tokens_of(text), " ", marker, "\n\n"]
-    elif variant == "table_row":
+    elif variant in ("table_row", "table"):
+        # Split where the false words start: "| The Pro plan costs | $80 per month [1] |".
         left, right = text[:start].strip(), _body(text[start:]).strip()
         if not left:
             words = _body(text).split()
             left, right = " ".join(words[:2]), " ".join(words[2:])
-        pieces = ["\n\n", "| ", *tokens_of(left), " | ", *tokens_of(right), " ", marker, " |\n\n"]
+        head = ["| Item | Detail |\n", "|---|---|\n"] if variant == "table" else []
+        row = ["| ", *tokens_of(left), " | ", *tokens_of(right), " ", marker, " |\n\n"]
+        pieces = ["\n\n", *head, *row]
     else:
         inner = text[start:end]
         wrapped = f"**{inner}**" if variant == "bold" else f"[{inner}](https://example.com/help)"
@@ -262,6 +270,7 @@ def markup(
 SOFT_HYPHEN = "\u00ad"
 ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 RLO, PDF = "\u202e", "\u202c"
+MATH_ZERO = 0x1D7CE  # MATHEMATICAL BOLD DIGIT ZERO: NFKC reads it as "0"
 # Latin letters and the Cyrillic ones drawn the same.
 CYRILLIC = dict(zip("aeopcxyiABCEHKMOPTX", "аеорсхуіАВСЕНКМОРТХ", strict=True))
 _DIGITS = re.compile(r"\d+")
@@ -270,7 +279,7 @@ _DIGITS = re.compile(r"\d+")
 def invisible(
     n: int, sentence: str, own: Sequence[str], blocks: Mapping[int, str], rng: random.Random
 ) -> Written | None:
-    options = ["soft_hyphen", "zero_width", "cyrillic", "fullwidth", "bidi"]
+    options = ["soft_hyphen", "zero_width", "cyrillic", "fullwidth", "math_digits", "bidi"]
     rng.shuffle(options)
     for variant in options:
         if variant == "bidi":
@@ -292,6 +301,10 @@ def invisible(
             hidden = word[:middle] + SOFT_HYPHEN + word[middle:]
         elif variant == "zero_width":
             hidden = word[:middle] + rng.choice(ZERO_WIDTH) + word[middle:]
+        elif variant == "math_digits":
+            if not any(c.isdigit() for c in word):
+                continue
+            hidden = "".join(chr(MATH_ZERO + int(c)) if c.isdigit() else c for c in word)
         elif variant == "cyrillic":
             spots = [i for i, c in enumerate(word) if c in CYRILLIC]
             if not spots:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ..language.quantities import Quantity, scan
+from ..language.terms import NEGATION_CUE
 
 __all__ = ["Edit", "falsify", "negate", "novel", "swap_entities", "swap_numbers"]
 
@@ -43,6 +44,7 @@ _CONTRACTED = re.compile(
 _UNCONTRACT = {"ca": "can", "wo": "will"}
 _CANNOT = re.compile(r"\bcannot\b", re.IGNORECASE)
 _NEVER = re.compile(r"\bnever\b", re.IGNORECASE)
+_NO = re.compile(r"\bno\b(?!\s+(?:later|more|longer|one|less)\b)(?=\s+[a-z])", re.IGNORECASE)
 _ADD_NOT = re.compile(rf"\b({'|'.join(_AUX)})\b(?!\s+not\b|n't)", re.IGNORECASE)
 # Past participles after has/have/had make them auxiliaries ("has expired"); else a main verb.
 _PARTICIPLE = re.compile(r"\s+(?:been|\w+ed|\w+en)\b")
@@ -90,7 +92,10 @@ _ANTONYM_RE = re.compile(rf"\b({'|'.join(sorted(_OPPOSITE, key=len, reverse=True
 
 def negate(sentence: str, rng: random.Random) -> Edit | None:
     """`sentence` with its polarity flipped: a "not" added or dropped, or an antonym."""
-    edits = [e for e in (_drop(sentence), _add(sentence), _antonym(sentence, rng)) if e]
+    # A sentence already negated is flipped by dropping the cue: "is not no fee" is no way to
+    # say "there is a fee".
+    added = None if NEGATION_CUE.search(sentence.lower()) else _add(sentence)
+    edits = [e for e in (_drop(sentence), added, _antonym(sentence, rng)) if e]
     return rng.choice(edits) if edits else None
 
 
@@ -100,12 +105,15 @@ def _drop(text: str) -> Edit | None:
         (_CONTRACTED, lambda m: _UNCONTRACT.get(m.group(1).lower(), m.group(1))),
         (_CANNOT, lambda m: _case(m.group(), "can")),
         (_NEVER, lambda m: _case(m.group(), "always")),
+        (_NO, lambda m: _case(m.group(), "some")),  # "There is no fee" -> "some fee"
     ):
         if match := pattern.search(text):
             new = replace(match)
             changed = text[: match.start()] + new + text[match.end() :]
-            at = match.start() + len(new)
-            return Edit(changed, "drop_negation", (at, at), match.group())
+            end = match.start() + len(new)
+            # A word put in its place ("always", "some") is the change; a dropped one leaves none.
+            start = end if pattern in (_DROP_NOT, _CONTRACTED) else match.start()
+            return Edit(changed, "drop_negation", (start, end), match.group())
     return None
 
 

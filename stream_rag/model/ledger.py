@@ -73,7 +73,9 @@ def match(shown: str, written: list[Record]) -> tuple[Record | None, float]:
         theirs = plain(candidate.text).split()
         inside = sum(1 for w in words if w in theirs) / len(words)
         ratio = SequenceMatcher(None, words, theirs).ratio()
-        covered = sum(1 for w in theirs if w in words) / max(1, len(theirs))
+        # Of the written line most shown: a table's header row is no part of the claim.
+        lines = [plain(line).split() for line in candidate.text.splitlines()]
+        covered = max((sum(w in words for w in ws) / len(ws) for ws in lines if ws), default=0.0)
         best = max(best, (inside, ratio, candidate, covered), key=lambda b: (b[0], b[1]))
     inside, _, found, covered = best
     return (found, covered) if inside >= 0.6 else (None, 0.0)
