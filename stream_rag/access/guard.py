@@ -32,6 +32,10 @@ from .principals import (
 )
 from .start import on_start
 
+KEYS_NEED_A_KEY = (
+    "keys are created over HTTP with an admin key only; create the first one on the server: "
+    "`stream-rag keys create --scope admin --name ops`"
+)
 # Methods a cross-site page must not trigger; GET /v1/chat also runs (paid) generation.
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 # The hash is static/index.html's one inline script (at /rag it redirects to /rag/, or the
@@ -167,6 +171,14 @@ class Guard:
             if access.keys.empty:  # every key was revoked on a network-bound server
                 raise AuthError(NO_KEYS_MESSAGE.format(host=self.settings.host))
             raise AuthError("this route needs an API key: send 'Authorization: Bearer <key>'")
+        if principal.anonymous and (
+            path.startswith("/v1/keys") or (needed is not None and not principal.has(needed))
+        ):
+            # Keys are made over HTTP with an admin key only: in open mode anyone could make
+            # one, and the first key ends open mode for everyone else (the owner included).
+            if path.startswith("/v1/keys") and access.open_mode.refused is None:
+                raise AuthError(KEYS_NEED_A_KEY)
+            raise AuthError(access.open_mode.refusal())
         if needed is not None and not principal.has(needed):
             raise ForbiddenError(
                 f"this key does not have the {'read' if needed == 'download' else needed!r} "
@@ -185,7 +197,7 @@ class Guard:
             # Open mode: no key exists, so any Authorization (an OpenAI client always sends
             # one) is ignored.
             client = scope.get("client")
-            return Principal.open(client[0] if client else "unknown")
+            return access.open_mode.principal(headers, client[0] if client else "unknown")
         if authorization is not None:
             kind, _, secret = authorization.partition(" ")
             if kind.lower() != "bearer" or not secret.strip():
@@ -211,8 +223,9 @@ class Guard:
         return key
 
     def _limited(self, principal: Principal) -> bool:
-        """Keys are always limited; open mode only when it is open beyond loopback."""
-        return not principal.anonymous or not is_loopback(self.settings.host)
+        """Keys are always limited, and so is open mode beyond loopback or read-only (behind a
+        proxy every client shares the proxy's address)."""
+        return not (principal.anonymous and principal.admin and is_loopback(self.settings.host))
 
     def _origin_allowed(self, origin: str, host: str) -> bool:
         listed = {o.rstrip("/") for o in self.settings.cors_origins}

@@ -4,7 +4,8 @@ ledger of documents each `chat` key has been shown in citations.
 Scopes: `admin` (everything, every collection, keys), `write` (upload, version, delete),
 `read` (list, download, chunks, search, chat, answer), `chat` (chat and answer; downloads
 only of document versions its own answers cited). Without any key configured the server is
-open (every request acts as admin), which `check_open_mode` allows only on loopback.
+open (every request acts as admin), which `check_open_mode` allows only on loopback and
+openmode.py only while no request can come from elsewhere.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -25,6 +27,9 @@ import anyio.to_thread
 from ..config import Settings
 from ..errors import StreamRagError
 from .keys import ApiKey, KeyStore, hash_secret, load_keys_file
+
+if TYPE_CHECKING:
+    from .openmode import OpenMode
 
 log = logging.getLogger("stream_rag")
 
@@ -246,14 +251,17 @@ class Access:
     settings: Settings
     keys: KeyRing
     ledger: CitationLedger
+    open_mode: OpenMode
 
     @classmethod
     async def open(cls, settings: Settings) -> Access:
         ring = await anyio.to_thread.run_sync(partial(KeyRing.open, settings))
         check_open_mode(settings, ring)
-        if not is_loopback(settings.host):
-            if ring.empty:
-                log.warning("no API key and STREAM_RAG_ALLOW_ANONYMOUS: anyone may do anything")
-            if not settings.allowed_hosts:
-                log.warning("STREAM_RAG_ALLOWED_HOSTS is empty: any Host is served")
-        return cls(settings, ring, CitationLedger())
+        from .openmode import OpenMode  # it builds principals: imported here, not in a cycle
+
+        open_mode = OpenMode(settings)
+        if ring.empty:
+            open_mode.log_start()
+        if not is_loopback(settings.host) and not settings.allowed_hosts:
+            log.warning("STREAM_RAG_ALLOWED_HOSTS is empty: any Host is served")
+        return cls(settings, ring, CitationLedger(), open_mode)
