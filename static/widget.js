@@ -617,11 +617,15 @@ textarea:focus-visible { outline-offset: 0; }
             const who = el("p", "who");
             const link = chat.docLink(null, side.name, side.url, side, turn);
             who.append(`[${side.n}] `, link, ` · v${side.version}`);
-            const quote = el("blockquote", null, side.sentence);
-            const values = el("p", "detail");
-            values.append("Says: ");
-            (side.values || []).forEach((v, i) => { if (i) values.append(", "); values.append(el("mark", null, v)); });
-            card.append(who, quote, values);
+            card.append(who);
+            // A chat key is not shown what a refused answer's sources say: names only.
+            if (side.sentence) card.append(el("blockquote", null, side.sentence));
+            if (Array.isArray(side.values) && side.values.length) {
+              const values = el("p", "detail");
+              values.append("Says: ");
+              side.values.forEach((v, i) => { if (i) values.append(", "); values.append(el("mark", null, v)); });
+              card.append(values);
+            }
             sides.append(card);
           }
           return sides;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -150,6 +151,14 @@ class Settings:
     max_connections: int = 1000
     header_timeout_s: float = 10.0
     keep_alive_s: float = 5.0
+    # Per client address (trusted proxies exempt): connections open at once (more are refused
+    # as they connect), and idle between requests (past it a response closes its connection).
+    max_connections_per_address: int = 256
+    max_idle_per_address: int = 32
+    # Connections past MAX_CONNECTIONS that serve only /healthz, /readyz and admin keys.
+    reserved_connections: int = 16
+    # Proxies whose X-Forwarded-For is believed (addresses or CIDRs); none by default.
+    trusted_proxies: tuple[str, ...] = ()
     # Seconds a client may keep the server waiting for its request body, plus one second
     # per BODY_MIN_KB_S kilobytes it sends (bodytimeout.py): slow links finish, trickles do not.
     body_timeout_s: float = 30.0
@@ -172,6 +181,12 @@ class Settings:
     # Per key (per client address when open on a network): requests a minute, open answers.
     rate_limit_rpm: int = 600
     max_streams: int = 8
+    # Per visitor (client address) of a chat-only key, which a page shares: requests a minute,
+    # open answers.
+    visitor_rpm: int = 60
+    visitor_max_streams: int = 2
+    # The most blocks a chat key's answer retrieves (each one's metadata goes out to it).
+    chat_max_top_k: int = 8
 
     def __post_init__(self) -> None:
         for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
@@ -234,6 +249,19 @@ class Settings:
             raise InvalidFieldError(
                 "STREAM_RAG_MAX_CONNECTIONS, _HEADER_TIMEOUT_S and _KEEP_ALIVE_S must be > 0"
             )
+        if min(self.max_connections_per_address, self.max_idle_per_address) < 1:
+            raise InvalidFieldError(
+                "STREAM_RAG_MAX_CONNECTIONS_PER_ADDRESS and _MAX_IDLE_PER_ADDRESS must be >= 1"
+            )
+        if self.reserved_connections < 0:
+            raise InvalidFieldError("STREAM_RAG_RESERVED_CONNECTIONS must be >= 0")
+        for proxy in self.trusted_proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise InvalidFieldError(
+                    f"STREAM_RAG_TRUSTED_PROXIES: {proxy!r} is not an address or CIDR"
+                ) from None
         for name in ("body_timeout_s", "body_min_kb_s"):
             if getattr(self, name) <= 0:
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be > 0")
@@ -269,6 +297,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
         if self.rate_limit_rpm < 1 or self.max_streams < 1:
             raise InvalidFieldError("STREAM_RAG_RATE_LIMIT_RPM and _MAX_STREAMS must be >= 1")
+        if self.visitor_rpm < 1 or self.visitor_max_streams < 1:
+            raise InvalidFieldError("STREAM_RAG_VISITOR_RPM and _MAX_STREAMS must be >= 1")
+        if not 1 <= self.chat_max_top_k <= 100:
+            raise InvalidFieldError("STREAM_RAG_CHAT_MAX_TOP_K must be between 1 and 100")
 
     @property
     def max_upload_bytes(self) -> int:

@@ -17,7 +17,7 @@ from ..answer.pipeline import Options
 from ..errors import InvalidFieldError
 from ..events import Done, Error, SentenceOut, to_sse
 from ..sse import ServerSentEvent
-from . import openai_compat, state
+from . import chatview, openai_compat, state
 from .answerwrites import AnswerStream, AnswerWrites
 from .web import EventIds, is_reconnect
 
@@ -49,6 +49,7 @@ async def chat(request: Request) -> Response:
     )
     record = tenancy.citation_recorder(request)
     writes = AnswerWrites()
+    render = chatview.event_sse if chatview.chat_only(request, str(options.collection)) else to_sse
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         # The answerer ends every stream with `done` or `error` (shutting_down included):
@@ -58,7 +59,7 @@ async def chat(request: Request) -> Response:
                 record(event.citations)
             elif isinstance(event, Done | Error):
                 writes.next_is_last()
-            yield to_sse(event, id=ids.next(), base_url=base_url)
+            yield render(event, id=ids.next(), base_url=base_url)
 
     settings = state.settings(request)
     return AnswerStream(
@@ -84,7 +85,9 @@ async def answer(request: Request) -> JSONResponse:
     record = tenancy.citation_recorder(request)
     for sentence in result.sentences:
         record(sentence.citations)
-    return JSONResponse(state.public(request, result.to_json()))
+    chat_only = chatview.chat_only(request, str(options.collection))
+    body = chatview.answer_json(result) if chat_only else result.to_json()
+    return JSONResponse(state.public(request, body))
 
 
 def question_of(body: dict[str, object]) -> str:
@@ -128,13 +131,18 @@ def answer_options(body: dict[str, object]) -> Options:
 async def chat_completions(request: Request) -> Response:
     body = await state.json_object(request)
     tenancy.check_overrides(request, body)
-    body["collection"] = tenancy.collection_for(
-        request, body.get("collection"), state.settings(request).default_collection
+    settings = state.settings(request)
+    collection = tenancy.collection_for(
+        request, body.get("collection"), settings.default_collection
     )
+    body["collection"] = collection
+    chat_only = chatview.chat_only(request, collection)
     endpoint = openai_compat.CompletionsEndpoint(
         state.services(request).answerer,
-        reference_links=state.settings(request).openai_reference_links,
+        reference_links=settings.openai_reference_links,
         on_cited=tenancy.citation_recorder(request),
+        chat_only=chat_only,
+        top_k=min(settings.top_k, settings.chat_max_top_k) if chat_only else None,
     )
     response = await state.unless_client_leaves(request.receive, partial(endpoint.handle, body))
     return state.client_gone() if response is None else response
@@ -147,5 +155,10 @@ async def list_models(request: Request) -> Response:
 def _scoped(request: Request, body: dict[str, object], options: Options) -> Options:
     """Options inside the key's collections, with safety overrides only for admins."""
     tenancy.check_overrides(request, body)
-    default = state.settings(request).default_collection
-    return replace(options, collection=tenancy.collection_for(request, options.collection, default))
+    settings = state.settings(request)
+    collection = tenancy.collection_for(request, options.collection, settings.default_collection)
+    top_k = options.top_k
+    if chatview.chat_only(request, collection):
+        # Each block's metadata goes out: a chat key asks for a few, not a collection's worth.
+        top_k = min(top_k or settings.top_k, settings.chat_max_top_k)
+    return replace(options, collection=collection, top_k=top_k)

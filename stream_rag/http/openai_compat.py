@@ -33,6 +33,7 @@ from ..events import Done, Error, Refusal, SentenceOut, Sources, Uncovered, bloc
 from ..model.usage import Usage
 from ..retrieve.hybrid import Block
 from ..types import Turn
+from . import chatview
 from .answerwrites import AnswerChunks, AnswerWrites
 
 MODEL_ID = "stream-rag"
@@ -98,10 +99,15 @@ class CompletionsEndpoint:
         *,
         reference_links: bool = False,
         on_cited: Callable[[Sequence[Block]], None] | None = None,
+        chat_only: bool = False,
+        top_k: int | None = None,
     ) -> None:
         self.answerer = answerer
         self.reference_links = reference_links
         self.on_cited = on_cited or (lambda blocks: None)
+        # A chat key's view (chatview.py): no drafts, no refused question's quotes.
+        self.chat_only = chat_only
+        self.top_k = top_k
 
     async def handle(self, body: dict[str, Any]) -> Response:
         question = question_of(body)
@@ -112,7 +118,9 @@ class CompletionsEndpoint:
         ):
             if body.get(name) is not None and not isinstance(body[name], kind):
                 raise InvalidFieldError(f"'{name}' must be {label}")
-        options = Options(collection=_str(body.get("collection")), history=history(body))
+        options = Options(
+            collection=_str(body.get("collection")), top_k=self.top_k, history=history(body)
+        )
         model = _str(body.get("model")) or MODEL_ID
         if body.get("stream"):
             writes = AnswerWrites()
@@ -129,7 +137,9 @@ class CompletionsEndpoint:
         for sentence in result.sentences:
             self.on_cited(sentence.citations)
         if result.refusal is not None:
-            content = result.refusal.message
+            content = (
+                chatview.refusal_text(result.refusal) if self.chat_only else result.refusal.message
+            )
         elif self.reference_links:
             content = " ".join(with_links(s) for s in result.sentences)
         else:
@@ -150,7 +160,7 @@ class CompletionsEndpoint:
                     }
                 ],
                 "usage": result.usage.to_json(),  # zeros unless the upstream model reported
-                "stream_rag": result.to_json(),
+                "stream_rag": chatview.answer_json(result) if self.chat_only else result.to_json(),
             }
         )
 
@@ -188,8 +198,11 @@ class CompletionsEndpoint:
                     "citations": [block_ref(c) for c in event.citations],
                 }
             elif isinstance(event, Refusal):
-                delta = {"content": (" " if spoken else "") + event.message}
-                extension = {"refusal": event.data()}
+                message, refused = event.message, event.data()
+                if self.chat_only:
+                    message, refused = chatview.refusal_text(event), chatview.refusal(event)
+                delta = {"content": (" " if spoken else "") + message}
+                extension = {"refusal": refused}
             elif isinstance(event, Done):
                 finish, extension = "stop", {"done": event.data()}
                 usage.add(event.usage or {})

@@ -1,0 +1,106 @@
+"""What a `chat` key sees of an answer: block metadata, and text only of the blocks that an
+emitted sentence cites, sent with that sentence. Never a draft, never a refused question's
+quotes (docs/decisions/chat-key-view.md). Read and admin keys see everything, as before."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import Request
+
+from ..access.tenancy import principal
+from ..answer.refusals import CONFLICT_LEAD
+from ..answer.results import AnswerResult
+from ..events import Event, Refusal, SentenceOut, Sources, block_ref, to_sse
+from ..request_context import absolute_urls
+from ..retrieve.hybrid import Block
+from ..sse import ServerSentEvent
+
+# What a refusal's details may keep for a chat key: which blocks, never what they say.
+_DETAIL_KEYS = frozenset(
+    {
+        *("n", "doc_id", "version", "sha256", "name", "filename", "chunk_id", "url"),
+        *("kind", "cause", "evidence", "threshold", "a", "b", "question", "missing"),
+    }
+)
+
+
+def chat_only(request: Request, collection: str) -> bool:
+    """True when the caller may answer in `collection` but not read it (a `chat` key, or a
+    keyless server in read-only open mode)."""
+    return not principal(request).can("read", collection)
+
+
+def cited(block: Block) -> dict[str, object]:
+    """A citation with the text it points at (the widget's passage card)."""
+    return {**block_ref(block), "filename": block.filename, "text": block.text}
+
+
+def sources(event: Sources) -> dict[str, object]:
+    blocks = [{**block_ref(b), "filename": b.filename} for b in event.blocks]
+    return {"generator": event.generator, "blocks": blocks}
+
+
+def sentence(event: SentenceOut) -> dict[str, object]:
+    return {**event.data(), "citations": [cited(b) for b in event.citations]}
+
+
+def refusal(event: Refusal) -> dict[str, object]:
+    body: dict[str, object] = {"reason": event.reason, "message": _message(event)}
+    if event.details:
+        body["details"] = [_scrub(d) for d in event.details]
+    return body
+
+
+def _message(event: Refusal) -> str:
+    if event.reason != "conflicting_sources":
+        return event.message
+    # The full message quotes each side's sentence: names only here.
+    names = [
+        str(side["name"])
+        for detail in event.details
+        for side in (detail.get("a"), detail.get("b"))
+        if isinstance(side, Mapping) and "name" in side
+    ][:2]
+    if len(names) < 2:
+        return CONFLICT_LEAD
+    return f"{CONFLICT_LEAD} “{names[0]}” and “{names[1]}” disagree."
+
+
+def _scrub(value: object) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _scrub(v) for k, v in value.items() if k in _DETAIL_KEYS}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def event_sse(event: Event, *, id: str | None, base_url: str | None) -> ServerSentEvent:
+    """`to_sse` as a chat key sees the event."""
+    data: dict[str, object]
+    if isinstance(event, Sources):
+        data = sources(event)
+    elif isinstance(event, SentenceOut):
+        data = sentence(event)
+    elif isinstance(event, Refusal):
+        data = refusal(event)
+    else:
+        return to_sse(event, id=id, base_url=base_url)
+    body = absolute_urls(data, base_url)
+    return ServerSentEvent(data=json.dumps(body, ensure_ascii=False), event=event.name, id=id)
+
+
+def answer_json(result: AnswerResult) -> dict[str, object]:
+    """`AnswerResult.to_json` without the drafts and with cited text on the citations."""
+    body = result.to_json()
+    body.pop("attempts", None)
+    body["sentences"] = [sentence(s) for s in result.sentences]
+    if result.refusal is not None:
+        body["refusal"] = refusal(result.refusal)
+    return body
+
+
+def refusal_text(event: Refusal) -> str:
+    return _message(event)
