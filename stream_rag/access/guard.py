@@ -30,7 +30,13 @@ from .principals import (
     open_mode_allowed,
     required_scope,
 )
+from .slots import AnswerSlots, read_body, replay, visitor
 from .start import on_start
+
+# Set by the HTTP protocol (http/budget.py) on a request in the reserved share of
+# connections; named here too, as the access layer imports nothing from http.
+RESERVE = "stream_rag.reserve"
+RESERVED_PATHS = frozenset({"/healthz", "/readyz"})
 
 KEYS_NEED_A_KEY = (
     "keys are created over HTTP with an admin key only; create the first one on the server: "
@@ -59,6 +65,13 @@ class RateLimitError(StreamRagError):
         self.retry_after_s = retry_after_s
 
 
+class ServerBusyError(StreamRagError):
+    """Past STREAM_RAG_MAX_CONNECTIONS, for a request that is neither health nor admin (503)."""
+
+    code = "server_busy"
+    status = 503
+
+
 class OriginError(ForbiddenError):
     code = "forbidden_origin"
 
@@ -70,14 +83,13 @@ class _Bucket:
 
 
 class RateLimiter:
-    """A token bucket per principal (`rpm` a minute, bursts up to `rpm`) and a count of its
-    open answers. Idle full buckets are dropped when there are many, bounding memory."""
+    """A token bucket per principal (`rpm` a minute, bursts up to `rpm`). Idle full buckets
+    are dropped when there are many, bounding memory."""
 
     MAX_BUCKETS = 50_000
 
     def __init__(self) -> None:
         self._buckets: dict[str, _Bucket] = {}
-        self.streams: dict[str, int] = {}
 
     def wait(self, who: str, rpm: int) -> float | None:
         """Like `take`, without spending: None if a request is available now."""
@@ -113,6 +125,7 @@ class Guard:
         self.app = app
         self.settings = settings
         self.limiter = RateLimiter()
+        self.slots = AnswerSlots()
         self.headers = security_headers(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -130,22 +143,37 @@ class Guard:
             return
         # A fresh dict: the principal must never be shared with another request's state.
         scope["state"] = {**scope.get("state", {}), "principal": principal}
+        if scope.get(RESERVE) and not (
+            scope["path"] in RESERVED_PATHS or (principal.admin and not principal.anonymous)
+        ):
+            await _busy(scope, receive, send)
+            return
         if scope["path"] not in ANSWER_PATHS or not self._limited(principal):
             await self.app(scope, receive, send)
             return
-        streams = self.limiter.streams
-        limit = principal.max_streams or self.settings.max_streams
-        if streams.get(principal.id, 0) >= limit:
-            busy = RateLimitError(f"at most {limit} answers at a time for this key", 1.0)
+        if scope["method"] == "POST":
+            try:
+                messages = await read_body(receive, self.settings.max_json_bytes)
+            except StreamRagError as exc:  # the body deadline (408)
+                await error_response(exc)(scope, receive, send)
+                return
+            if messages[-1]["type"] == "http.disconnect":
+                return  # gone before its question was in: nobody to answer
+            receive = replay(messages, receive)
+        holders = [(principal.id, principal.max_streams or self.settings.max_streams)]
+        if (who := visitor(principal, scope)) is not None:
+            holders.append((who, self.settings.visitor_max_streams))
+        full = self.slots.full(holders)
+        if full is not None:
+            whose = "this key" if full[0] == principal.id else "each visitor of this key"
+            busy = RateLimitError(f"at most {full[1]} answers at a time for {whose}", 1.0)
             await error_response(busy)(scope, receive, send)
             return
-        streams[principal.id] = streams.get(principal.id, 0) + 1
+        self.slots.take(holders)
         try:
             await self.app(scope, receive, send)
         finally:
-            streams[principal.id] -= 1
-            if not streams[principal.id]:
-                del streams[principal.id]
+            self.slots.give_back(holders)
 
     async def _authorize(self, scope: Scope) -> Principal:
         headers = Headers(scope=scope)
@@ -171,12 +199,13 @@ class Guard:
             if access.keys.empty:  # every key was revoked on a network-bound server
                 raise AuthError(NO_KEYS_MESSAGE.format(host=self.settings.host))
             raise AuthError("this route needs an API key: send 'Authorization: Bearer <key>'")
+        keys_route = path.startswith("/v1/keys") and method in ("GET", "HEAD", "POST", "DELETE")
         if principal.anonymous and (
-            path.startswith("/v1/keys") or (needed is not None and not principal.has(needed))
+            keys_route or (needed is not None and not principal.has(needed))
         ):
             # Keys are made over HTTP with an admin key only: in open mode anyone could make
             # one, and the first key ends open mode for everyone else (the owner included).
-            if path.startswith("/v1/keys") and access.open_mode.refused is None:
+            if keys_route and access.open_mode.refused is None:
                 raise AuthError(KEYS_NEED_A_KEY)
             raise AuthError(access.open_mode.refusal())
         if needed is not None and not principal.has(needed):
@@ -188,6 +217,11 @@ class Guard:
             wait = self.limiter.take(principal.id, principal.rpm or self.settings.rate_limit_rpm)
             if wait is not None:
                 raise RateLimitError("too many requests for this key; slow down", wait)
+            who = visitor(principal, scope)
+            if who is not None:
+                wait = self.limiter.take(who, self.settings.visitor_rpm)
+                if wait is not None:
+                    raise RateLimitError("too many requests from this visitor; slow down", wait)
         return principal
 
     async def _principal(self, access: Access, headers: Headers, scope: Scope) -> Principal | None:
@@ -238,6 +272,15 @@ class Guard:
 
     def _add_headers(self, message: Message) -> None:
         _add_missing(self.headers, message)
+
+
+async def _busy(scope: Scope, receive: Receive, send: Send) -> None:
+    """A connection in the reserved share, for a request that is not health or admin."""
+    busy = ServerBusyError(
+        "the server is holding as many connections as it serves (STREAM_RAG_MAX_CONNECTIONS); "
+        "retry shortly"
+    )
+    await JSONResponse(busy.to_json(), 503, {"Retry-After": "1"})(scope, receive, send)
 
 
 def security_headers(settings: Settings) -> list[tuple[str, str]]:

@@ -28,6 +28,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from ..access.principals import ANSWER_PATHS
 from ..config import Settings
 from ..lifecycle import Drain
+from .budget import PER_ADDRESS_REFUSAL, RESERVE, ConnectionBudget
 from .collector import IdleCollector
 from .methods import ALLOW, KNOWN, NOT_IMPLEMENTED_MESSAGE
 from .scheduling import request_slice
@@ -106,9 +107,13 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     response) and be at most `MAX_HEAD_BYTES`, as h11's `max_incomplete_event_size` bounded it."""
 
     header_timeout_s = 10.0
+    # The server's per-address counts (budget.py); None: no per-address limits.
+    budget: ConnectionBudget | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._address = self.client[0] if self.client else None
+        self._resting = False  # idle between requests, counted in the budget
         self.parser = _MethodAwareParser(self.parser, self)  # type: ignore[assignment]
         self._head_timer: asyncio.TimerHandle | None = None
         # Bytes received since the last request's message ended: the next head. The read that
@@ -120,6 +125,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.half_closed = False
         self._running: RequestResponseCycle | None = None
         self._wait_for_head()
+        if self.budget is not None and not self.budget.admit(self._address):
+            self._address = None  # not counted: nothing to release
+            transport.write(PER_ADDRESS_REFUSAL)
+            transport.close()
 
     def data_received(self, data: bytes) -> None:
         self._reading = len(data)
@@ -145,10 +154,19 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         ):
             self._refusal = _HEAD_TOO_LARGE
             raise HeadTooLarge
+        budget = self.budget
+        if budget is not None:
+            if self._resting:
+                self._resting = False
+                budget.wake(self._address)
+            if len(self.connections) > budget.max_connections:
+                self.scope[RESERVE] = True  # type: ignore[literal-required]
         super().on_headers_complete()
         cycle = self.cycle
         # The request's own cycle (an upgrade leaves the last one in place).
         if cycle is not None and cycle.scope is self.scope:
+            if budget is not None and not budget.keep_alive(self._address):
+                cycle.keep_alive = False  # its address has its idle connections already
             cycle.transport = HeadWithBody(self.transport, self.loop)  # type: ignore[assignment]
             if self.scope["http_version"] == "1.0":
                 # Read by the cycle's task when it starts, after this returns.
@@ -215,9 +233,18 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         # Unless a pipelined request, its head complete, is answered next.
         if self.cycle is None or self.cycle.response_complete:
             self._wait_for_head()
+            if self.budget is not None and not self._resting and not self.transport.is_closing():
+                self._resting = True
+                self.budget.rest(self._address)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
+        if self.budget is not None:
+            if self._resting:
+                self._resting = False
+                self.budget.wake(self._address)
+            self.budget.release(self._address)
+            self._address = None
         super().connection_lost(exc)
 
     def _wait_for_head(self) -> None:
@@ -376,31 +403,44 @@ def build_server(app: Starlette, settings: Settings) -> DrainingServer:
     # Process-wide, so set here for the server and not by the app, which others may embed.
     sys.setswitchinterval(settings.gil_switch_ms / 1000)
     request_slice(settings.sched_slice_us)
-    protocol = type(
-        "GuardedHttpToolsProtocol",
-        (GuardedHttpToolsProtocol,),
-        {"header_timeout_s": settings.header_timeout_s},
-    )
-    config = uvicorn.Config(
-        app,
+    config = server_config(app, settings)
+    drain: Drain = app.state.drain
+    collector = IdleCollector() if settings.gc_idle else None
+    return DrainingServer(config, drain, gc_freeze=settings.gc_freeze, collector=collector)
+
+
+def server_config(app: Starlette, settings: Settings, **overrides: Any) -> uvicorn.Config:
+    """uvicorn's configuration for `stream-rag serve` (`overrides`: tests' host and port)."""
+    options: dict[str, Any] = dict(
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
         # With STREAM_RAG_ACCESS_LOG the app writes JSON request lines instead.
         access_log=not settings.access_log,
-        http=protocol,
+        http=protocol_for(settings),
         # No route takes a WebSocket: a handshake is served as the HTTP request it also is
         # (with a WebSocket library installed uvicorn took it and refused it, an empty 403).
         ws="none",
-        # Past this many connections (or requests in progress) new requests get a 503.
-        limit_concurrency=settings.max_connections,
+        # Past this many connections (or requests in progress) new requests get a 503; the
+        # reserved share past MAX_CONNECTIONS serves health checks and admin keys (budget.py).
+        limit_concurrency=settings.max_connections + settings.reserved_connections,
+        # X-Forwarded-For is believed from the listed proxies only, never by default.
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies) or None,
         timeout_keep_alive=max(1, round(settings.keep_alive_s)),
         # A backstop after the drain: whatever still runs then is cancelled.
         timeout_graceful_shutdown=int(settings.drain_s) + 5,
     )
-    drain: Drain = app.state.drain
-    collector = IdleCollector() if settings.gc_idle else None
-    return DrainingServer(config, drain, gc_freeze=settings.gc_freeze, collector=collector)
+    return uvicorn.Config(app, **{**options, **overrides})
+
+
+def protocol_for(settings: Settings) -> type[GuardedHttpToolsProtocol]:
+    """The protocol class for one server: its head timeout and its connection budget."""
+    return type(
+        "GuardedHttpToolsProtocol",
+        (GuardedHttpToolsProtocol,),
+        {"header_timeout_s": settings.header_timeout_s, "budget": ConnectionBudget(settings)},
+    )
 
 
 def freeze_startup_objects() -> int:
