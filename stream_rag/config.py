@@ -37,6 +37,18 @@ class Settings:
     max_pdf_pages: int = 2000
     max_extracted_chars: int = 5_000_000
     max_chunks_per_doc: int = 10_000
+    # Names whose words mix scripts ("pricing.md" spelt with a Cyrillic U+0456) are refused
+    # instead of shown with a marker (http/names.py).
+    refuse_confusable_names: bool = False
+    # Chunks a KB of upload may give (past the first 64): a 156 KB PDF gave 5,000.
+    max_chunks_per_kb: float = 10.0
+    # Quotas (0: none): what one key (not admin) and one collection may store, all versions.
+    key_max_documents: int = 10_000
+    key_max_mb: float = 5_120.0
+    key_max_chunks: int = 1_000_000
+    collection_max_documents: int = 100_000
+    collection_max_mb: float = 51_200.0
+    collection_max_chunks: int = 5_000_000
     # Indexing (jobs.py): workers, chunks per batch, attempts per version, queue bound.
     index_workers: int = 2
     index_batch: int = 64
@@ -202,6 +214,18 @@ class Settings:
         ):
             if getattr(self, name) < 1:
                 raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
+        for name in (
+            "key_max_documents",
+            "key_max_mb",
+            "key_max_chunks",
+            "collection_max_documents",
+            "collection_max_mb",
+            "collection_max_chunks",
+        ):
+            if getattr(self, name) < 0:
+                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be >= 0 (0: no quota)")
+        if self.max_chunks_per_kb <= 0:
+            raise InvalidFieldError("STREAM_RAG_MAX_CHUNKS_PER_KB must be positive")
         if min(self.extract_wall_s, self.max_unzipped_mb, self.max_zip_ratio) <= 0:
             raise InvalidFieldError(
                 "STREAM_RAG_EXTRACT_WALL_S, _MAX_UNZIPPED_MB and _MAX_ZIP_RATIO must be positive"

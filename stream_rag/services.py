@@ -6,8 +6,6 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 
-import anyio
-
 from .answer.conflicts import LexicalConflictDetector
 from .answer.pipeline import Answerer
 from .answer.readings import READER, load_readings
@@ -20,6 +18,7 @@ from .index.base import Index, open_index
 from .index.indexing import ChunkReader, Indexer, hnsw_graphs
 from .ingest.extract import ExtractLimits
 from .ingest.extract_pool import ExtractionPool, InProcessExtractor, Limits
+from .ingest.fairness import FairSlots
 from .model.extractive import ExtractiveModel, SentenceVectors
 from .model.llm import ChatModel, OpenAIChatModel
 from .retrieve.hybrid import Retriever
@@ -47,7 +46,7 @@ class Services:
     telemetry: Telemetry
     # Threads that may wait on extraction at once (set in the app's lifespan): uploads past
     # it wait without a thread, so a burst of heavy files never takes every worker thread.
-    upload_limiter: anyio.CapacityLimiter | None = None
+    upload_limiter: FairSlots | None = None
 
     def close(self) -> None:
         """Close what these services opened (the reranker is async: see `aclose`). Deleted
@@ -107,6 +106,7 @@ def extraction_limits(settings: Settings) -> Limits:
             max_zip_ratio=settings.max_zip_ratio,
         ),
         max_chunks=settings.max_chunks_per_doc,
+        max_chunks_per_kb=settings.max_chunks_per_kb,
         cpu_s=settings.extract_cpu_s,
         memory_mb=settings.extract_memory_mb,
         wall_s=settings.extract_wall_s,

@@ -184,11 +184,14 @@ def test_each_visitor_of_a_shared_chat_key_has_its_own_slots(
 
             body = {"question": "Which plans can be refunded?"}
             probe = {"q": "x" * 5000}  # over the length limit: 400 past the guard, no model
-            with visitor("127.0.0.2") as one, visitor("127.0.0.3") as two:
-                with one.stream("POST", "/v1/chat", json=body, headers=chat) as first:
-                    lines = first.iter_lines()
-                    assert next(x for x in lines if x.startswith("event:")) == "event: sources"
-                    again = one.get("/v1/chat", params=probe, headers=chat)
-                    assert again.status_code == 429
-                    assert "each visitor" in again.json()["error"]["message"]
-                    assert two.get("/v1/chat", params=probe, headers=chat).status_code == 400
+            with (
+                visitor("127.0.0.2") as one,
+                visitor("127.0.0.3") as two,
+                one.stream("POST", "/v1/chat", json=body, headers=chat) as first,
+            ):
+                lines = first.iter_lines()
+                assert next(x for x in lines if x.startswith("event:")) == "event: sources"
+                again = one.get("/v1/chat", params=probe, headers=chat)
+                assert again.status_code == 429
+                assert "each visitor" in again.json()["error"]["message"]
+                assert two.get("/v1/chat", params=probe, headers=chat).status_code == 400

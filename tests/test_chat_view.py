@@ -8,7 +8,6 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,7 +142,7 @@ def leaked_bytes(d: Deployment, body: str, asked: str, downloadable: set[str]) -
             if chunk_id in cited or doc_id in downloadable:
                 continue
             words = re.findall(r"\w+", text.lower())
-            covered = set()
+            covered: set[int] = set()
             for i in range(len(words) - SHINGLE + 1):
                 run = tuple(words[i : i + SHINGLE])
                 if run in seen and run not in allowed:
@@ -167,7 +166,7 @@ def every_route(d: Deployment) -> list[tuple[str, str, dict[str, Any]]]:
     """One call per method of every route the app has, with real ids in its path."""
     doc_id = next(iter(d.chunks))
     values = {"doc_id": doc_id, "n": "1", "key_id": d.key_id}
-    calls = []
+    calls: list[tuple[str, str, dict[str, Any]]] = []
     for route in d.client.app.router.routes:  # type: ignore[attr-defined]
         if isinstance(route, Mount):
             calls.append(("GET", "/static/widget.js", {}))

@@ -37,6 +37,7 @@ key = "{OPS}"
 scopes = ["admin"]
 """
     )
+    path.chmod(0o600)  # it holds a key in the clear: others may not read it
     return path
 
 
@@ -48,6 +49,7 @@ def test_keys_file_toml_and_json(tmp_path: Path) -> None:
     ]
     as_json = tmp_path / "keys.json"
     as_json.write_text(json.dumps({"keys": [{"key": OPS, "scopes": ["read"], "collections": "*"}]}))
+    as_json.chmod(0o600)
     [key] = load_keys_file(as_json)
     assert key.sha256 == hash_secret(OPS)
     assert key.collections is None
@@ -68,8 +70,24 @@ def test_keys_file_toml_and_json(tmp_path: Path) -> None:
 def test_bad_keys_files_are_refused(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "keys.toml"
     path.write_text(content)
+    path.chmod(0o600)
     with pytest.raises(InvalidFieldError, match=message):
         load_keys_file(path)
+
+
+def test_a_keys_file_others_can_read_or_change_is_refused(tmp_path: Path) -> None:
+    """Issue 29: a plaintext admin key at mode 0644 loaded without a word."""
+    path = write_toml(tmp_path / "keys.toml")
+    path.chmod(0o644)
+    with pytest.raises(InvalidFieldError, match="chmod 600"):
+        load_keys_file(path)
+    hashed = tmp_path / "hashed.toml"
+    hashed.write_text(f"[[keys]]\nsha256 = '{hash_secret(OPS)}'\nscopes = ['admin']\n")
+    hashed.chmod(0o644)  # hashes only: others may read it
+    assert len(load_keys_file(hashed)) == 1
+    hashed.chmod(0o664)  # but not change it
+    with pytest.raises(InvalidFieldError, match="writable by other users"):
+        load_keys_file(hashed)
 
 
 def test_a_server_takes_keys_from_the_file(tmp_path: Path) -> None:

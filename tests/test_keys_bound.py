@@ -47,6 +47,7 @@ def test_a_keys_file_entry_with_no_collections_is_refused(tmp_path: Path) -> Non
     path.write_text(
         '[[keys]]\nkey = "sr_0123456789abcdef0123"\nscopes = ["read"]\ncollections = []\n'
     )
+    path.chmod(0o600)
     with pytest.raises(InvalidFieldError, match="at least one collection"):
         load_keys_file(path)
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import secrets
 import sqlite3
+import stat
 import tomllib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -245,7 +246,25 @@ def load_keys_file(path: Path) -> list[ApiKey]:
     entries = data.get("keys") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise InvalidFieldError(f"STREAM_RAG_KEYS_FILE: {path} needs a list 'keys'")
+    plaintext = any(isinstance(e, dict) and "key" in e for e in entries)
+    check_file_mode(path, plaintext)
     return [_file_key(entry, i) for i, entry in enumerate(entries)]
+
+
+def check_file_mode(path: Path, plaintext: bool) -> None:
+    """Refuse a keys file others may change (they could add an admin key), or read when it
+    holds secrets in the clear."""
+    mode = path.stat().st_mode
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise InvalidFieldError(
+            f"STREAM_RAG_KEYS_FILE: {path} is writable by other users, who could add a key; "
+            f"`chmod 600 {path}`"
+        )
+    if plaintext and mode & stat.S_IROTH:
+        raise InvalidFieldError(
+            f"STREAM_RAG_KEYS_FILE: {path} holds keys in the clear and every user of this "
+            f"machine can read it; `chmod 600 {path}` (or store each key's 'sha256' instead)"
+        )
 
 
 def _file_key(entry: object, i: int) -> ApiKey:

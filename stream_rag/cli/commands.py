@@ -67,6 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def private_data(data_dir: Path) -> None:
+    """What the data directory holds (documents, the key table, blobs) is this user's only:
+    files made from here on are 0600 and folders 0700, and an existing directory others can
+    enter is closed to them (issue 29: it was world-readable)."""
+    os.umask(0o077)
+    if data_dir.is_dir() and data_dir.stat().st_mode & 0o077:
+        data_dir.chmod(0o700)
+        print(f"note: {data_dir} was open to other users; now 0700", file=sys.stderr)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -83,6 +93,8 @@ def _main(argv: Sequence[str] | None) -> int:
                 f"{settings.data_dir} is a file, not a data directory: check --data-dir or "
                 "STREAM_RAG_DATA_DIR"
             )
+        if args.command in _USERS and local:
+            private_data(settings.data_dir)
         if args.command == "serve":
             return serve.run(settings, args)
         if args.command == "eval":

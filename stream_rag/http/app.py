@@ -36,6 +36,7 @@ from ..index.auto_hnsw import AutoHnsw
 from ..index.base import Index
 from ..index.doctor import startup_check
 from ..index.jobs import IndexQueue
+from ..ingest.fairness import FairSlots
 from ..lifecycle import Drain
 from ..model.llm import ChatModel
 from ..retrieve.rerank import Reranker
@@ -90,7 +91,7 @@ def create_app(
             )
         )
         log.info(services.dense_status)
-        services.upload_limiter = anyio.CapacityLimiter(settings.extract_workers + 1)
+        services.upload_limiter = FairSlots(settings.extract_workers)
         _bind_gauges(services)
         queue = IndexQueue(
             services.indexer,
@@ -193,6 +194,7 @@ def create_app(
     )
     app.state.telemetry = telemetry
     app.state.drain = drain  # `stream-rag serve` starts it on SIGTERM
+    app.state.optimizing = set()  # non-empty while an optimize runs (search_api.py)
     return app
 
 

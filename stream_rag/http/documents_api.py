@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from functools import partial
 from urllib.parse import quote
 
@@ -11,11 +13,13 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from ..access import tenancy
 from ..errors import NotFoundError
-from ..types import Document, Version
-from . import state
+from ..store.quotas import Quota
+from ..types import Document, UploadResult, Version
+from . import names, state
 from .upload import read_upload
 from .web import not_modified
 
+MIB = 1024 * 1024
 # Uploaded HTML must never run as a page of this origin; these types are safe to show inline.
 _INLINE_TYPES = ("text/plain", "text/markdown", "application/pdf")
 
@@ -27,15 +31,20 @@ async def upload_document(request: Request) -> JSONResponse:
         collection = tenancy.collection_for(
             request, form.fields.get("collection"), settings.default_collection
         )
-        result = await anyio.to_thread.run_sync(
+        result = await stored(
+            request,
+            collection,
             partial(
                 store.add,
                 form.staged,
                 filename=form.filename,
-                name=form.fields.get("name") or None,
+                name=names.display_name(
+                    form.fields.get("name") or form.filename,
+                    refuse=settings.refuse_confusable_names,
+                ),
                 collection=collection,
+                quota=quota(request, collection),
             ),
-            limiter=state.services(request).upload_limiter,
         )
     finally:
         form.discard()
@@ -50,12 +59,20 @@ async def add_version(request: Request) -> JSONResponse:
     settings, store = state.settings(request), state.store(request)
     doc_id = request.path_params["doc_id"]
     # 404 before reading the body
-    tenancy.visible(request, await anyio.to_thread.run_sync(store.get, doc_id), "write")
+    document = await anyio.to_thread.run_sync(store.get, doc_id)
+    collection = tenancy.visible(request, document, "write").collection
     form = await read_upload(request, store.blobs, settings.max_upload_bytes)
     try:
-        result = await anyio.to_thread.run_sync(
-            partial(store.add_version, doc_id, form.staged, filename=form.filename),
-            limiter=state.services(request).upload_limiter,
+        result = await stored(
+            request,
+            collection,
+            partial(
+                store.add_version,
+                doc_id,
+                form.staged,
+                filename=form.filename,
+                quota=quota(request, collection),
+            ),
         )
     finally:
         form.discard()
@@ -64,6 +81,59 @@ async def add_version(request: Request) -> JSONResponse:
     return JSONResponse(
         state.public(request, result.to_json()), status_code=200 if result.duplicate else 201
     )
+
+
+def quota(request: Request, collection: str) -> Quota:
+    """The collection's quota, and the key's unless it is an admin's (or open mode's)."""
+    settings, who = state.settings(request), tenancy.principal(request)
+    return Quota(
+        owner=None if who.admin else who.id,
+        key_documents=settings.key_max_documents,
+        key_bytes=int(settings.key_max_mb * MIB),
+        key_chunks=settings.key_max_chunks,
+        collection_documents=settings.collection_max_documents,
+        collection_bytes=int(settings.collection_max_mb * MIB),
+        collection_chunks=settings.collection_max_chunks,
+    )
+
+
+async def stored(
+    request: Request, collection: str, store: Callable[..., UploadResult]
+) -> UploadResult:
+    """Run `store(wanted=...)` in a worker thread once this tenant's turn for an extraction
+    slot comes (ingest/fairness.py). If the client leaves first, nothing is stored: `wanted`
+    turns False, which the store and the extraction worker check."""
+    gone = threading.Event()
+    slots = state.services(request).upload_limiter
+    tenant = (tenancy.principal(request).id, collection)
+    work = partial(store, wanted=_unless(gone))
+    results: list[UploadResult] = []
+    failed: list[Exception] = []  # raised after the group, not wrapped in an ExceptionGroup
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        group.start_soon(watch)
+        try:
+            if slots is None:
+                results.append(await anyio.to_thread.run_sync(work))
+            else:
+                async with slots.slot(tenant):
+                    results.append(await anyio.to_thread.run_sync(work))
+        except Exception as exc:
+            failed.append(exc)
+        finally:
+            group.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    return results[0]
+
+
+def _unless(gone: threading.Event) -> Callable[[], bool]:
+    return lambda: not gone.is_set()
 
 
 async def list_documents(request: Request) -> JSONResponse:

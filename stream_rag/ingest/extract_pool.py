@@ -20,12 +20,14 @@ import queue
 import resource
 import signal
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ExtractionError, LimitExceededError, StreamRagError
+from ..errors import ClientGoneError, ExtractionError, LimitExceededError, StreamRagError
 from .chunking import chunk_spans
 from .extract import ExtractLimits, extract_text
 
@@ -54,14 +56,29 @@ class Limits:
 
     content: ExtractLimits = field(default_factory=ExtractLimits)
     max_chunks: int = 10_000
+    # Chunks a KB of the uploaded file may give, past the first `min_chunks`.
+    max_chunks_per_kb: float = 10.0
+    min_chunks: int = 64
     cpu_s: int = 60
     memory_mb: int = 1024
     wall_s: float = 120.0
 
 
+# Whether the upload is still wanted (its client still there); checked while it waits.
+Wanted = Callable[[], bool]
+# How often a wait for a worker's answer looks at `Wanted`.
+_WANTED_POLL_S = 0.25
+
+
 class Extractor(Protocol):
     def extract(
-        self, path: Path, media_type: str, chunk_chars: int, overlap_chars: int
+        self,
+        path: Path,
+        media_type: str,
+        chunk_chars: int,
+        overlap_chars: int,
+        *,
+        wanted: Wanted | None = None,
     ) -> Extracted: ...
 
     def close(self) -> None: ...
@@ -79,6 +96,16 @@ def extract_document(
             "(STREAM_RAG_MAX_CHUNKS_PER_DOC); split it into smaller files",
             "STREAM_RAG_MAX_CHUNKS_PER_DOC",
         )
+    # A few KB that unfold into thousands of chunks (one content stream drawn on every page)
+    # cost minutes of indexing CPU: chunks are bounded by the bytes uploaded too.
+    size_kb = path.stat().st_size / 1024
+    ceiling = max(limits.min_chunks, int(limits.max_chunks_per_kb * size_kb))
+    if len(spans) > ceiling:
+        raise LimitExceededError(
+            f"the document would give {len(spans):,} chunks from {size_kb:,.0f} KB, more than "
+            f"{limits.max_chunks_per_kb:g} a KB (STREAM_RAG_MAX_CHUNKS_PER_KB)",
+            "STREAM_RAG_MAX_CHUNKS_PER_KB",
+        )
     return Extracted(text, served, spans)
 
 
@@ -89,7 +116,13 @@ class InProcessExtractor:
         self.limits = limits or Limits()
 
     def extract(
-        self, path: Path, media_type: str, chunk_chars: int, overlap_chars: int
+        self,
+        path: Path,
+        media_type: str,
+        chunk_chars: int,
+        overlap_chars: int,
+        *,
+        wanted: Wanted | None = None,
     ) -> Extracted:
         return extract_document(path, media_type, chunk_chars, overlap_chars, self.limits)
 
@@ -114,13 +147,20 @@ class ExtractionPool:
         self._closed = False
 
     def extract(
-        self, path: Path, media_type: str, chunk_chars: int, overlap_chars: int
+        self,
+        path: Path,
+        media_type: str,
+        chunk_chars: int,
+        overlap_chars: int,
+        *,
+        wanted: Wanted | None = None,
     ) -> Extracted:
         worker = self._idle.get()
         try:
             if worker is None or not worker.alive():
                 worker = self._start(worker)
-            result = worker.run((os.fspath(path), media_type, chunk_chars, overlap_chars))
+            job = (os.fspath(path), media_type, chunk_chars, overlap_chars)
+            result = worker.run(job, wanted)
         except BaseException:
             if worker is not None:
                 self._retire(worker)
@@ -176,7 +216,7 @@ class _Worker:
     def alive(self) -> bool:
         return bool(self.process.is_alive())
 
-    def run(self, job: tuple[str, str, int, int]) -> _Result:
+    def run(self, job: tuple[str, str, int, int], wanted: Wanted | None = None) -> _Result:
         try:
             if not self._started:
                 # The worker says so once it is set up (limits on, reniced).
@@ -185,12 +225,7 @@ class _Worker:
                 self._conn.recv()
                 self._started = True
             self._conn.send(job)
-            if not self._conn.poll(self.limits.wall_s):
-                raise LimitExceededError(
-                    f"extraction took longer than {self.limits.wall_s:g} s "
-                    "(STREAM_RAG_EXTRACT_WALL_S)",
-                    "STREAM_RAG_EXTRACT_WALL_S",
-                )
+            self._wait(wanted)
             kind, payload, recycle = self._conn.recv()
         except (EOFError, OSError):
             raise self._death() from None
@@ -199,6 +234,23 @@ class _Worker:
             raise payload
         assert isinstance(payload, Extracted)
         return _Result(payload, bool(recycle))
+
+    def _wait(self, wanted: Wanted | None) -> None:
+        """Until the worker answers; past the wall limit, or once the upload is no longer
+        wanted, raise (the caller then kills the worker: its CPU goes to other uploads)."""
+        deadline = time.monotonic() + self.limits.wall_s
+        while True:
+            left = deadline - time.monotonic()
+            if self._conn.poll(max(0.0, min(left, _WANTED_POLL_S if wanted else left))):
+                return
+            if wanted is not None and not wanted():
+                raise ClientGoneError("the client disconnected while its upload was read")
+            if time.monotonic() >= deadline:
+                raise LimitExceededError(
+                    f"extraction took longer than {self.limits.wall_s:g} s "
+                    "(STREAM_RAG_EXTRACT_WALL_S)",
+                    "STREAM_RAG_EXTRACT_WALL_S",
+                )
 
     def _death(self) -> StreamRagError:
         """The error for a worker that died mid-document (always a 4xx: the file did it)."""

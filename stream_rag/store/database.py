@@ -167,6 +167,8 @@ class Database:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         # BM25 token count of an indexed version; the average length is derived from these.
         self._ensure_column("versions", "bm25_tokens", "INTEGER")
+        # The key that created a document (its quota counts it); NULL: admin, open mode, CLI.
+        self._ensure_column("documents", "owner", "TEXT")
         # The gate's stored word-piece states (embed/tokens.py), next to the sentence vectors.
         self._ensure_column("chunk_sentence_vectors", "token_counts", "TEXT")
         self._ensure_column("chunk_sentence_vectors", "token_dims", "INTEGER")

@@ -13,13 +13,15 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import NotFoundError, QueueFullError
+from ..errors import ClientGoneError, NotFoundError, QueueFullError
 from ..ingest.extract import media_type_for
-from ..ingest.extract_pool import Extractor, InProcessExtractor
+from ..ingest.extract_pool import Extractor, InProcessExtractor, Wanted
 from ..types import Chunk, Document, UploadResult, Version
+from . import quotas
 from .blobs import BlobStore, StagedFile
 from .database import in_batches
 from .indexing_state import IndexingState
+from .quotas import Quota
 from .records import (
     VERSION_COLUMNS,
     chunk_id,
@@ -201,15 +203,18 @@ class DocumentStore(IndexingState):
         filename: str,
         name: str | None = None,
         collection: str = "default",
+        quota: Quota | None = None,
+        wanted: Wanted | None = None,
     ) -> UploadResult:
-        """Store a new document, or return the one that already holds these exact bytes."""
+        """Store a new document, or return the one that already holds these exact bytes.
+        `wanted()` turning False (the uploader left) stops it before anything is stored."""
         filename = validate_filename(filename)
         display = validate_display_name(name) if name else filename
         collection = validate_collection(collection)
         existing = self._find_duplicate(staged.sha256, collection)
         if existing is not None:
             return existing
-        prepared = self._prepare(staged, filename)
+        prepared = self._prepare(staged, filename, wanted)
         now = utc_now()
         with self._transaction() as db:
             # Checked again under the write lock: a concurrent upload may have won the race.
@@ -217,24 +222,33 @@ class DocumentStore(IndexingState):
             if existing is not None:
                 return existing
             self._check_queue(db)
+            self._admit(db, prepared, collection, True, quota, wanted)
             self.blobs.commit(staged)
             doc_id = new_document_id()
             db.execute(
-                "INSERT INTO documents (id, collection, name, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (doc_id, collection, display, now, now),
+                "INSERT INTO documents (id, collection, name, created_at, updated_at, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (doc_id, collection, display, now, now, quota.owner if quota else None),
             )
             self._insert_version(db, doc_id, 1, prepared, now)
         document = self.get(doc_id)
         return UploadResult(document, document.latest, duplicate=False)
 
-    def add_version(self, doc_id: str, staged: StagedFile, *, filename: str) -> UploadResult:
+    def add_version(
+        self,
+        doc_id: str,
+        staged: StagedFile,
+        *,
+        filename: str,
+        quota: Quota | None = None,
+        wanted: Wanted | None = None,
+    ) -> UploadResult:
         """Add a version to `doc_id`; identical bytes to its newest version add nothing."""
         filename = validate_filename(filename)
         current = self.get(doc_id)
         if current.latest.sha256 == staged.sha256:
             return UploadResult(current, current.latest, duplicate=True)
-        prepared = self._prepare(staged, filename)
+        prepared = self._prepare(staged, filename, wanted)
         now = utc_now()
         with self._transaction() as db:
             row = db.execute(
@@ -250,6 +264,7 @@ class DocumentStore(IndexingState):
                 return UploadResult(current, current.latest, duplicate=True)
             number = int(row["version"]) + 1
             self._check_queue(db)
+            self._admit(db, prepared, current.collection, False, quota, wanted)
             self.blobs.commit(staged)
             self._insert_version(db, doc_id, number, prepared, now)
             db.execute("UPDATE documents SET updated_at = ? WHERE id = ?", (now, doc_id))
@@ -289,12 +304,37 @@ class DocumentStore(IndexingState):
 
     # -- internals ------------------------------------------------------------------------
 
-    def _prepare(self, staged: StagedFile, filename: str) -> _Prepared:
+    def _prepare(self, staged: StagedFile, filename: str, wanted: Wanted | None) -> _Prepared:
         media_type = media_type_for(filename)
+        if wanted is not None and not wanted():
+            raise ClientGoneError("the client disconnected before its upload was read")
         extracted = self.extractor.extract(
-            staged.path, media_type, self.chunk_chars, self.chunk_overlap_chars
+            staged.path, media_type, self.chunk_chars, self.chunk_overlap_chars, wanted=wanted
         )
         return _Prepared(staged, filename, extracted.media_type, extracted.text, extracted.spans)
+
+    def _admit(
+        self,
+        db: sqlite3.Connection,
+        prepared: _Prepared,
+        collection: str,
+        new_document: bool,
+        quota: Quota | None,
+        wanted: Wanted | None,
+    ) -> None:
+        """The last checks before a version is stored, under the write lock."""
+        if wanted is not None and not wanted():
+            # Nobody would learn the version exists: it is not stored (nor indexed).
+            raise ClientGoneError("the client disconnected before its upload was stored")
+        if quota is not None:
+            quotas.check(
+                db,
+                quota,
+                collection,
+                new_document=new_document,
+                size=prepared.staged.size,
+                chunks=len(prepared.spans),
+            )
 
     def _check_queue(self, db: sqlite3.Connection) -> None:
         queued = int(db.execute("SELECT count(*) FROM jobs").fetchone()[0])
