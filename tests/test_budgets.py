@@ -97,9 +97,12 @@ def test_one_address_cannot_hold_every_connection(
             assert status(exchange(other, "/v1/documents", keys["read"])) == 200
 
 
+@pytest.mark.parametrize("addresses", [2, 3])  # 16 held: in the reserve; 24: past it
 def test_a_reserve_answers_health_and_admin_while_a_flood_is_held(
-    tmp_path: Path, minilm: MiniLMEmbedder, keys: dict[str, str]
+    tmp_path: Path, minilm: MiniLMEmbedder, keys: dict[str, str], addresses: int
 ) -> None:
+    """Past MAX_CONNECTIONS only health and admin are served; past the reserve too, a new
+    connection closes the oldest waiting one of the address holding the most."""
     settings = Settings(
         data_dir=tmp_path / "data",
         max_connections=16,
@@ -108,8 +111,8 @@ def test_a_reserve_answers_health_and_admin_while_a_flood_is_held(
         header_timeout_s=120,
     )
     with serving(settings, minilm) as port, ExitStack() as stack:
-        held(port, "127.0.0.2", 8, stack)
-        held(port, "127.0.0.3", 8, stack)
+        for i in range(addresses):
+            held(port, f"127.0.0.{10 + i}", 8, stack)
         for path, key, expected in (
             ("/healthz", None, 200),
             ("/readyz", None, 200),

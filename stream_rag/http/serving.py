@@ -28,7 +28,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResp
 from ..access.principals import ANSWER_PATHS
 from ..config import Settings
 from ..lifecycle import Drain
-from .budget import PER_ADDRESS_REFUSAL, RESERVE, ConnectionBudget
+from .budget import OVER, PER_ADDRESS_REFUSAL, RESERVE, ConnectionBudget
 from .collector import IdleCollector
 from .methods import ALLOW, KNOWN, NOT_IMPLEMENTED_MESSAGE
 from .scheduling import request_slice
@@ -114,6 +114,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._address = self.client[0] if self.client else None
         self._resting = False  # idle between requests, counted in the budget
+        self._made_room = False  # closed by the budget for a newer connection
         self.parser = _MethodAwareParser(self.parser, self)  # type: ignore[assignment]
         self._head_timer: asyncio.TimerHandle | None = None
         # Bytes received since the last request's message ended: the next head. The read that
@@ -125,10 +126,23 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self.half_closed = False
         self._running: RequestResponseCycle | None = None
         self._wait_for_head()
-        if self.budget is not None and not self.budget.admit(self._address):
+        budget = self.budget
+        if budget is None:
+            return
+        if not budget.admit(self._address):
             self._address = None  # not counted: nothing to release
             transport.write(PER_ADDRESS_REFUSAL)
             transport.close()
+            return
+        budget.wait(self, self._address)
+        held = budget.held(len(self.connections))
+        if held > budget.limit:
+            budget.make_room(held, self)
+
+    def close_idle(self) -> None:
+        """Closed to make room for a newer connection (budget.py): it waits for a request."""
+        self._made_room = True
+        self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         self._reading = len(data)
@@ -156,10 +170,14 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             raise HeadTooLarge
         budget = self.budget
         if budget is not None:
+            budget.stop_waiting(self, self._address)
             if self._resting:
                 self._resting = False
                 budget.wake(self._address)
-            if len(self.connections) > budget.max_connections:
+            held = budget.held(len(self.connections))
+            if held > budget.limit:
+                self.scope[OVER] = True  # type: ignore[literal-required]
+            elif held > budget.max_connections:
                 self.scope[RESERVE] = True  # type: ignore[literal-required]
         super().on_headers_complete()
         cycle = self.cycle
@@ -194,8 +212,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         self._running = cycle
-        # Past `limit_concurrency` uvicorn answers with its own text/plain 503.
-        handler: Any = server_busy if app is service_unavailable else app
+        # Past `limit_concurrency` uvicorn answers with its own text/plain 503; past the
+        # budget's limit, so does this server, with its JSON one.
+        busy = app is service_unavailable or cycle.scope.get(OVER)
+        handler: Any = server_busy if busy else app
         super()._start_asgi_task(cycle, handler)
 
     def eof_received(self) -> bool | None:  # type: ignore[override]
@@ -236,6 +256,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if self.budget is not None and not self._resting and not self.transport.is_closing():
                 self._resting = True
                 self.budget.rest(self._address)
+                self.budget.wait(self, self._address)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
@@ -243,8 +264,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             if self._resting:
                 self._resting = False
                 self.budget.wake(self._address)
+            self.budget.stop_waiting(self, self._address)
             self.budget.release(self._address)
             self._address = None
+            if self._made_room:
+                self._made_room = False
+                self.budget.closing -= 1
         super().connection_lost(exc)
 
     def _wait_for_head(self) -> None:
@@ -421,9 +446,9 @@ def server_config(app: Starlette, settings: Settings, **overrides: Any) -> uvico
         # No route takes a WebSocket: a handshake is served as the HTTP request it also is
         # (with a WebSocket library installed uvicorn took it and refused it, an empty 403).
         ws="none",
-        # Past this many connections (or requests in progress) new requests get a 503; the
-        # reserved share past MAX_CONNECTIONS serves health checks and admin keys (budget.py).
-        limit_concurrency=settings.max_connections + settings.reserved_connections,
+        # No uvicorn limit: the connection budget keeps at most MAX_CONNECTIONS plus the
+        # reserve open, making room by closing idle ones (budget.py).
+        limit_concurrency=None,
         # X-Forwarded-For is believed from the listed proxies only, never by default.
         proxy_headers=bool(settings.trusted_proxies),
         forwarded_allow_ips=list(settings.trusted_proxies) or None,
