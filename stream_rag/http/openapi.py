@@ -97,7 +97,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {
                 "201": _json(ref("UploadResult"), "stored"),
                 "200": _json(ref("UploadResult"), "duplicate"),
-                **_errors(400, 408, 413, 415, 422),
+                **_errors(400, 408, 413, 415, 422, 507),
             },
         },
         "get": {
@@ -133,7 +133,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {
                 "201": _json(ref("UploadResult"), "stored"),
                 "200": _json(ref("UploadResult"), "identical to the newest version"),
-                **_errors(400, 404, 408, 413, 415, 422),
+                **_errors(400, 404, 408, 413, 415, 422, 507),
             },
         }
     },
@@ -228,7 +228,7 @@ PATHS: dict[str, dict[str, Any]] = {
     "/v1/index/optimize": {
         "post": {
             "summary": "build HNSW graphs for the embedded index on a copy, then swap (admin)",
-            "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 403)},
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 403, 409)},
         }
     },
     "/v1/models": {
