@@ -17,6 +17,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import ClientGoneError
 from stream_rag.http.app import create_app
+from stream_rag.index.jobs import TenantTurns
 from stream_rag.ingest.extract_pool import ExtractionPool, Limits
 from stream_rag.ingest.fairness import FairSlots
 from stream_rag.store.documents import DocumentStore
@@ -56,6 +57,23 @@ async def test_one_tenants_42_uploads_do_not_starve_anothers_one() -> None:
         for event in release.values():
             event.set()
     assert sorted(order) == sorted(release)
+
+
+def test_indexing_takes_turns_per_collection() -> None:
+    """42 versions of one collection queued, then one of another: its first batch is the
+    second turn, not the 43rd (versions took turns one by one)."""
+    turns = TenantTurns()
+    for i in range(42):
+        turns.push("a", (f"doc_a{i}", 1))
+    turns.push("b", ("doc_b", 1))
+    order = []
+    while turns:
+        tenant, turn = turns.pop()
+        order.append(turn)
+        if turn == ("doc_a0", 1) and len(order) == 1:
+            turns.push(tenant, turn)  # more batches to go: back in its collection's line
+    assert order[:3] == [("doc_a0", 1), ("doc_b", 1), ("doc_a1", 1)]
+    assert len(order) == 44
 
 
 @pytest.mark.anyio

@@ -49,7 +49,7 @@ async def upload_document(request: Request) -> JSONResponse:
     finally:
         form.discard()
     if not result.duplicate:
-        state.queue(request).submit(result.document.id, result.version.version)
+        state.queue(request).submit(result.document.id, result.version.version, collection)
     return JSONResponse(
         state.public(request, result.to_json()), status_code=200 if result.duplicate else 201
     )
@@ -77,7 +77,7 @@ async def add_version(request: Request) -> JSONResponse:
     finally:
         form.discard()
     if not result.duplicate:
-        state.queue(request).submit(doc_id, result.version.version)
+        state.queue(request).submit(doc_id, result.version.version, collection)
     return JSONResponse(
         state.public(request, result.to_json()), status_code=200 if result.duplicate else 201
     )

@@ -1,9 +1,10 @@
 """The indexing queue: durable jobs in the store, several workers, fair batches.
 
 A version's job row is written in the transaction that stores the version, so it survives
-any crash; it goes when the version is `ready` or `failed`. Workers take turns over every
-queued version one batch at a time (round robin), so a one-chunk document waits for at most
-one batch of each larger one, never for a whole large document. An attempt is counted in the
+any crash; it goes when the version is `ready` or `failed`. Workers take turns over the
+collections with queued versions, and within one over its versions, one batch at a time (round
+robin), so a one-chunk document waits for at most one batch of each other collection, never
+for a whole large document nor for every version of a collection uploading many. An attempt is counted in the
 row *before* the work starts: a version that kills the process, or fails, `max_attempts`
 times ends `failed` with the reason instead of being tried again at every start.
 """
@@ -11,8 +12,8 @@ times ends `failed` with the reason instead of being tried again at every start.
 from __future__ import annotations
 
 import logging
-from collections import deque
-from collections.abc import Sequence
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Sequence
 
 import anyio
 import anyio.to_thread
@@ -69,6 +70,28 @@ def queued(store: DocumentStore) -> int:
     return int(store.connection().execute("SELECT count(*) FROM jobs").fetchone()[0])
 
 
+class TenantTurns:
+    """Turns over tenants, round robin, and within a tenant over its versions in order: one
+    tenant's 42 versions take one turn in each round, not 42 of them."""
+
+    def __init__(self) -> None:
+        self._queues: OrderedDict[Hashable, deque[Key | VersionJob]] = OrderedDict()
+
+    def __bool__(self) -> bool:
+        return bool(self._queues)
+
+    def push(self, tenant: Hashable, turn: Key | VersionJob) -> None:
+        self._queues.setdefault(tenant, deque()).append(turn)
+
+    def pop(self) -> tuple[Hashable, Key | VersionJob]:
+        tenant, queue = next(iter(self._queues.items()))
+        turn = queue.popleft()
+        del self._queues[tenant]
+        if queue:
+            self._queues[tenant] = queue  # to the back of the line of tenants
+        return tenant, turn
+
+
 class IndexQueue:
     """`workers` tasks index the queued versions off the event loop, batch by batch."""
 
@@ -84,8 +107,9 @@ class IndexQueue:
         self.workers = workers
         self.batch = batch
         self.max_attempts = max_attempts
-        # Versions not started yet (keys) and started ones between batches, in turn order.
-        self._turns: deque[Key | VersionJob] = deque()
+        # Versions not started yet (keys) and started ones between batches, in turn order
+        # per tenant (a collection), the tenants taking turns.
+        self._turns = TenantTurns()
         self._known: set[Key] = set()
         self._busy = 0
         self._wake = anyio.Event()
@@ -105,13 +129,14 @@ class IndexQueue:
         """Whether the version `(doc_id, version)` is queued or being indexed."""
         return key in self._known
 
-    def submit(self, doc_id: str, version: int) -> None:
-        """Take a version whose job row exists into the rotation (its job is durable already)."""
+    def submit(self, doc_id: str, version: int, tenant: Hashable = None) -> None:
+        """Take a version whose job row exists into the rotation (its job is durable already).
+        Tenants (collections; None for versions found at start) take turns."""
         key = (doc_id, version)
         if key in self._known or self._closed:
             return
         self._known.add(key)
-        self._turns.append(key)
+        self._turns.push(tenant, key)
         self.submissions += 1
         self._submitted.set()
         if self._idle.is_set():
@@ -155,7 +180,7 @@ class IndexQueue:
                 self._wake = anyio.Event() if self._wake.is_set() else self._wake
                 await self._wake.wait()
                 continue
-            turn = self._turns.popleft()
+            tenant, turn = self._turns.pop()
             self._busy += 1
             try:
                 job = await anyio.to_thread.run_sync(self._turn, turn)
@@ -167,7 +192,7 @@ class IndexQueue:
             elif self._closed:
                 await anyio.to_thread.run_sync(refund_attempt, self.indexer.store, key)
             else:
-                self._turns.append(job)
+                self._turns.push(tenant, job)
             if not self._known and not self._busy:
                 self._idle.set()
             self._wake.set()  # another worker may wait for work this turn put back
