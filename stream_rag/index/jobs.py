@@ -4,9 +4,9 @@ A version's job row is written in the transaction that stores the version, so it
 any crash; it goes when the version is `ready` or `failed`. Workers take turns over the
 collections with queued versions, and within one over its versions, one batch at a time (round
 robin), so a one-chunk document waits for at most one batch of each other collection, never
-for a whole large document nor for every version of a collection uploading many. An attempt is counted in the
-row *before* the work starts: a version that kills the process, or fails, `max_attempts`
-times ends `failed` with the reason instead of being tried again at every start.
+for a whole large document nor for every version of a collection uploading many. An attempt
+is counted in the row *before* the work starts: a version that kills the process, or fails,
+`max_attempts` times ends `failed` with the reason instead of being tried again at every start.
 """
 
 from __future__ import annotations
