@@ -73,7 +73,11 @@ def private_data(data_dir: Path) -> None:
     enter is closed to them (issue 29: it was world-readable)."""
     os.umask(0o077)
     if data_dir.is_dir() and data_dir.stat().st_mode & 0o077:
-        data_dir.chmod(0o700)
+        try:
+            data_dir.chmod(0o700)
+        except OSError as exc:  # not its owner (a volume mounted for another user)
+            print(f"warning: {data_dir} is open to other users ({exc})", file=sys.stderr)
+            return
         print(f"note: {data_dir} was open to other users; now 0700", file=sys.stderr)
 
 
