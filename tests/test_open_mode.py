@@ -5,6 +5,7 @@ else; keys are made over HTTP only with an admin key."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -86,5 +87,8 @@ def test_keys_are_made_over_http_with_an_admin_key_only(
         assert KeyStore(settings.data_dir).list() == []
         assert c.post("/v1/documents", files=UPLOAD).status_code == 201  # still open
         _, secret = KeyStore(settings.data_dir).create(name="ops", scopes=["admin"])
-        made = c.post("/v1/keys", json=KEY, headers={"Authorization": f"Bearer {secret}"})
-        assert made.status_code == 201
+        auth = {"Authorization": f"Bearer {secret}"}
+        deadline = time.monotonic() + 30  # the server reads the key table every second
+        while c.get("/v1/keys", headers=auth).status_code != 200:
+            assert time.monotonic() < deadline, "the new key never took effect"
+        assert c.post("/v1/keys", json=KEY, headers=auth).status_code == 201
