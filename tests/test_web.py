@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InvalidFieldError
@@ -183,7 +184,10 @@ def test_public_url_makes_citation_and_download_urls_absolute(
 ) -> None:
     base = "https://rag.example/api"
     settings = Settings(data_dir=tmp_path / "d", public_url=base + "/")
+    # A public address ends open mode (docs/decisions/open-mode-read-only.md): a key.
+    _, admin = KeyStore(settings.data_dir).create(name="ops", scopes=["admin"])
     with TestClient(create_app(settings, embedder=minilm)) as client:
+        client.headers["Authorization"] = f"Bearer {admin}"
         doc_id = add(client, "policy.md", POLICY)
         document = client.get(f"/v1/documents/{doc_id}").json()
         assert document["url"] == f"{base}/v1/documents/{doc_id}/content"
