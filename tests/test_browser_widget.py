@@ -14,6 +14,7 @@ import pytest
 from stream_rag.access.guard import security_headers
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http.app import STATIC_DIR
 from stream_rag.model.fake import FakeConfig
 
 from .browser import (
@@ -117,7 +118,7 @@ def test_the_page_at_a_prefix_without_its_slash_works(
 
 def test_the_pages_inline_script_is_the_one_its_csp_allows() -> None:
     # The server's CSP allows the page's one inline script by its hash: edited, it is blocked.
-    page = (Path(__file__).parents[1] / "static" / "index.html").read_text()
+    page = (STATIC_DIR / "index.html").read_text()
     scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
     assert len(scripts) == 1
     digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()

@@ -44,7 +44,7 @@ KEYS_NEED_A_KEY = (
 )
 # Methods a cross-site page must not trigger; GET /v1/chat also runs (paid) generation.
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
-# The hash is static/index.html's one inline script (at /rag it redirects to /rag/, or the
+# The hash is http/static/index.html's one inline script (at /rag it redirects to /rag/, or the
 # page's relative URLs would leave a proxy's prefix); tests/test_browser_widget.py checks it.
 _CSP = (
     "default-src 'self'; script-src 'self' 'sha256-d5Tv8U7rfX3bNjDoA6xyFIZ0Y3J2H28Crlt3h08VNdM='; "

@@ -12,6 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from importlib import resources
 from pathlib import Path
 from typing import TypedDict
 
@@ -50,7 +51,9 @@ from .web import cors_middleware
 
 log = logging.getLogger("stream_rag")
 
-STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+# The page and the widget ship inside the package (package data), so a wheel serves them as an
+# editable install does. StaticFiles needs a directory: both install kinds unpack one.
+STATIC_DIR = Path(str(resources.files(__package__) / "static"))
 
 
 class State(TypedDict):
@@ -170,8 +173,7 @@ def create_app(
             methods=["GET", "HEAD"],
         ),
     ]
-    if STATIC_DIR.is_dir():
-        routes.append(Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"))
+    routes.append(Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"))
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
@@ -202,11 +204,9 @@ def create_app(
 
 
 async def home(request: Request) -> Response:
-    """The page: the chat widget and the Documents panel (static/index.html), in the server's
+    """The page: the chat widget and the Documents panel (http/static/index.html), in the server's
     default collection (the file says "default": with another, it listed and asked an empty one)."""
     page = anyio.Path(STATIC_DIR / "index.html")
-    if not await page.is_file():
-        return JSONResponse({"service": "stream_rag", "docs": "see README.md"})
     collection = html.escape(state.settings(request).default_collection, quote=True)
     text = (await page.read_text(encoding="utf-8")).replace(
         'data-collection="default"', f'data-collection="{collection}"'
