@@ -199,6 +199,10 @@ class Settings:
     visitor_max_streams: int = 2
     # The most blocks a chat key's answer retrieves (each one's metadata goes out to it).
     chat_max_top_k: int = 8
+    # The question log (questions, outcomes, ratings) keeps this many days; 0 keeps nothing.
+    question_log_days: int = 30
+    # Ratings (POST /v1/feedback) a minute per key and address.
+    feedback_rpm: int = 20
 
     def __post_init__(self) -> None:
         for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
@@ -321,6 +325,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
         if self.rate_limit_rpm < 1 or self.max_streams < 1:
             raise InvalidFieldError("STREAM_RAG_RATE_LIMIT_RPM and _MAX_STREAMS must be >= 1")
+        if self.question_log_days < 0 or self.feedback_rpm < 1:
+            raise InvalidFieldError(
+                "STREAM_RAG_QUESTION_LOG_DAYS must be >= 0 and STREAM_RAG_FEEDBACK_RPM >= 1"
+            )
         if self.visitor_rpm < 1 or self.visitor_max_streams < 1:
             raise InvalidFieldError("STREAM_RAG_VISITOR_RPM and _MAX_STREAMS must be >= 1")
         if not 1 <= self.chat_max_top_k <= 100:

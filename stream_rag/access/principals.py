@@ -143,6 +143,9 @@ _RULES: tuple[tuple[str, re.Pattern[str], str | None], ...] = tuple(
         ("GET POST", r"/v1/chat", "chat"),
         ("POST", r"/v1/answer|/v1/chat/completions", "chat"),
         ("GET", r"/v1/models", "chat"),
+        # A visitor rates answers and forgets their conversation with the page's chat key.
+        ("POST", r"/v1/feedback", "chat"),
+        ("DELETE", rf"/v1/conversations/{_ID}", "chat"),
     )
 )
 # Routes that run a model: they count against a key's concurrent answers.

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from functools import partial
 
+import anyio
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -19,13 +21,15 @@ from ..events import Done, Error, SentenceOut, to_sse
 from ..sse import ServerSentEvent
 from . import chatview, openai_compat, state
 from .answerwrites import AnswerStream, AnswerWrites
+from .asklog import AnswerRecord, conversation_of
 from .web import EventIds, is_reconnect
 
 
 async def chat(request: Request) -> Response:
     """`POST {"question", "collection"?, "top_k"?, "min_evidence"?, "check_conflicts"?,
-    "gate_threshold"?}` or `GET ?q=&collection=&top_k=` (for EventSource): the gated answer as
-    Server-Sent Events, each with an `id:`."""
+    "gate_threshold"?, "conversation"?}` or `GET ?q=&collection=&top_k=` (for EventSource): the
+    gated answer as Server-Sent Events, each with an `id:` (`<answer id>.<n>`). The answer is
+    kept in the question log under its id (what `POST /v1/feedback` rates)."""
     if request.method == "GET":
         if is_reconnect(request):
             return Response(status_code=204)
@@ -50,16 +54,34 @@ async def chat(request: Request) -> Response:
     record = tenancy.citation_recorder(request)
     writes = AnswerWrites()
     render = chatview.event_sse if chatview.chat_only(request, str(options.collection)) else to_sse
+    log = request.state.questions
+    logged = AnswerRecord(
+        ids.answer,
+        collection=str(options.collection),
+        question=question,
+        conversation=conversation_of(body),
+        key_id=tenancy.principal(request).id,
+    )
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         # The answerer ends every stream with `done` or `error` (shutting_down included):
         # that event goes out with the response's end, in one write (answerwrites.py).
-        async for event in services.answerer.stream(question, options):
-            if isinstance(event, SentenceOut):
-                record(event.citations)
-            elif isinstance(event, Done | Error):
-                writes.next_is_last()
-            yield render(event, id=ids.next(), base_url=base_url)
+        kept = False
+        try:
+            async for event in services.answerer.stream(question, options):
+                logged.see(event)
+                if isinstance(event, SentenceOut):
+                    record(event.citations)
+                elif isinstance(event, Done | Error):
+                    writes.next_is_last()
+                    # Logged before the last event goes out: a rating may follow it at once.
+                    kept = True
+                    await anyio.to_thread.run_sync(log.record, logged.asked())
+                yield render(event, id=ids.next(), base_url=base_url)
+        finally:
+            if not kept:  # the visitor left (or Stop): logged as stopped, even when cancelled
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(log.record, logged.asked())
 
     settings = state.settings(request)
     return AnswerStream(

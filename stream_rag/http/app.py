@@ -43,7 +43,17 @@ from ..model.llm import ChatModel
 from ..retrieve.rerank import Reranker
 from ..services import Services, open_services
 from ..store.documents import DocumentStore
-from . import answers_api, documents_api, health, keys_api, openapi, search_api, state
+from ..store.questions import QuestionLog
+from . import (
+    answers_api,
+    documents_api,
+    health,
+    insights_api,
+    keys_api,
+    openapi,
+    search_api,
+    state,
+)
 from .bodytimeout import BodyDeadline
 from .methods import MethodCheck
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
@@ -63,6 +73,7 @@ class State(TypedDict):
     queue: IndexQueue
     access: Access
     startup: health.StartupIndexing
+    questions: QuestionLog
 
 
 def create_app(
@@ -103,6 +114,8 @@ def create_app(
             max_attempts=settings.index_max_attempts,
         )
         services.answerer.drain = drain
+        questions = QuestionLog(services.store, settings.question_log_days)
+        await anyio.to_thread.run_sync(questions.purge)
         # SIGTERM: indexing stops after the batch in hand (the rest resumes on restart).
         drain.on_drain(queue.stop)
         try:
@@ -133,6 +146,7 @@ def create_app(
                         "queue": queue,
                         "access": access,
                         "startup": health.StartupIndexing(backlog),
+                        "questions": questions,
                     }
                     watchers.cancel_scope.cancel()
                 queue.close()
@@ -162,6 +176,7 @@ def create_app(
         Route("/v1/index/optimize", search_api.optimize_index, methods=["POST"]),
         Route("/v1/models", answers_api.list_models, methods=["GET"]),
         *keys_api.routes(),
+        *insights_api.routes(),
         Route("/v1/documents/{doc_id}/versions", documents_api.add_version, methods=["POST"]),
         Route("/v1/documents/{doc_id}/versions/{n}", documents_api.get_version, methods=["GET"]),
         Route(

@@ -225,6 +225,54 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {"200": _json({"type": "object"}), **_errors(401, 403, 404)},
         }
     },
+    "/v1/feedback": {
+        "post": {
+            "summary": "rate an answer this key was given (its events' id before the dot)",
+            "requestBody": _body("FeedbackRequest"),
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 404, 429)},
+        }
+    },
+    "/v1/conversations/{conversation}": {
+        "delete": {
+            "summary": "delete a conversation's logged questions and ratings",
+            "parameters": [
+                {
+                    "name": "conversation",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{8,64}$"},
+                }
+            ],
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 401)},
+        }
+    },
+    "/v1/insights": {
+        "get": {
+            "summary": "questions over time, refusals by reason and topic, ratings (admin)",
+            "parameters": [
+                {"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+                {"name": "collection", "in": "query", "schema": {"type": "string"}},
+            ],
+            "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 403)},
+        }
+    },
+    "/v1/insights/questions": {
+        "get": {
+            "summary": "the question log as a CSV or JSON download (admin)",
+            "parameters": [
+                {"name": "format", "in": "query", "schema": {"enum": ["csv", "json"]}},
+                {"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+                {"name": "collection", "in": "query", "schema": {"type": "string"}},
+            ],
+            "responses": {
+                "200": {
+                    "description": "the rows, newest first",
+                    "content": {"text/csv": {}, JSON: {"schema": {"type": "object"}}},
+                },
+                **_errors(400, 401, 403),
+            },
+        }
+    },
     "/v1/index/optimize": {
         "post": {
             "summary": "build HNSW graphs for the embedded index on a copy, then swap (admin)",

@@ -20,6 +20,8 @@ _ANSWER_FIELDS: dict[str, Any] = {
     "min_evidence": {"type": "number", "minimum": 0, "maximum": 1},
     "gate_threshold": {"type": "number", "minimum": 0, "maximum": 1},
     "check_conflicts": {"type": "boolean"},
+    # /v1/chat: the question log keeps the answer under this id (the widget's tab's own).
+    "conversation": {"type": "string", "pattern": "^[A-Za-z0-9_-]{8,64}$"},
     "history": {
         "type": "array",
         "items": {
@@ -138,6 +140,15 @@ SCHEMAS: dict[str, Any] = {
                 "properties": {"include_usage": {"type": "boolean"}},
             },
             "collection": {"type": "string"},
+        },
+    },
+    "FeedbackRequest": {
+        "type": "object",
+        "required": ["answer_id", "rating"],
+        "properties": {
+            "answer_id": {"type": "string", "maxLength": 64},
+            "rating": {"enum": ["up", "down"]},
+            "comment": {"type": "string", "maxLength": 2000},
         },
     },
     "KeyRequest": {

@@ -3,7 +3,7 @@ caching that revalidates (absolute URLs behind a public address: request_context
 
 from __future__ import annotations
 
-from starlette.datastructures import Headers
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -21,6 +21,13 @@ class StrictCORSMiddleware(CORSMiddleware):
     """Starlette's CORS, except that a preflight from an origin not listed carries no CORS
     headers at all (the stock one still lists the allowed methods and headers), and every
     refused preflight has a JSON error body."""
+
+    @staticmethod
+    def allow_explicit_origin(headers: MutableHeaders, origin: str) -> None:
+        """An allowed origin's responses also expose `Retry-After`, so the widget can say how
+        long to wait after a 429; other origins get no CORS headers at all."""
+        CORSMiddleware.allow_explicit_origin(headers, origin)
+        headers["Access-Control-Expose-Headers"] = "Retry-After"
 
     def preflight_response(self, request_headers: Headers) -> Response:
         if not self.is_allowed_origin(origin=request_headers["origin"]):

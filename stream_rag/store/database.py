@@ -81,6 +81,30 @@ CREATE TABLE IF NOT EXISTS chunk_readings (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     data TEXT NOT NULL
 );
+-- The question log (store/questions.py): one row per answer streamed, kept
+-- STREAM_RAG_QUESTION_LOG_DAYS, and the visitors' ratings of those answers.
+CREATE TABLE IF NOT EXISTS questions (
+    id TEXT PRIMARY KEY,
+    conversation TEXT,
+    collection TEXT NOT NULL,
+    key_id TEXT,
+    asked_at TEXT NOT NULL,
+    question TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    reason TEXT,
+    sentences INTEGER NOT NULL,
+    dropped INTEGER NOT NULL,
+    citations TEXT NOT NULL,
+    conflicts TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS questions_asked ON questions(collection, asked_at);
+CREATE INDEX IF NOT EXISTS questions_conversation ON questions(conversation);
+CREATE TABLE IF NOT EXISTS feedback (
+    question_id TEXT PRIMARY KEY REFERENCES questions(id) ON DELETE CASCADE,
+    rating INTEGER NOT NULL,
+    comment TEXT NOT NULL,
+    rated_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS chunk_sentence_vectors (
     chunk_id TEXT PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
     model TEXT NOT NULL,

@@ -1,0 +1,1 @@
+"""Insights: what visitors asked, what the knowledge base could not answer, their ratings."""
