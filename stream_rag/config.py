@@ -54,6 +54,7 @@ class Settings:
     index_batch: int = 64
     index_max_attempts: int = 2
     max_queued_jobs: int = 10_000
+    # The collection of uploads and questions that name none; uvicorn's log level.
     default_collection: str = "default"
     log_level: str = "info"
     # Index: embedded Qdrant Edge under data_dir unless a Qdrant server URL is given.
@@ -125,6 +126,7 @@ class Settings:
     # Refuse before generation: evidence under this (0..1, see evidence.py), or conflicts.
     min_evidence: float = 0.35
     check_conflicts: bool = True
+    # Seconds between keep-alive comments on an event stream.
     sse_ping_s: float = 15.0
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
     # rest queue, so the event loop keeps a CPU and the GIL often enough to deliver sentences.
@@ -189,6 +191,7 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     # Who may frame the page and widget (CSP frame-ancestors); empty: this origin only.
     frame_ancestors: tuple[str, ...] = ()
+    # The largest JSON request body, refused with 413 while it is read.
     max_json_kb: int = 64
     # Per key (per client address when open on a network): requests a minute, open answers.
     rate_limit_rpm: int = 600

@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-FIRST_PARTY = {"stream_rag", "tests", "loadtests"}
+FIRST_PARTY = {"stream_rag", "tests", "loadtests", "tools"}
 SOURCES = sorted(p for folder in FIRST_PARTY for p in (ROOT / folder).rglob("*.py"))
 
 

@@ -18,7 +18,8 @@ from . import ask, documents, evaluate, fake, index, keys, serve
 DESCRIPTION = """\
 stream_rag: a streaming RAG backend that only sends sentences whose citations check out.
 
-Settings come from STREAM_RAG_* environment variables (and a .env file); see README.md."""
+Settings come from STREAM_RAG_* environment variables (and a .env file), listed in
+docs/reference/settings.md."""
 
 
 # Commands that read what is stored (run locally): a data directory that is not there is a
@@ -29,7 +30,7 @@ _USERS = _READERS | {"ingest", "keys", "serve"}
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Fixed width, so `--help` reads the same everywhere (README.md quotes it)."""
+    """Fixed width, so `--help` reads the same everywhere (docs/reference/cli.md quotes it)."""
 
     def __init__(self, prog: str) -> None:
         super().__init__(prog, width=88)
