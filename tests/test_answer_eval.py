@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from stream_rag.answer.evaluate import Question, evaluate_answers, load_questions, report
+from stream_rag.answer.evaluate import (
+    AnswerSet,
+    Outcome,
+    Question,
+    evaluate_answers,
+    load_questions,
+    load_sets,
+    report,
+)
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import InputError
@@ -73,3 +81,50 @@ def test_scores_answers_refusals_and_gold_citations(tmp_path: Path, minilm: Mini
     assert "off-topic refused    1.000 (1/1)" in text
     assert "missed 1:" in text
     assert not (tmp_path / "unused").exists()  # everything went to a throwaway directory
+
+
+def _outcome(item: Question, answer: str, first: tuple[str, tuple[str, ...]]) -> Outcome:
+    cited = first[1]
+    return Outcome(item, None, cited, cited, answer, 1.0, first=first)
+
+
+def test_content_checks_each_fail_on_their_own(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        '{"question": "How long is the infectious period?", "gold": ["flu.md"],'
+        ' "phrases": [["five days", "5 days"], "after symptoms"], "avoid": ["incubation"],'
+        ' "first": "infectious"}\n'
+    )
+    (item,) = load_questions(path)
+    assert item.phrases == (("five days", "5 days"), ("after symptoms",))
+    assert item.first == ("infectious",)
+    good = "People are infectious for 5 days after  symptoms start."
+    assert _outcome(item, good, (good, ("flu.md",))).right
+    near = "The incubation period is two days. People are infectious for 5 days after symptoms."
+    lead = "The incubation period is two days."
+    assert _outcome(item, near, (lead, ("flu.md",))).failed_checks == ["avoid", "first"]
+    assert _outcome(item, good, (good, ("cold.md",))).failed_checks == ["gold", "first_cites"]
+    short = "People are infectious for a week."
+    assert _outcome(item, short, (short, ("flu.md",))).failed_checks == ["phrases"]
+    refused = Outcome(item, "low_evidence", (), (), "", 1.0)
+    assert refused.failed_checks == ["expect"]
+    for bad in ('"phrases": "x"', '"phrases": [[]]', '"first": 3', '"avoid": [""]'):
+        path.write_text('{"question": "x", ' + bad + "}\n")
+        with pytest.raises(InputError, match=r"q\.jsonl:1"):
+            load_questions(path)
+
+
+def test_sets_file_names_each_set(tmp_path: Path) -> None:
+    path = tmp_path / "sets.json"
+    path.write_text('[{"name": "a", "kb": "kb_a", "questions": "a.jsonl", "held_out": true}]')
+    (only,) = load_sets(path)
+    assert only == AnswerSet("a", tmp_path / "kb_a", tmp_path / "a.jsonl", True)
+    for bad in (
+        "[]",
+        "{",
+        '[{"name": "a"}]',
+        '[{"name": "a", "kb": "k", "questions": "q", "held_out": 1}]',
+    ):
+        path.write_text(bad)
+        with pytest.raises(InputError):
+            load_sets(path)

@@ -1,6 +1,8 @@
 """`stream-rag eval answers`: ingest a knowledge base into a throwaway data directory, ask
 every question of a JSONL file through the `/v1/answer` code path, and score the outcomes
-against what each record expects (an answer citing its gold files, a refusal, a conflict)."""
+against what each record expects: an answer citing its gold files, a refusal, a conflict, and
+by content (phrases the answer must hold or must not, what its first sentence must say and
+cite). "Right by every check" is an outcome passing all of them."""
 
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ class Question:
     history: tuple[tuple[str, str], ...] = ()  # (earlier question, its verified answer)
     # Whether the answer should name a part of the question no source covers (None: not said).
     left_out: bool | None = None
+    # Content checks: each phrase (any of its alternatives) in the answer; none of `avoid`;
+    # the first sentence holding `first` (any alternative) and citing a gold file.
+    phrases: tuple[tuple[str, ...], ...] = ()
+    avoid: tuple[str, ...] = ()
+    first: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +54,39 @@ class Outcome:
     answer: str
     latency_ms: float
     uncovered: tuple[str, ...] = ()  # the parts the answer says no source covers
+    # The first sentence and the file names it cites.
+    first: tuple[str, tuple[str, ...]] = ("", ())
 
     @property
     def gold_cited(self) -> bool:
         return bool(self.item.gold) and any(f in (self.item.gold or ()) for f in self.cited)
+
+    @property
+    def failed_checks(self) -> list[str]:
+        """The content checks this outcome fails (none for a right one): `expect`, `gold`,
+        `phrases`, `avoid`, `first` (its phrase), `first_cites` (a gold file)."""
+        item = self.item
+        if item.expect != "answer" or self.refusal is not None:
+            return [] if self.ok else ["expect"]
+        failed = []
+        if item.gold and not self.gold_cited:
+            failed.append("gold")
+        answer = _plain(self.answer)
+        if any(not any(_plain(p) in answer for p in alternatives) for alternatives in item.phrases):
+            failed.append("phrases")
+        if any(_plain(p) in answer for p in item.avoid):
+            failed.append("avoid")
+        text, cites = self.first
+        if item.first and not any(_plain(p) in _plain(text) for p in item.first):
+            failed.append("first")
+        if item.gold and not set(cites) & set(item.gold):
+            failed.append("first_cites")
+        return failed
+
+    @property
+    def right(self) -> bool:
+        """Right by every check the record states."""
+        return not self.failed_checks
 
     @property
     def ok(self) -> bool:
@@ -92,7 +128,41 @@ def _question(row: object) -> Question:
     left_out = row.get("left_out")
     if left_out is not None and not isinstance(left_out, bool):
         raise ValueError("'left_out' must be true, false or absent")
-    return Question(row["question"], expect, None if gold is None else tuple(gold), turns, left_out)
+    phrases = tuple(_alternatives(p, "phrases") for p in _list(row, "phrases"))
+    avoid = tuple(_alternatives(p, "avoid")[0] for p in _list(row, "avoid"))
+    first = _alternatives(row["first"], "first") if row.get("first") is not None else ()
+    return Question(
+        row["question"],
+        expect,
+        None if gold is None else tuple(gold),
+        turns,
+        left_out,
+        phrases,
+        avoid,
+        first,
+    )
+
+
+def _list(row: dict[str, object], key: str) -> list[object]:
+    value = row.get(key) or []
+    if not isinstance(value, list):
+        raise ValueError(f"'{key}' must be a list")
+    return value
+
+
+def _alternatives(value: object, key: str) -> tuple[str, ...]:
+    """A phrase, or a list of phrases any one of which will do."""
+    if isinstance(value, str) and value.strip():
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
+        return tuple(value)
+    raise ValueError(f"'{key}' holds phrases: a non-empty string or a list of them")
+
+
+def _plain(text: str) -> str:
+    """Casefolded, with runs of spaces as one and typographic quotes as straight ones."""
+    text = text.replace("’", "'").replace("“", '"').replace("”", '"')
+    return " ".join(text.casefold().split())
 
 
 def evaluate_answers(
@@ -131,6 +201,8 @@ async def _ask(answerer: Answerer, item: Question, use_history: bool) -> Outcome
     latency = (time.perf_counter() - started) * 1000
     by_n = {b.n: b.filename for b in result.blocks}
     cited = tuple(dict.fromkeys(by_n[c.n] for s in result.sentences for c in s.citations))
+    first = result.sentences[0] if result.sentences else None
+    lead = ("", ()) if first is None else (first.text, tuple(by_n[c.n] for c in first.citations))
     return Outcome(
         item=item,
         refusal=None if result.refusal is None else result.refusal.reason,
@@ -139,6 +211,7 @@ async def _ask(answerer: Answerer, item: Question, use_history: bool) -> Outcome
         answer=result.text,
         latency_ms=latency,
         uncovered=tuple(u.ask for u in result.uncovered),
+        first=lead,
     )
 
 
@@ -184,6 +257,8 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
         + (", ".join(f"{r} {n}" for r, n in sorted(reasons.items())) or "none"),
         f"latency ms           p50 {p50:.1f}  p95 {p95:.1f}",
     ]
+    # First, as the figure that counts: every check a record states.
+    lines.insert(1, f"right (every check)  {_rate(sum(o.right for o in outcomes), len(outcomes))}")
     said = [o for o in answered if o.item.left_out is not None]
     if said or any(o.uncovered for o in answered):
         named = sum(bool(o.uncovered) for o in said if o.item.left_out)
@@ -194,13 +269,13 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
             f", named when none was {wrongly} of {len(answered)} answered",
         )
     if verbose:
-        misses = [o for o in outcomes if not o.ok]
+        misses = [o for o in outcomes if not o.right]
         lines.append(f"\nmissed {len(misses)}:")
         for o in misses:
             got = f"refused: {o.refusal}" if o.refusal else f"cited {list(o.cited)}"
             lines.append(
                 f"- [{o.item.expect}] {o.item.question!r} gold {list(o.item.gold or [])}: {got}; "
-                f"sources {list(o.sources[:3])}"
+                f"failed {', '.join(o.failed_checks)}; sources {list(o.sources[:3])}"
             )
             if o.answer:
                 lines.append(f"    answer: {o.answer[:300]}")
@@ -210,7 +285,59 @@ def report(outcomes: Sequence[Outcome], *, verbose: bool = False) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerSet:
+    """One knowledge base and its questions, from a `--sets` file; a held-out set is reported,
+    never tuned on."""
+
+    name: str
+    kb: Path
+    questions: Path
+    held_out: bool = False
+
+
+def load_sets(path: Path) -> list[AnswerSet]:
+    """The sets of a JSON file: a list of {"name", "kb", "questions", "held_out"?}, paths
+    relative to the file."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(rows, list) or not rows:
+        raise InputError(f"{path}: expected a non-empty list of sets")
+    sets: list[AnswerSet] = []
+    for i, row in enumerate(rows, start=1):
+        keys = ("name", "kb", "questions")
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in keys):
+            raise InputError(f"{path}: set {i} needs string 'name', 'kb' and 'questions'")
+        held = row.get("held_out", False)
+        if not isinstance(held, bool):
+            raise InputError(f"{path}: set {i}: 'held_out' must be true or false")
+        base = path.parent
+        sets.append(AnswerSet(row["name"], base / row["kb"], base / row["questions"], held))
+    return sets
+
+
+def summary_row(name: str, held_out: bool, outcomes: Sequence[Outcome]) -> str:
+    """One line of the per-set table: right by every check, answered, refused as expected."""
+    answerable = [o for o in outcomes if o.item.expect == "answer"]
+    refuse = [o for o in outcomes if o.item.expect != "answer"]
+    right = sum(o.right for o in outcomes)
+    answered = sum(o.refusal is None for o in answerable)
+    return (
+        f"{name:<24} {'held-out' if held_out else 'dev':<8} {right:>3}/{len(outcomes):<3} "
+        f"{right / max(1, len(outcomes)):>6.3f}  answered {answered}/{len(answerable)}  "
+        f"refusals right {sum(o.ok for o in refuse)}/{len(refuse)}"
+    )
+
+
 def main(settings: Settings, args: argparse.Namespace) -> int:
+    if args.sets is not None:
+        return _main_sets(settings, args)
+    if args.kb is None or args.questions is None:
+        raise InputError("give --kb and --questions, or --sets")
     if not args.kb.is_dir():
         raise InputError(f"--kb {args.kb} is not a folder")
     questions = load_questions(args.questions)
@@ -218,4 +345,23 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
         raise InputError(f"no questions in {args.questions}")
     print(f"# {args.kb}: {len(questions)} questions from {args.questions}")
     print(report(evaluate_answers(args.kb, questions, settings), verbose=args.verbose))
+    return 0
+
+
+def _main_sets(settings: Settings, args: argparse.Namespace) -> int:
+    sets = load_sets(args.sets)
+    if args.only:
+        sets = [s for s in sets if s.name in args.only]
+    rows: list[str] = []
+    for answer_set in sets:
+        if not answer_set.kb.is_dir():
+            raise InputError(f"set {answer_set.name}: {answer_set.kb} is not a folder")
+        questions = load_questions(answer_set.questions)
+        outcomes = evaluate_answers(answer_set.kb, questions, settings)
+        if args.verbose:
+            print(f"# {answer_set.name}: {len(questions)} questions")
+            print(report(outcomes, verbose=True), end="\n\n")
+        rows.append(summary_row(answer_set.name, answer_set.held_out, outcomes))
+    print(f"{'set':<24} {'kind':<8} right (every check)")
+    print("\n".join(rows))
     return 0

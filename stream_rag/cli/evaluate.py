@@ -52,10 +52,19 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Ingest a knowledge base into a throwaway data directory and ask every "
         'question through the /v1/answer code path. FILE: JSONL, {"question", "history"?: '
         '[{"question", "answer"}], "gold": [file names] | null, "expect": '
-        '"answer"|"refuse"|"conflict", "left_out"?: bool (a part no source covers is named)}.',
+        '"answer"|"refuse"|"conflict", "left_out"?: bool (a part no source covers is named), '
+        '"phrases"?: [phrase | [alternatives]] (each in the answer), "avoid"?: [phrase], '
+        '"first"?: phrase | [alternatives] (in the first sentence, which must cite gold)}.',
     )
-    answers.add_argument("--kb", type=Path, required=True, metavar="DIR")
-    answers.add_argument("--questions", type=Path, required=True, metavar="FILE")
+    answers.add_argument("--kb", type=Path, metavar="DIR")
+    answers.add_argument("--questions", type=Path, metavar="FILE")
+    answers.add_argument(
+        "--sets",
+        type=Path,
+        metavar="FILE",
+        help='JSON list of {"name", "kb", "questions", "held_out"?}: one row per set',
+    )
+    answers.add_argument("--only", nargs="+", metavar="NAME", help="only these sets of --sets")
     answers.add_argument("--verbose", action="store_true", help="list every missed expectation")
 
 
