@@ -31,6 +31,7 @@ from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources,
 from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
+from ..gate.normalise import normalise_unit
 from ..gate.segment import Segment, SentenceBuffer, split_segments
 from ..language.followups import resolve
 from ..lifecycle import Drain
@@ -312,8 +313,7 @@ class Answerer:
         async def judged(segment: Segment) -> SentenceOut | Dropped:
             # Sentences go out in order: a grey one holds back those behind it only for as
             # long as its second stage takes.
-            verdict = await judge(segment.text)
-            units.append(Judged(tally.units, segment, verdict))
+            units.append(await judge_unit(judge, tally.units, segment))
             return tally.count(units[-1].event(blocks))
 
         try:
@@ -373,7 +373,7 @@ class Answerer:
                 build_messages(question, blocks, feedback, history=options.history)
             )
             judged = tuple(
-                [Judged(i, s, await judge(s.text)) for i, s in enumerate(split_segments(draft))]
+                [await judge_unit(judge, i, s) for i, s in enumerate(split_segments(draft))]
             )
             attempt = Attempt(draft, judged)
             attempts.append(attempt)
@@ -401,6 +401,20 @@ class Answerer:
             async for piece in pieces:
                 parts.append(piece)
         return "".join(parts)
+
+
+async def judge_unit(
+    judge: Callable[[str], Awaitable[Verdict]], index: int, segment: Segment
+) -> Judged:
+    """`segment` normalised (gate/normalise.py) and judged: the client is shown exactly the
+    string the gate read, or nothing when normalising it would change what a reader sees."""
+    seen = normalise_unit(segment.text)
+    unit = segment if seen.text == segment.text else replace(segment, text=seen.text)
+    if seen.refused is not None:
+        _, citations = extract(seen.text)
+        cited = tuple(dict.fromkeys(c.n for c in citations))
+        return Judged(index, unit, Verdict(False, "hidden_text", cited, 0.0, seen.refused))
+    return Judged(index, unit, await judge(unit.text))
 
 
 def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]) -> Verdict:

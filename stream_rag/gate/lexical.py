@@ -41,7 +41,15 @@ DEFAULT_MAX_UNSUPPORTED = 3.0
 IDF_MIN_BLOCKS = 8
 
 Reason = Literal[
-    "ok", "uncited", "unknown_citation", "id_mismatch", "low_overlap", "number_mismatch", "empty"
+    "ok",
+    "uncited",
+    "unknown_citation",
+    "id_mismatch",
+    "low_overlap",
+    "number_mismatch",
+    "empty",
+    "hidden_text",
+    "claim_mismatch",
 ]
 Stage = Literal["lexical", "semantic", "remote"]
 

@@ -6,26 +6,12 @@ display name gets a visible marker, or the upload is refused with
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from ..errors import InvalidFieldError
+from ..language.scripts import mixed_word, scripts
+
+__all__ = ["MARKER", "display_name", "mixed_word", "scripts"]
 
 MARKER = "⚠ mixed scripts: "
-_WORD = re.compile(r"[^\W\d_]+")
-# Scripts whose letters pass for each other's (a Japanese word mixing kanji and kana is fine).
-_LOOK_ALIKE = frozenset({"LATIN", "CYRILLIC", "GREEK"})
-
-
-def scripts(word: str) -> set[str]:
-    """The scripts of a word's letters, by their Unicode names (LATIN, CYRILLIC, ...)."""
-    return {unicodedata.name(ch, "UNKNOWN").split(" ")[0] for ch in word}
-
-
-def mixed_word(name: str) -> str | None:
-    """The first word of `name` whose letters come from more than one script."""
-    words: list[str] = _WORD.findall(unicodedata.normalize("NFC", name))
-    return next((word for word in words if len(scripts(word) & _LOOK_ALIKE) > 1), None)
 
 
 def display_name(name: str, *, refuse: bool) -> str:

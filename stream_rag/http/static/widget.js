@@ -136,6 +136,8 @@ textarea:focus-visible { outline-offset: 0; }
     id_mismatch: "its citation named a different document",
     low_overlap: "the cited source does not say this",
     number_mismatch: "a number or date in it is not in the cited source",
+    hidden_text: "it held characters that hide or reorder what you would read",
+    claim_mismatch: "a part of it is not what the cited source says",
   };
 
   /** Create an element with a class and, optionally, text (always as textContent). */

@@ -1,0 +1,111 @@
+"""One string judged and shown (gate/normalise.py): what the gate reads is what the client
+gets, on every answer route; characters that hide or reorder text are taken out, or the unit
+is refused when taking them out would change what the reader sees."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.gate.normalise import BIDI_CONTROLS, normalise_unit
+from stream_rag.http.app import create_app
+from stream_rag.model.ledger import ROUTES, shown_sentences
+
+from .helpers import running_server
+from .test_chat_http import upload
+from .test_not_answered import ScriptedModel
+
+POLICY = b"Annual plans can be refunded within 30 days of purchase. Gift cards are not refunded."
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("Gift cards are n\u00adot refunded [1].", "Gift cards are not refunded [1]."),
+        ("within 3\u200b0 days [1]", "within 30 days [1]"),
+        ("with\u2060in 30 days\ufeff [1]", "within 30 days [1]"),
+        ("\uff21nnual plans [1]", "Annual plans [1]"),
+        ("within \U0001d7d1\U0001d7ce days [1]", "within 30 days [1]"),
+        ("the **annual** plan [1]", "the annual plan [1]"),
+        ("see [the policy](https://example.com/x) [1]", "see the policy [1]"),
+        ("tagged\U000e0041\U000e0042 text", "tagged text"),
+        ("an escape\x1b[31m here", "an escape[31m here"),
+        ("a line\nbreak\tand tab", "a line\nbreak\tand tab"),
+    ],
+)
+def test_hidden_characters_are_taken_out(raw: str, shown: str) -> None:
+    assert normalise_unit(raw).text == shown
+    assert normalise_unit(raw).refused is None
+
+
+def test_joiners_stay_where_a_script_spells_with_them() -> None:
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # ZWNJ inside a Persian word
+    assert normalise_unit(persian).text == persian
+    assert normalise_unit("no\u200dt").text == "not"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "The plan costs $\u202e08\u202c per month [1].",
+        "costs \u2067$80\u2069 [1]",
+        "Gift cards are n\u043et refunded [1].",  # a Cyrillic o
+        "\u0391nnual plans [1]",  # a Greek capital alpha
+    ],
+)
+def test_what_cannot_be_taken_out_unchanged_is_refused(raw: str) -> None:
+    assert normalise_unit(raw).refused
+
+
+def test_words_in_one_script_are_not_refused() -> None:
+    for text in ("Годовой план можно вернуть [1].", "Ο χρήστης [1]", "年間プラン [1]", "café [1]"):
+        assert normalise_unit(text).refused is None, text
+
+
+@given(st.text())
+def test_normalising_is_idempotent_and_leaves_nothing_hidden(raw: str) -> None:
+    once = normalise_unit(raw)
+    if once.refused is None:
+        assert normalise_unit(once.text).text == once.text
+        assert not any(ch in BIDI_CONTROLS or ch == "\u00ad" for ch in once.text)
+
+
+@pytest.mark.parametrize(
+    ("reply", "shown"),
+    [
+        (
+            "Annual plans can be refunded with\u00adin 30 days of purchase [1].",
+            "Annual plans can be refunded within 30 days of purchase.",
+        ),
+        (
+            "\uff21nnual plans can be refunded within \U0001d7d1\U0001d7ce days of purchase [1].",
+            "Annual plans can be refunded within 30 days of purchase.",
+        ),
+        ("Annual plans can be refunded within $\u202e03\u202c days of purchase [1].", None),
+        ("Gift cards are n\u043et refunded [1].", None),
+    ],
+)
+def test_every_route_shows_the_string_the_gate_judged(
+    tmp_path: Path, minilm: MiniLMEmbedder, reply: str, shown: str | None
+) -> None:
+    model = ScriptedModel(reply)
+    settings = Settings(data_dir=tmp_path / "data")
+    with (
+        running_server(create_app(settings, embedder=minilm, model=model)) as base_url,
+        httpx.Client(base_url=base_url, timeout=120) as client,
+    ):
+        upload(base_url, "policy.md", POLICY)
+        question = "Can annual plans be refunded?"
+        for route in ROUTES:
+            got = shown_sentences(client, route, question)
+            assert got == ([] if shown is None else [shown]), (route, got)
+        body = client.post("/v1/answer", json={"question": question}).json()
+        judged = [v["text"] for a in body["attempts"] for v in a["verdicts"]]
+        assert judged and all(normalise_unit(t).text == t for t in judged), json.dumps(judged)
