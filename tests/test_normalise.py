@@ -108,4 +108,5 @@ def test_every_route_shows_the_string_the_gate_judged(
             assert got == ([] if shown is None else [shown]), (route, got)
         body = client.post("/v1/answer", json={"question": question}).json()
         judged = [v["text"] for a in body["attempts"] for v in a["verdicts"]]
-        assert judged and all(normalise_unit(t).text == t for t in judged), json.dumps(judged)
+        assert judged
+        assert all(normalise_unit(t).text == t for t in judged), json.dumps(judged)
