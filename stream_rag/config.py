@@ -63,6 +63,10 @@ class Settings:
     qdrant_collection: str = "stream_rag"
     qdrant_shards: int | None = None
     qdrant_replicas: int | None = None
+    # Start-up: a store server still starting (compose starts Qdrant and the app together) is
+    # asked this many times, this many seconds apart, before `serve` gives up with exit 1.
+    store_wait_attempts: int = 10
+    store_wait_s: float = 2.0
     # Embedded index: candidates an HNSW search keeps (segments `stream-rag optimize` built).
     hnsw_ef: int = 256
     # Embedded index: once this many points are searched exactly (no graph holds them), the
@@ -249,6 +253,10 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_PORT must be a TCP port number")
         if not 1 <= self.top_k <= self.candidates <= 1000:
             raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
+        if self.store_wait_attempts < 1:
+            raise InvalidFieldError("STREAM_RAG_STORE_WAIT_ATTEMPTS must be at least 1")
+        if self.store_wait_s < 0:
+            raise InvalidFieldError("STREAM_RAG_STORE_WAIT_S must be >= 0")
         if self.hnsw_ef < 1:
             raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
         if self.hnsw_auto_points < 0:

@@ -4,14 +4,18 @@ first-start behaviour runs as a real `stream-rag serve` process."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml  # type: ignore[import-untyped]  # no stubs installed; only safe_load is used
 
 from .helpers import free_port
@@ -33,6 +37,112 @@ def test_compose_keeps_qdrant_private_and_keyed() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert '"--init-key"' in dockerfile
     assert re.search(r"^USER (?!root)", dockerfile, re.M)
+
+
+def test_the_image_is_for_production() -> None:
+    # Production answers from the operator's documents: no sample unless the demo is asked for.
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    (cmd,) = re.findall(r"^CMD (.+)$", dockerfile, re.M)
+    assert "--sample" not in cmd
+    installs = re.findall(r"pip install [^&\n]*", dockerfile)
+    assert installs
+    for install in installs:  # regular installs of the locked versions, not an editable one
+        assert " -e " not in install, install
+        assert "--editable" not in install, install
+        assert "-c constraints.txt" in install, install
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    for name in ("app", "qdrant"):
+        assert services[name]["restart"] == "unless-stopped", name
+        assert "profiles" not in services[name], name
+    assert "--sample" not in str(services["app"].get("command", ""))
+    assert "readyz" in " ".join(services["app"]["healthcheck"]["test"])
+    demo = services["demo"]
+    assert demo["profiles"] == ["demo"]
+    assert "--sample" in demo["command"]
+    assert demo["volumes"] != services["app"]["volumes"]  # the sample never meets real data
+    assert "STREAM_RAG_QDRANT_URL" not in demo["environment"]
+
+
+def test_qdrant_is_pinned_to_the_clients_minor_version() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    image = compose["services"]["qdrant"]["image"]
+    pinned = re.fullmatch(r"qdrant/qdrant:v(\d+)\.(\d+)\.\d+", image)
+    assert pinned, image
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (bound,) = [dep for dep in project["dependencies"] if dep.startswith("qdrant-client")]
+    lower = re.search(r">=(\d+)\.(\d+)", bound)
+    assert lower, bound
+    assert pinned.groups() == lower.groups(), (image, bound)
+    locked = re.search(
+        r"^qdrant-client==(\d+)\.(\d+)\.", (ROOT / "constraints.txt").read_text(), re.M
+    )
+    assert locked
+    assert pinned.groups() == locked.groups(), image
+
+
+def docker_ignored(path: str, rules: list[str]) -> bool:
+    """Whether the build context leaves `path` out: Docker's rules, the last match wins."""
+    ignored = False
+    for rule in rules:
+        keep = rule.startswith("!")
+        pattern = rule.removeprefix("!").rstrip("/")
+        parts = path.split("/")
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        hit = any(fnmatch.fnmatchcase(prefix, pattern) for prefix in prefixes)
+        if pattern.startswith("**/"):
+            hit = hit or any(fnmatch.fnmatchcase(part, pattern[3:]) for part in parts)
+        if hit:
+            ignored = not keep
+    return ignored
+
+
+def test_the_build_context_is_an_allowlist() -> None:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    rules = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    assert rules[0] == "*"  # everything out, then what the image needs back in
+    copied = re.findall(r"^COPY (?!--from)(.+) \S+$", (ROOT / "Dockerfile").read_text(), re.M)
+    for source in " ".join(copied).split():
+        assert not docker_ignored(source, rules), source
+    assert not docker_ignored("stream_rag/http/static/widget.js", rules)
+    for secret in (
+        ".venv/bin/python",
+        "stream_rag_data/keys.json",
+        ".env",
+        "report/latency.png",
+        ".git/config",
+        "stream_rag/__pycache__/config.cpython-311.pyc",
+        "tests/test_deploy.py",
+    ):
+        assert docker_ignored(secret, rules), secret
+
+
+def compose_command() -> list[str] | None:
+    docker = shutil.which("docker")
+    if (
+        docker
+        and subprocess.run([docker, "compose", "version"], capture_output=True).returncode == 0
+    ):
+        return [docker, "compose"]
+    legacy = shutil.which("docker-compose")
+    return [legacy] if legacy else None
+
+
+def test_docker_compose_config_validates() -> None:
+    command = compose_command()
+    if command is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
+    env = {**os.environ, "QDRANT_API_KEY": "0" * 64}
+    for profile in ([], ["--profile", "demo"]):
+        done = subprocess.run(
+            [*command, *profile, "config", "--quiet"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
 
 
 def test_first_start_creates_one_admin_key_and_requires_it(tmp_path: Path) -> None:

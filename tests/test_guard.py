@@ -162,10 +162,15 @@ def test_host_header_is_checked(tmp_path: Path) -> None:
         )
     listed = Settings(data_dir=tmp_path / "b", allowed_hosts=("api.example.com",))
     with TestClient(create_app(listed)) as client:
-        assert client.get("/healthz", headers={"Host": "api.example.com"}).status_code == 200
-        refused = client.get("/healthz", headers={"Host": "localhost"})
+        assert client.get("/openapi.json", headers={"Host": "api.example.com"}).status_code == 200
+        refused = client.get("/openapi.json", headers={"Host": "localhost"})
         assert refused.status_code == 400
         assert refused.json()["error"]["code"] == "invalid_host"
+        # Probes ask by IP or an internal name (Docker's healthcheck, a load balancer):
+        # health answers for any Host once an allowlist is set.
+        for host in ("127.0.0.1:8000", "10.0.3.7", "app", "localhost"):
+            assert client.get("/healthz", headers={"Host": host}).status_code == 200, host
+            assert client.get("/readyz", headers={"Host": host}).status_code in (200, 503), host
 
 
 def test_rate_limit_per_key_and_per_address(tmp_path: Path) -> None:

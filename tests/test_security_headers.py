@@ -22,7 +22,8 @@ PROTECTIONS = ("content-security-policy", "x-content-type-options", "x-frame-opt
         ("/healthz", "127.0.0.1", (), 200),
         ("/v1/nothing", "127.0.0.1", (), 404),
         ("/healthz", "attacker.example", (), 400),  # a DNS-rebinding page's request
-        ("/healthz", "attacker.example", ("rag.example",), 400),  # STREAM_RAG_ALLOWED_HOSTS
+        ("/openapi.json", "attacker.example", ("rag.example",), 400),  # ALLOWED_HOSTS
+        ("/healthz", "10.0.0.7", ("rag.example",), 200),  # a probe by IP
         ("/healthz", "rag.example", ("rag.example",), 200),
     ],
 )

@@ -47,6 +47,12 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     # Bound before the model and the sample load, so a port in use is said in one line at once
     # (uvicorn found it only after everything had loaded, and exited 3).
     listening = listen(settings.host, settings.port)
+    try:
+        wait_for_stores(settings)
+    except BaseException:
+        for sock in listening:
+            sock.close()
+        raise
     if args.sample:
         store = open_store(settings)
         try:
@@ -65,6 +71,15 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         json_request_log()
     build_server(create_app(settings), settings).run(sockets=listening)
     return 0
+
+
+def wait_for_stores(settings: Settings) -> None:
+    """A store server (Qdrant) started alongside may not answer yet: bounded retries, each
+    wait said on stderr, then a one-line error (exit 1) rather than a start-up traceback."""
+    if settings.qdrant_url:
+        from ..index.qdrant import wait_for_server
+
+        wait_for_server(settings, lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def listen(host: str, port: int) -> list[socket.socket]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TypeVar
@@ -204,3 +205,43 @@ class QdrantIndex:
             return action()
         except (ResponseHandlingException, UnexpectedResponse) as exc:
             raise IndexUnavailableError(f"Qdrant request failed: {exc}") from None
+
+
+def wait_for_server(settings: Settings, say: Callable[[str], None]) -> None:
+    """Ask the Qdrant server at `STREAM_RAG_QDRANT_URL` until it answers, at most
+    `store_wait_attempts` times `store_wait_s` apart, saying each wait; a refused API key
+    fails at once (retrying cannot fix it)."""
+    url, attempts = settings.qdrant_url, settings.store_wait_attempts
+    client = QdrantClient(
+        url=url, api_key=settings.qdrant_api_key, timeout=10, check_compatibility=False
+    )
+    try:
+        for attempt in range(1, attempts + 1):
+            try:
+                client.get_collections()
+            except UnexpectedResponse as exc:
+                if exc.status_code in (401, 403):
+                    raise IndexUnavailableError(
+                        f"Qdrant at {url} refused the API key (STREAM_RAG_QDRANT_API_KEY): "
+                        f"{exc.status_code}"
+                    ) from exc
+                reason = f"HTTP {exc.status_code}"
+            except (ResponseHandlingException, OSError) as exc:
+                reason = str(getattr(exc, "source", None) or exc) or type(exc).__name__
+            else:
+                if attempt > 1:
+                    say(f"Qdrant at {url} answered (attempt {attempt}/{attempts})")
+                return
+            if attempt == attempts:
+                raise IndexUnavailableError(
+                    f"Qdrant at {url} did not answer after {attempts} attempts "
+                    f"{settings.store_wait_s:g} s apart ({reason}); set "
+                    "STREAM_RAG_STORE_WAIT_ATTEMPTS / STREAM_RAG_STORE_WAIT_S to wait longer"
+                )
+            say(
+                f"waiting for Qdrant at {url} (attempt {attempt}/{attempts}: {reason}); "
+                f"next in {settings.store_wait_s:g} s"
+            )
+            time.sleep(settings.store_wait_s)
+    finally:
+        client.close()
