@@ -10,7 +10,7 @@ import sys
 from ..access.principals import KeyRing, check_open_mode
 from ..config import Settings
 from ..errors import StreamRagError
-from ..index.folders import ingest_paths, sample_kb_dir
+from ..index.folders import ingest_sample
 from ..services import open_store
 from . import keys
 
@@ -25,7 +25,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument(
         "--sample",
         action="store_true",
-        help="first ingest the bundled sample knowledge base (skipped if already stored)",
+        help="first ingest the bundled sample knowledge base, once per collection "
+        "(sample documents deleted later stay deleted)",
     )
     serve.add_argument(
         "--init-key",
@@ -56,14 +57,22 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     if args.sample:
         store = open_store(settings)
         try:
-            report = ingest_paths(store, [sample_kb_dir()], settings, quiet=True)
+            report = ingest_sample(store, settings)
         finally:
             store.close()
-        print(
-            f"sample knowledge base: {len(report.added)} added, "
-            f"{len(report.duplicates)} already stored",
-            file=sys.stderr,
-        )
+        if report is None:
+            print(
+                "sample knowledge base: loaded before; not added again (documents deleted "
+                "since stay deleted)",
+                file=sys.stderr,
+            )
+        else:
+            failed = f", {len(report.failed)} failed" if report.failed else ""
+            print(
+                f"sample knowledge base: {len(report.added)} added, "
+                f"{len(report.duplicates)} already stored{failed}",
+                file=sys.stderr,
+            )
     print(f"serving on http://{settings.host}:{settings.port}", file=sys.stderr)
     if settings.ungated_baseline:
         print("WARNING: STREAM_RAG_UNGATED_BASELINE: answers are NOT verified", file=sys.stderr)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -78,4 +80,30 @@ def ingest_paths(
                 report.added.append((path, result))
         progress.advance(path.name)
     progress.close()
+    return report
+
+
+def sample_loaded_key(collection: str) -> str:
+    """The store's meta key recording that the sample was loaded into `collection`."""
+    return f"sample_loaded:{collection}"
+
+
+def ingest_sample(store: DocumentStore, settings: Settings) -> IngestReport | None:
+    """`serve --sample`: the sample knowledge base into the default collection, once. The
+    store's meta records the load, so a sample document the operator deleted stays deleted;
+    None when it was loaded before."""
+    collection = settings.default_collection
+    key = sample_loaded_key(collection)
+    if store.meta(key) is not None:
+        return None
+    files = list(iter_files([sample_kb_dir()]))
+    # Loaded by a release that kept no record: a sample file already stored says so.
+    digests = {hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
+    stored = {v.sha256 for doc in store.list_documents(collection) for v in doc.versions}
+    if digests & stored:
+        store.set_meta(key, "found stored")
+        return None
+    report = ingest_paths(store, files, settings, collection=collection, quiet=True)
+    if not report.failed:  # a file that failed is tried again at the next start
+        store.set_meta(key, datetime.now(UTC).isoformat(timespec="seconds"))
     return report
