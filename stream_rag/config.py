@@ -13,6 +13,7 @@ from typing import Any
 from starlette.config import Config
 
 from .errors import InvalidFieldError
+from .store.sql import is_postgres_url
 
 ENV_PREFIX = "STREAM_RAG_"
 
@@ -27,6 +28,11 @@ class Settings:
     max_upload_mb: float = 50.0
     chunk_chars: int = 1000
     chunk_overlap_chars: int = 150
+    # The store's database: SQLite in data_dir unless a postgresql:// URL is given (then the
+    # original bytes, the job queue and the keys live there too; data_dir keeps staging and a
+    # cache).
+    database_url: str | None = None
+    database_pool: int = 10  # connections one process keeps to PostgreSQL at most
     # Extraction runs in worker processes (extract_pool.py), each document within limits.
     extract_workers: int = 2
     extract_cpu_s: int = 60
@@ -334,6 +340,13 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
         if not 1 <= self.max_json_kb <= 100_000:
             raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
+        if self.database_url is not None and not is_postgres_url(self.database_url):
+            raise InvalidFieldError(
+                "STREAM_RAG_DATABASE_URL must be a postgresql:// URL "
+                "(unset: SQLite in the data directory)"
+            )
+        if not 1 <= self.database_pool <= 1000:
+            raise InvalidFieldError("STREAM_RAG_DATABASE_POOL must be between 1 and 1000")
         if self.rate_limit_rpm < 1 or self.max_streams < 1:
             raise InvalidFieldError("STREAM_RAG_RATE_LIMIT_RPM and _MAX_STREAMS must be >= 1")
         if self.question_log_days < 0 or self.feedback_rpm < 1:

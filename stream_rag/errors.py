@@ -21,7 +21,8 @@ StreamRagError                  base of everything stream_rag raises on purpose
  ├── DataDirMissingError        a CLI command that reads stored documents names no directory
  ├── ShuttingDownError          the server is stopping and its drain period is over (503)
  ├── AnswerTimeoutError         the whole answer took over STREAM_RAG_ANSWER_TIMEOUT_S (504)
- └── QueueFullError             too many versions wait to be indexed; retry later (503)
+ ├── QueueFullError             too many versions wait to be indexed; retry later (503)
+ └── StoreUnavailableError      the database (STREAM_RAG_DATABASE_URL) cannot be reached (503)
 """
 
 from __future__ import annotations
@@ -151,3 +152,8 @@ class DataDirMissingError(StreamRagError):
     exist (a mistyped --data-dir), so it would have opened an empty store there."""
 
     code = "data_dir_missing"
+
+
+class StoreUnavailableError(StreamRagError):
+    code = "store_unavailable"
+    status = 503

@@ -94,6 +94,8 @@ def open_store(settings: Settings, *, processes: bool = True) -> DocumentStore:
         chunk_overlap_chars=settings.chunk_overlap_chars,
         extractor=extractor,
         max_jobs=settings.max_queued_jobs,
+        database_url=settings.database_url,
+        pool_size=settings.database_pool,
     )
 
 

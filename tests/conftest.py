@@ -15,6 +15,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
 from .browser import browser, console, context, page  # noqa: F401  (the browser tests' fixtures)
+from .postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL's fixtures)
 
 # No machine-speed limits: on a loaded machine an example may take seconds.
 hypothesis_settings.register_profile(

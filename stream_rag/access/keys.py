@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import sqlite3
 import stat
 import tomllib
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,26 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidFieldError, NotFoundError
+from ..store.database import Database
 from ..store.records import validate_collection
+from ..store.sql import Connection
 
 SCOPES = ("admin", "write", "read", "chat")
 ALL = "*"
 SECRET_PREFIX = "sr_"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS api_keys (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    sha256 TEXT NOT NULL UNIQUE,
-    prefix TEXT NOT NULL,
-    scopes TEXT NOT NULL,
-    collections TEXT NOT NULL,
-    rpm INTEGER,
-    max_streams INTEGER,
-    created_at TEXT NOT NULL,
-    revoked_at TEXT
-);
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,13 +104,15 @@ def check_limit(value: object, what: str) -> int | None:
 
 
 class KeyStore:
-    """The `api_keys` table in the store's SQLite file; blocking, one connection per call."""
+    """The `api_keys` table in the store's database (SQLite in `data_dir`, or PostgreSQL at
+    `database_url`); blocking. Each statement is its own transaction: keys change rarely."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, database_url: str | None = None) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
-        self.path = data_dir / "stream_rag.sqlite3"
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        self.database = Database(database_url or data_dir / "stream_rag.sqlite3", pool_size=4)
+
+    def close(self) -> None:
+        self.database.close()
 
     def create(
         self,
@@ -203,17 +191,11 @@ class KeyStore:
         return _key(row)
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        # Autocommit: each statement is its own transaction; keys are written rarely.
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        try:
-            yield db
-        finally:
-            db.close()
+    def _connect(self) -> Iterator[Connection]:
+        yield self.database.connection()
 
 
-def _key(row: sqlite3.Row) -> ApiKey:
+def _key(row: Any) -> ApiKey:
     collections = row["collections"]
     return ApiKey(
         id=row["id"],

@@ -180,7 +180,7 @@ class KeyRing:
     def open(cls, settings: Settings) -> KeyRing:
         """Blocking: reads the keys file and the table."""
         file_keys = load_keys_file(settings.keys_file) if settings.keys_file else []
-        ring = cls(KeyStore(settings.data_dir), file_keys)
+        ring = cls(KeyStore(settings.data_dir, settings.database_url), file_keys)
         ring.reload()
         return ring
 

@@ -77,8 +77,9 @@ def store_readings(store: DocumentStore, chunks: Sequence[Chunk]) -> None:
     rows = [(c.id, to_json(analyse(c.text)), c.id) for c in chunks]
     with store.transaction() as db:
         db.executemany(
-            "INSERT OR REPLACE INTO chunk_readings (chunk_id, data) "
-            "SELECT ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            "INSERT INTO chunk_readings (chunk_id, data) "
+            "SELECT ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?) "
+            "ON CONFLICT (chunk_id) DO UPDATE SET data = excluded.data",
             rows,
         )
 

@@ -13,7 +13,7 @@ from ..config import Settings
 from ..errors import DataDirMissingError, StreamRagError
 from ..loadtest import command as loadtest
 from ..services import open_services, open_store
-from . import ask, documents, evaluate, fake, index, keys, serve
+from . import ask, database, documents, evaluate, fake, index, keys, serve
 
 DESCRIPTION = """\
 stream_rag: a streaming RAG backend that only sends sentences whose citations check out.
@@ -26,7 +26,7 @@ docs/reference/settings.md."""
 # mistake, not an empty knowledge base.
 _READERS = frozenset({"documents", "delete", "search", "ask", "reindex", "doctor", "optimize"})
 # Commands that use the data directory (the others run on a throwaway one, or none).
-_USERS = _READERS | {"ingest", "keys", "serve"}
+_USERS = _READERS | {"ingest", "keys", "serve", "migrate"}
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     loadtest.add_parser(commands)
     index.add_parsers(commands)
     evaluate.add_parser(commands)
+    database.add_parsers(commands)
     return parser
 
 
@@ -106,6 +107,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return evaluate.run(settings, args)
         if args.command == "keys":
             return keys.run(settings, args)
+        if args.command == "migrate":
+            return database.migrate(settings)
         if args.command == "fake-llm":
             return fake.run(args)
         if args.command == "loadtest":

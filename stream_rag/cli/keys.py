@@ -55,7 +55,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
-    store = KeyStore(settings.data_dir)
+    store = KeyStore(settings.data_dir, settings.database_url)
     if args.action == "create":
         key, secret = store.create(
             name=args.name,
@@ -103,7 +103,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 def print_first_key(settings: Settings) -> None:
     """The first admin key of a fresh deployment, printed once (to stderr, so logs keep it)."""
-    key, secret = KeyStore(settings.data_dir).create(name="first admin key", scopes=["admin"])
+    key, secret = KeyStore(settings.data_dir, settings.database_url).create(
+        name="first admin key", scopes=["admin"]
+    )
     print(
         f"\nNo API key existed, so an admin key was created ({key.id}). It is shown only now:\n\n"
         f"    {secret}\n\nSend it as 'Authorization: Bearer <key>'. Create narrower keys with "

@@ -61,7 +61,8 @@ def refund_attempt(store: DocumentStore, key: Key) -> None:
     """An attempt interrupted by a clean shutdown does not count against the version."""
     with store.transaction() as db:
         db.execute(
-            "UPDATE jobs SET attempts = max(attempts - 1, 0) WHERE doc_id = ? AND version = ?",
+            "UPDATE jobs SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END "
+            "WHERE doc_id = ? AND version = ?",
             key,
         )
 

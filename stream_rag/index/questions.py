@@ -72,8 +72,10 @@ def save_questions(
     ]
     with store.transaction() as db:
         db.executemany(
-            "INSERT OR REPLACE INTO chunk_questions (chunk_id, model, count, vectors) "
-            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+            "INSERT INTO chunk_questions (chunk_id, model, count, vectors) "
+            "SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?) "
+            "ON CONFLICT (chunk_id) DO UPDATE SET model = excluded.model, "
+            "count = excluded.count, vectors = excluded.vectors",
             rows,
         )
 

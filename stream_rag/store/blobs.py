@@ -94,6 +94,11 @@ class BlobStore:
     def path_for(self, sha256: str) -> Path:
         return self.root / sha256[:2] / sha256
 
+    def fetch(self, sha256: str) -> Path | None:
+        """A local file holding these bytes, or None if they are not stored."""
+        path = self.path_for(sha256)
+        return path if path.is_file() else None
+
     def stager(self, limit: int) -> Stager:
         return Stager(self._staging_dir(), limit)
 

@@ -8,7 +8,6 @@ document. What indexing keeps per version and chunk is in indexing_state.py.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from ..ingest.extract_pool import Extractor, InProcessExtractor, Wanted
 from ..types import Chunk, Document, UploadResult, Version
 from . import quotas
 from .blobs import BlobStore, StagedFile
+from .blobs_db import DatabaseBlobStore
 from .database import in_batches
 from .indexing_state import IndexingState
 from .quotas import Quota
@@ -34,6 +34,7 @@ from .records import (
     validate_filename,
     version_of,
 )
+from .sql import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,8 @@ class DocumentStore(IndexingState):
         chunk_overlap_chars: int = 150,
         extractor: Extractor | None = None,
         max_jobs: int = 10_000,
+        database_url: str | None = None,
+        pool_size: int = 10,
     ) -> None:
         self.data_dir = data_dir
         # The parsers: worker processes in the server (extract_pool.py); in-process default.
@@ -76,8 +79,14 @@ class DocumentStore(IndexingState):
         self.chunk_chars = chunk_chars
         self.chunk_overlap_chars = chunk_overlap_chars
         data_dir.mkdir(parents=True, exist_ok=True)
-        self.blobs = BlobStore(data_dir / "blobs")
-        super().__init__(data_dir / "stream_rag.sqlite3")
+        # The database: SQLite in the data directory, or PostgreSQL, which then holds the
+        # original bytes too (the data directory keeps only staging and a cache).
+        super().__init__(database_url or data_dir / "stream_rag.sqlite3", pool_size=pool_size)
+        self.blobs: BlobStore = (
+            BlobStore(data_dir / "blobs")
+            if database_url is None
+            else DatabaseBlobStore(data_dir / "blobs", self.backend)
+        )
         self.sweep()
 
     # -- reading --------------------------------------------------------------------------
@@ -123,8 +132,8 @@ class DocumentStore(IndexingState):
         raise NotFoundError(f"document {doc_id!r} has no version {version}")
 
     def content_path(self, record: Version) -> Path:
-        path = self.blobs.path_for(record.sha256)
-        if not path.is_file():
+        path = self.blobs.fetch(record.sha256)
+        if path is None:
             raise NotFoundError(f"bytes of {record.doc_id!r} version {record.version} are missing")
         return path
 
@@ -315,7 +324,7 @@ class DocumentStore(IndexingState):
 
     def _admit(
         self,
-        db: sqlite3.Connection,
+        db: Connection,
         prepared: _Prepared,
         collection: str,
         new_document: bool,
@@ -336,7 +345,7 @@ class DocumentStore(IndexingState):
                 chunks=len(prepared.spans),
             )
 
-    def _check_queue(self, db: sqlite3.Connection) -> None:
+    def _check_queue(self, db: Connection) -> None:
         queued = int(db.execute("SELECT count(*) FROM jobs").fetchone()[0])
         if queued >= self.max_jobs:
             raise QueueFullError(
@@ -345,7 +354,7 @@ class DocumentStore(IndexingState):
             )
 
     def _insert_version(
-        self, db: sqlite3.Connection, doc_id: str, number: int, prepared: _Prepared, now: str
+        self, db: Connection, doc_id: str, number: int, prepared: _Prepared, now: str
     ) -> None:
         db.execute(
             "INSERT INTO versions (doc_id, version, sha256, size, media_type, filename, "
@@ -364,7 +373,7 @@ class DocumentStore(IndexingState):
             ),
         )
         db.executemany(
-            "INSERT INTO chunks (id, doc_id, version, ordinal, start, end, text) "
+            'INSERT INTO chunks (id, doc_id, version, ordinal, start, "end", text) '
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 (chunk_id(doc_id, number, i), doc_id, number, i, s, e, prepared.text[s:e])
@@ -377,7 +386,7 @@ class DocumentStore(IndexingState):
         )
 
     def _find_duplicate(
-        self, sha256: str, collection: str, db: sqlite3.Connection | None = None
+        self, sha256: str, collection: str, db: Connection | None = None
     ) -> UploadResult | None:
         row = (
             (db or self._db())

@@ -57,8 +57,9 @@ class IndexingState(Database):
                 keys,
             )
             db.executemany(
-                "INSERT OR IGNORE INTO jobs (doc_id, version, created_at) "
-                "SELECT doc_id, version, ? FROM versions WHERE doc_id = ? AND version = ?",
+                "INSERT INTO jobs (doc_id, version, created_at) "
+                "SELECT doc_id, version, ? FROM versions WHERE doc_id = ? AND version = ? "
+                "ON CONFLICT DO NOTHING",
                 [(now, d, v) for d, v in keys],
             )
 
@@ -157,9 +158,10 @@ class IndexingState(Database):
         """Store (chunk id, features JSON) pairs; rows of chunks deleted meanwhile are skipped."""
         with self._transaction() as db:
             db.executemany(
-                "INSERT OR REPLACE INTO chunk_features (chunk_id, data) "
-                "SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?1)",
-                rows,
+                "INSERT INTO chunk_features (chunk_id, data) "
+                "SELECT ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?) "
+                "ON CONFLICT (chunk_id) DO UPDATE SET data = excluded.data",
+                [(cid, data, cid) for cid, data in rows],
             )
 
     def save_sentence_vectors(self, rows: Sequence[SentenceVectorRow]) -> None:
@@ -168,9 +170,13 @@ class IndexingState(Database):
         token columns may be None). Rows of chunks deleted meanwhile are skipped."""
         with self._transaction() as db:
             db.executemany(
-                "INSERT OR REPLACE INTO chunk_sentence_vectors "
+                "INSERT INTO chunk_sentence_vectors "
                 "(chunk_id, model, spans, dim, vectors, token_counts, token_dims, tokens) "
-                "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)",
+                "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?) "
+                "ON CONFLICT (chunk_id) DO UPDATE SET model = excluded.model, "
+                "spans = excluded.spans, dim = excluded.dim, vectors = excluded.vectors, "
+                "token_counts = excluded.token_counts, token_dims = excluded.token_dims, "
+                "tokens = excluded.tokens",
                 [(*row, row[0]) for row in rows],
             )
 

@@ -99,9 +99,15 @@ class QuestionLog:
             self.purge()
         with self.db.transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO questions (id, conversation, collection, key_id, asked_at,"
+                "INSERT INTO questions (id, conversation, collection, key_id, asked_at,"
                 " question, outcome, reason, sentences, dropped, citations, conflicts)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET conversation = excluded.conversation,"
+                " collection = excluded.collection, key_id = excluded.key_id,"
+                " asked_at = excluded.asked_at, question = excluded.question,"
+                " outcome = excluded.outcome, reason = excluded.reason,"
+                " sentences = excluded.sentences, dropped = excluded.dropped,"
+                " citations = excluded.citations, conflicts = excluded.conflicts",
                 (
                     asked.id,
                     asked.conversation,

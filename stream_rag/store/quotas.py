@@ -4,10 +4,10 @@ WebDAV's quotas answer (RFC 4331 section 6); docs/decisions/ingest-quotas.md."""
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 
 from ..errors import InputError
+from .sql import Connection
 
 
 class QuotaExceededError(InputError):
@@ -45,14 +45,14 @@ _USAGE = (
 )
 
 
-def usage(db: sqlite3.Connection, column: str, value: str) -> Usage:
+def usage(db: Connection, column: str, value: str) -> Usage:
     assert column in ("collection", "owner")
     row = db.execute(_USAGE.format(column=column), (value,)).fetchone()
     return Usage(int(row[0]), int(row[1]), int(row[2]))
 
 
 def check(
-    db: sqlite3.Connection,
+    db: Connection,
     quota: Quota,
     collection: str,
     *,

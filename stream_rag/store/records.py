@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 import secrets
-import sqlite3
 import unicodedata
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..errors import InvalidFieldError, InvalidFilenameError
 from ..types import Chunk, Document, Version
@@ -69,7 +69,7 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def version_of(row: sqlite3.Row) -> Version:
+def version_of(row: Any) -> Version:
     return Version(
         doc_id=row["doc_id"],
         version=row["version"],
@@ -84,7 +84,7 @@ def version_of(row: sqlite3.Row) -> Version:
     )
 
 
-def document_of(row: sqlite3.Row, versions: list[Version]) -> Document:
+def document_of(row: Any, versions: list[Version]) -> Document:
     return Document(
         id=row["id"],
         collection=row["collection"],
@@ -96,7 +96,7 @@ def document_of(row: sqlite3.Row, versions: list[Version]) -> Document:
     )
 
 
-def chunk_of(row: sqlite3.Row) -> Chunk:
+def chunk_of(row: Any) -> Chunk:
     return Chunk(
         id=row["id"],
         doc_id=row["doc_id"],

@@ -1,0 +1,281 @@
+"""One store suite, run against SQLite and PostgreSQL (a real server: tests/postgres.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from starlette.testclient import TestClient
+
+from stream_rag.access.keys import KeyStore
+from stream_rag.answer.readings import load_readings, store_readings
+from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.errors import NotFoundError, QueueFullError, UnsupportedTypeError
+from stream_rag.http.app import create_app
+from stream_rag.index.jobs import queued, record_error, refund_attempt, start_attempt
+from stream_rag.index.questions import any_questions, load_questions, save_questions
+from stream_rag.store.blobs import StagedFile
+from stream_rag.store.documents import DocumentStore
+from stream_rag.store.migrations import LATEST, MIGRATIONS
+from stream_rag.store.questions import Asked, Cited, QuestionLog
+from stream_rag.store.quotas import Quota, QuotaExceededError
+
+from .conftest import wait_indexed
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest) -> str | None:
+    """None (SQLite in the data directory) or a fresh PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return None
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def store(tmp_path: Path, database_url: str | None) -> Iterator[DocumentStore]:
+    opened = DocumentStore(
+        tmp_path / "data", chunk_chars=200, chunk_overlap_chars=40, database_url=database_url
+    )
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def stage(store: DocumentStore, data: bytes) -> StagedFile:
+    stager = store.blobs.stager(10**9)
+    stager.write(data)
+    return stager.finish()
+
+
+def test_documents_versions_and_bytes(store: DocumentStore) -> None:
+    a = store.add(stage(store, b"Alpha content."), filename="test1.txt")
+    b = store.add(stage(store, b"Beta content."), filename="test1.txt")
+    assert a.document.id != b.document.id
+    again = store.add(stage(store, b"Alpha content."), filename="renamed.txt")
+    assert again.duplicate
+    assert again.document.id == a.document.id
+    other = store.add(stage(store, b"Alpha content."), filename="a.txt", collection="other")
+    assert not other.duplicate
+    v2 = store.add_version(a.document.id, stage(store, b"Alpha, second."), filename="t.txt")
+    assert v2.version.version == 2
+    assert [v.version for v in store.get(a.document.id).versions] == [1, 2]
+    assert store.content_path(store.version(a.document.id, 1)).read_bytes() == b"Alpha content."
+    assert store.content_path(v2.version).read_bytes() == b"Alpha, second."
+    assert store.chunks(a.document.id, 2)[0].text == "Alpha, second."
+    assert store.text(a.document.id, 1) == "Alpha content."
+    assert store.count() == 3
+    assert [d.id for d in store.list_documents("other")] == [other.document.id]
+    assert len(store.list_documents()) == 3
+
+
+def test_chunks_point_into_the_text(store: DocumentStore) -> None:
+    body = " ".join(f"Sentence number {i} talks about plan {i}." for i in range(40))
+    result = store.add(stage(store, body.encode()), filename="long.md")
+    doc_id = result.document.id
+    chunks = store.chunks(doc_id, 1)
+    text = store.text(doc_id, 1)
+    assert len(chunks) == result.version.chunk_count > 1
+    for ordinal, chunk in enumerate(chunks):
+        assert (chunk.ordinal, chunk.id) == (ordinal, f"{doc_id}:v1:{ordinal}")
+        assert text[chunk.start : chunk.end] == chunk.text
+    ids = [c.id for c in chunks]
+    assert store.chunks_by_id(ids) == {c.id: c for c in chunks}
+    sources = store.chunk_sources(ids[:2])
+    assert sources[ids[0]].filename == "long.md"
+    assert sources[ids[0]].sha256 == result.version.sha256
+    assert store.chunk_batch(doc_id, 1, 1, 2) == chunks[1:3]
+
+
+def test_the_bytes_survive_a_fresh_open(tmp_path: Path, database_url: str | None) -> None:
+    """Another process (a replica) on the same database downloads the same bytes; 4.6 MB
+    are two parts on PostgreSQL."""
+    store = DocumentStore(tmp_path / "data", chunk_chars=4000, database_url=database_url)
+    try:
+        text = ("Refunds are paid within 30 days. " * 140_000).encode()
+        added = store.add(stage(store, text), filename="big.txt")
+    finally:
+        store.close()
+    data_dir = tmp_path / "data" if database_url is None else tmp_path / "replica"
+    other = DocumentStore(data_dir, database_url=database_url)
+    try:
+        path = other.content_path(other.version(added.document.id, 1))
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == added.version.sha256
+    finally:
+        other.close()
+
+
+def test_delete_and_sweep_remove_unshared_bytes(
+    store: DocumentStore, tmp_path: Path, database_url: str | None
+) -> None:
+    kept = store.add(stage(store, b"Shared."), filename="a.txt", collection="one")
+    gone = store.add(stage(store, b"Shared."), filename="a.txt", collection="two")
+    store.add_version(gone.document.id, stage(store, b"Only here."), filename="a.txt")
+    only_here = store.version(gone.document.id, 2)
+    store.delete(gone.document.id)
+    with pytest.raises(NotFoundError):
+        store.get(gone.document.id)
+    assert store.content_path(kept.version).read_bytes() == b"Shared."
+    assert store.blobs.fetch(only_here.sha256) is None
+    assert store.sweep() == 0
+    if database_url is not None:  # a cold cache reads the database
+        other = DocumentStore(tmp_path / "replica", database_url=database_url)
+        try:
+            assert other.blobs.fetch(only_here.sha256) is None
+            assert other.content_path(kept.version).read_bytes() == b"Shared."
+        finally:
+            other.close()
+
+
+def test_a_rejected_upload_stores_nothing(store: DocumentStore) -> None:
+    store.add(stage(store, b"Existing."), filename="a.txt")
+    with pytest.raises(UnsupportedTypeError):
+        store.add(stage(store, b"\x89PNG..."), filename="image.png")
+    assert store.count() == 1
+    assert queued(store) == 1
+
+
+def test_concurrent_identical_uploads_make_one_document(store: DocumentStore) -> None:
+    results = []
+
+    def upload() -> None:
+        results.append(store.add(stage(store, b"Raced bytes."), filename="race.txt"))
+
+    threads = [threading.Thread(target=upload) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({r.document.id for r in results}) == 1
+    assert sum(not r.duplicate for r in results) == 1
+
+
+def test_jobs_attempts_and_readiness(store: DocumentStore) -> None:
+    added = store.add(stage(store, b"Refunds within 30 days."), filename="r.txt")
+    key = (added.document.id, 1)
+    assert store.pending() == [key]
+    assert start_attempt(store, key, 2) is None
+    record_error(store, key, "boom")
+    refund_attempt(store, key)
+    refund_attempt(store, key)  # never below zero
+    assert start_attempt(store, key, 1) is None
+    reason = start_attempt(store, key, 1)
+    assert reason is not None
+    assert "boom" in reason
+    assert store.version(*key).status == "failed"
+    assert queued(store) == 0
+    store.set_indexing([key])
+    assert queued(store) == 1
+    store.set_indexing([key])  # queued once
+    assert queued(store) == 1
+    assert store.set_ready(*key, tokens=5, chunks=1) == 1
+    assert store.live_versions([added.document.id]) == {added.document.id: 1}
+    assert store.versions_with_status("ready") == {key}
+    assert store.bm25_totals() == (5, 1)
+    assert store.live_chunk_ids() == {f"{key[0]}:v1:0": key}
+    assert store.newest_versions() == [key]
+
+
+def test_the_queue_bound_and_quotas(tmp_path: Path, database_url: str | None) -> None:
+    store = DocumentStore(tmp_path / "data", max_jobs=1, database_url=database_url)
+    try:
+        store.add(stage(store, b"One."), filename="1.txt", quota=Quota(owner="key_a"))
+        with pytest.raises(QueueFullError):
+            store.add(stage(store, b"Two."), filename="2.txt")
+        store.set_failed(store.pending()[0][0], 1, "made room")
+        with pytest.raises(QuotaExceededError):
+            store.add(stage(store, b"Three."), filename="3.txt", quota=Quota("key_a", 1))
+        store.add(stage(store, b"Three."), filename="3.txt", quota=Quota("key_b", 1))
+    finally:
+        store.close()
+
+
+def test_derived_rows_per_chunk(store: DocumentStore) -> None:
+    added = store.add(stage(store, b"The fee is 30 dollars a month."), filename="f.txt")
+    chunks = store.chunks(added.document.id, 1)
+    cid = chunks[0].id
+    store.set_chunk_features([(cid, '{"a": 1}'), ("gone:v1:0", "{}")])
+    store.set_chunk_features([(cid, '{"a": 2}')])
+    assert store.chunk_features([cid, "gone:v1:0"]) == {cid: '{"a": 2}'}
+    vectors = np.ones((2, 4), np.float16).tobytes()
+    store.save_sentence_vectors([(cid, "m", "[[0, 3]]", 4, vectors, None, None, None)])
+    store.save_sentence_vectors([(cid, "m", "[[0, 4]]", 4, vectors, "[1]", 2, b"\x01\x02")])
+    assert store.sentence_vectors([cid], "m") == {
+        cid: ("[[0, 4]]", 4, vectors, ("[1]", 2, b"\x01\x02"))
+    }
+    save_questions(store, "q", [cid], [np.ones((2, 4), np.float32)])
+    assert any_questions(store, "q")
+    assert load_questions(store, [cid], "q", 4)[cid].shape == (2, 4)
+    store_readings(store, chunks)
+    store_readings(store, chunks)
+    assert set(load_readings(store, [cid])) <= {cid}
+    store.set_meta("fingerprint", "a")
+    store.set_meta("fingerprint", "b")
+    assert store.meta("fingerprint") == "b"
+    assert store.meta_int("absent") == 0
+    store.delete(added.document.id)  # derived rows go with their chunks
+    assert store.chunk_features([cid]) == {}
+    assert not any_questions(store, "q")
+
+
+def test_keys_live_in_the_same_database(tmp_path: Path, database_url: str | None) -> None:
+    keys = KeyStore(tmp_path / "data", database_url)
+    try:
+        key, secret = keys.create(name="bot", scopes=["chat"], collections=["a", "b"], rpm=5)
+        found = keys.find(key.sha256)
+        assert found is not None
+        assert found.collections == frozenset({"a", "b"})
+        assert [k.id for k in keys.list()] == [key.id]
+        assert keys.revoke(key.id).revoked_at is not None
+        assert keys.find(key.sha256) is None
+        with pytest.raises(NotFoundError, match="revoked already"):
+            keys.revoke(key.id)
+        assert secret.startswith("sr_")
+    finally:
+        keys.close()
+
+
+def test_migrations_are_recorded_once(tmp_path: Path, database_url: str | None) -> None:
+    first = DocumentStore(tmp_path / "data", database_url=database_url)
+    second = DocumentStore(tmp_path / "data2", database_url=database_url)
+    try:
+        assert first.backend.applied() == {m.version for m in MIGRATIONS}
+        assert max(second.backend.applied()) == LATEST
+    finally:
+        first.close()
+        second.close()
+
+
+def test_the_server_stores_indexes_and_answers_on_either(
+    tmp_path: Path, database_url: str | None, minilm: MiniLMEmbedder
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", database_url=database_url)
+    with TestClient(create_app(settings, embedder=minilm)) as client:
+        body = b"Refunds are paid within 30 days of a cancellation."
+        response = client.post("/v1/documents", files={"file": ("refunds.txt", body)})
+        assert response.status_code == 201, response.text
+        doc_id = response.json()["document"]["id"]
+        assert wait_indexed(client, doc_id)["versions"][0]["status"] == "ready"
+        download = client.get(f"/v1/documents/{doc_id}/versions/1/content")
+        assert download.content == body
+        found = client.post("/v1/search", json={"query": "when are refunds paid"}).json()
+        assert found["blocks"][0]["doc_id"] == doc_id
+
+
+def test_the_question_log(store: DocumentStore) -> None:
+    log = QuestionLog(store, keep_days=30)
+    cited = (Cited("doc_a", 1, "a.txt"),)
+    log.record(Asked("q1", "default", "when?", "answered", "c1", "key_a", citations=cited))
+    assert log.rate("q1", "key_a", 1, "good")
+    assert not log.rate("q1", "key_b", -1, "not mine")
+    log.record(Asked("q1", "default", "when?", "answered", "c1", "key_a", sentences=2))
+    (row,) = log.rows(["default"], "2000-01-01")
+    assert (row.rating, row.sentences) == (1, 2)
+    assert log.forget_conversation("c1", "key_a") == 1
+    assert log.rows(None, "2000-01-01") == []
