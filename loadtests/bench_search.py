@@ -7,7 +7,7 @@ chunked small enough to make ~10k chunks (each embedded by the local MiniLM at i
 Queries are the Cranfield questions, numbered so that none is answered from the query
 embedding cache (`--cached` asks them unnumbered, twice, to show the cached case; `--plain`
 asks them unnumbered, with the server's query cache off: the numbers cost the hybrid
-mode's model ~6 word pieces a question, docs/decisions.md). Hybrid and
+mode's model ~6 word pieces a question, docs/decisions/). Hybrid and
 BM25-only (`weights: {"dense": 0, "bm25": 1}`) alternate query by query, so both see the same
 machine load; the ratio of their medians is the figure. With `--phases` each mode runs alone
 (over halves of the queries, hybrid-bm25 then bm25-hybrid): at 8 clients a BM25 search then

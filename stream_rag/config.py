@@ -83,14 +83,14 @@ class Settings:
     hnsw_journal_mb: float = 256.0
     # Embedded index: up to this many points, dense search runs on an in-memory copy of the
     # vectors (exact, ~1.6 KB a point; index/mirror.py); 0 (the default) turns it off: in
-    # the server it measured no faster than the engine (docs/decisions.md).
+    # the server it measured no faster than the engine (docs/decisions/).
     dense_mirror_max_points: int = 0
     # Embeddings: the local MiniLM unless an OpenAI-compatible endpoint is given.
     embed_base_url: str | None = None
     embed_model: str = "text-embedding-3-small"
     embed_api_key: str | None = None
     embed_timeout_s: float = 30.0
-    # The local MiniLM's precision per use ("fp32" or "int8", docs/decisions.md): search
+    # The local MiniLM's precision per use ("fp32" or "int8", docs/decisions/): search
     # queries, passages embedded at ingest (chunks, their FAQ questions), and the gate's
     # semantic stage: block sentences stored at ingest and grey-zone sentences alike.
     embed_query_precision: str = "int8"
@@ -141,19 +141,19 @@ class Settings:
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the
     # rest queue, so the event loop keeps a CPU and the GIL often enough to deliver sentences.
     # 0 (the default): one fewer than the CPUs the process may use, at least 1 (see
-    # `cpu_worker_threads`; docs/decisions.md, "One CPU left to the event loop").
+    # `cpu_worker_threads`; docs/decisions/, "One CPU left to the event loop").
     cpu_workers: int = 0
     # `stream-rag serve`'s GIL switch interval: how long a worker thread running Python may
     # keep the event loop waiting (Python's default, 5 ms, is paid on every wake-up while the
-    # workers are busy, e.g. a burst's retrieval; docs/decisions.md).
+    # workers are busy, e.g. a burst's retrieval; docs/decisions/).
     gil_switch_ms: float = 1.0
     # `stream-rag serve`: once started, move every object alive then (models, indexes, the
     # sample knowledge base) out of the cyclic GC's reach, so that a full collection scans only
-    # what came after (one over them took 55-110 ms of CPU, a sentence's lag; docs/decisions.md).
+    # what came after (one over them took 55-110 ms of CPU, a sentence's lag; docs/decisions/).
     gc_freeze: bool = True
     # `stream-rag serve`: the GC's full collections run when no request is in progress (or,
     # under load that never pauses, after 20x as many young collections as CPython waits),
-    # not in the middle of answers: each stalled every stream 10-25 ms (docs/decisions.md).
+    # not in the middle of answers: each stalled every stream 10-25 ms (docs/decisions/).
     # Off by default: in alternating pairs the lag p99 came out worse with it in 4 of 5.
     gc_idle: bool = False
     # `stream-rag serve` on Linux 6.12+: the scheduling slice its threads ask the kernel for

@@ -219,7 +219,7 @@ def build_model(
         )
     # The question was embedded for retrieval a moment before: the generator reuses that,
     # unless it is int8 (scored against fp32 sentences it moved one sample answer to the
-    # wrong document; docs/decisions.md).
+    # wrong document; docs/decisions/).
     known = None
     if queries is not None and settings.embed_query_precision == "fp32":
         known = queries.cached

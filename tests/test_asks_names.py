@@ -1,6 +1,7 @@
 """The search for coordinated names ("Basic and Pro") finds what `re`'s own search of the same
 pattern finds, on short questions and on long runs of names (where `re` retried from every
-word of the run); its cost is in loadtests/bench_names.py, not here."""
+word of the run); its cost was measured once (docs/decisions/names-search-question-linear.md),
+not here."""
 
 from __future__ import annotations
 

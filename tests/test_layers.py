@@ -1,4 +1,4 @@
-"""The stage packages import only from stages below them (docs/decisions.md, "Layers"), the
+"""The stage packages import only from stages below them (docs/decisions/, "Layers"), the
 shared modules only from each other, and the services from neither the answer nor the HTTP
 layer."""
 
@@ -53,7 +53,7 @@ def test_stages_import_only_from_below() -> None:
             target = _stage(module)
             if target is not None and STAGES.index(target) > STAGES.index(source):
                 upward.add((name, target))
-    assert upward == set(), "an import from a higher stage (see docs/decisions.md)"
+    assert upward == set(), "an import from a higher stage (see docs/decisions/)"
 
 
 def test_shared_modules_import_only_shared_ones() -> None:

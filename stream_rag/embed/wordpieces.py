@@ -4,7 +4,7 @@ For an uncased BERT tokenizer (BertNormalizer lowercasing, BertPreTokenizer, Wor
 [CLS] ... [SEP]), ASCII text splits into lowercase runs of letters and digits and single
 punctuation characters, and each word's pieces do not depend on its neighbours: a question's
 ids are its words' pieces, remembered per word. `encode` costs ~140 us of a search's CPU on
-this machine between requests (cold caches) against ~30 us here (docs/decisions.md); the ids
+this machine between requests (cold caches) against ~30 us here (docs/decisions/); the ids
 are the tokenizer's own (each new word is asked of it; tests compare whole texts).
 """
 

@@ -24,7 +24,7 @@ F32 = npt.NDArray[np.float32]
 __all__ = ["LONG_PART_PIECES", "NEAREST", "PART_BOUNDARIES", "Alignment", "align", "parts"]
 
 # Block sentences (by cosine to the sentence) whose word pieces a sentence is aligned to
-# (3, 5, 8 and 12 measured: docs/decisions.md).
+# (3, 5, 8 and 12 measured: docs/decisions/).
 NEAREST = 8
 # Word pieces that end a part of a claim: punctuation, conjunctions, relatives and the
 # prepositions that attach another fact ("..., which ...", "... after ...", "... with ...").
@@ -35,7 +35,7 @@ PART_BOUNDARIES = (
 )
 # A part needs this many content pieces to be judged alone (shorter ones join no other);
 # the model for several-sentence evidence reads the weakest part of at least LONG_PART_PIECES
-# (docs/decisions.md, WiCE section).
+# (docs/decisions/, WiCE section).
 PART_MIN_PIECES = 2
 LONG_PART_PIECES = 3
 

@@ -27,7 +27,7 @@ __all__ = [
 
 # A statement is aligned to the sentence when it shares at least this share of the weight the
 # best statement shares. Chosen on the dev sets and the fake's changed-number run
-# (docs/decisions.md): a sentence built from two statements keeps both, a number from a
+# (docs/decisions/): a sentence built from two statements keeps both, a number from a
 # statement that shares one word with the sentence is not vouched for.
 ALIGN_SHARE = 0.5
 # A number is changed when the clause it is stated in copies a statement (the best aligned,

@@ -53,7 +53,7 @@ __all__ = [
     "with_cosine",
 ]
 
-# Two models, by the evidence a sentence's match rests on (docs/decisions.md, WiCE section and
+# Two models, by the evidence a sentence's match rests on (docs/decisions/, WiCE section and
 # "One window or several"): one window (BEGIN's knowledge snippets, or one sentence of a chunk
 # that accounts for the whole match), where the whole-sentence and term signals decide, and
 # several (a claim drawn from several sentences of an article, WiCE), where a claim must match
@@ -81,7 +81,7 @@ MIN_COSINE = 0.5
 MIN_OVERLAP = 0.2
 # Several-sentence evidence goes to the one-window model when the best window's sentences
 # alone align to the sentence within this much of the 8 nearest sentences' alignment (0.02-0.05
-# measured alike; docs/decisions.md, "One window or several").
+# measured alike; docs/decisions/, "One window or several").
 ONE_WINDOW_GAP = 0.05
 # Block vectors are stored as float16, so a cosine can come out a little above 1.
 _MAX_COSINE = 1.01
@@ -180,7 +180,7 @@ class SemanticStage:
     ) -> Verdict:
         # The signals that need no embedding first: most grey sentences that fail, fail
         # whatever their cosine (too little overlap to anchor, or too much unsupported), and
-        # are dropped without paying for the sentence's embedding (docs/decisions.md).
+        # are dropped without paying for the sentence's embedding (docs/decisions/).
         f = features(sentence, verdict, ctx, vectors, None, self.word_vectors)
         if f.block_overlap < MIN_OVERLAP:
             detail = (
@@ -189,7 +189,7 @@ class SemanticStage:
             )
             return self._drop(verdict, detail, f.to_json(embedded=False))
         # A sentence about its writer ("I", "my") that no cited block's voice supports: no
-        # model is asked (the several-sentence one never saw one; docs/decisions.md).
+        # model is asked (the several-sentence one never saw one; docs/decisions/).
         if speaks_for_itself(sentence, (ctx.block_text(n) for n in verdict.cited)):
             detail = (
                 f"semantic: speaks in the first person, which {_refs(verdict.cited)} never "

@@ -134,7 +134,7 @@ class Features:
 
 # A capitalised word right after a word and a space or comma (so not the sentence's first): a
 # name, mostly. One after ", " or "(" is not read; reading those too moved a claim or two
-# either way (docs/decisions.md, WiCE section).
+# either way (docs/decisions/, WiCE section).
 _NAME = re.compile(r"(?<=\w[ ,])([A-Z][\w'.-]+)")
 # Clause boundaries: punctuation, and the conjunctions and relatives that add a claim.
 _CLAUSE = re.compile(

@@ -1,6 +1,6 @@
 """The writer's own voice: a sentence that speaks in the first person singular ("I", "me",
 "my") says something about its writer, which blocks that never speak so cannot support. The
-semantic stage drops such a grey-zone sentence before its models (docs/decisions.md, "The
+semantic stage drops such a grey-zone sentence before its models (docs/decisions/, "The
 writer's own voice"): its models were fitted on claims about the world, and the one for
 several-sentence evidence had seen no first-person sentence at all.
 """

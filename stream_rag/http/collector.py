@@ -3,7 +3,7 @@
 A full collection stops every thread that needs the GIL while it scans what the server keeps
 alive after start-up (its caches, connections and the answers in flight): in `bench_stream`'s
 server 10-25 ms of CPU (10-81 ms wall) about once per two bursts of 100 streams, a stall for
-every stream at once (docs/decisions.md). Young collections are left as they are.
+every stream at once (docs/decisions/). Young collections are left as they are.
 """
 
 from __future__ import annotations

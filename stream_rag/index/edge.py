@@ -137,7 +137,7 @@ class EdgeIndex(HnswBuilds):
         journal_max_bytes: int = JOURNAL_MAX_BYTES,
     ) -> EdgeIndex:
         """Open or create the shard at `path`. Dense vectors are stored as float16 by default:
-        exact search reads half the memory (see docs/decisions.md). Collections of up to
+        exact search reads half the memory (see docs/decisions/). Collections of up to
         `mirror_max` points are searched densely in memory (0, the default: by the engine).
         A build abandons itself once the writes made meanwhile pass `journal_max_bytes`."""
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,7 +206,7 @@ class EdgeIndex(HnswBuilds):
     def _warm_refs(self) -> None:
         """The refs of every point, so that no dense search fetches payloads: a search that
         found points not seen before read them from the engine, ~0.35 ms a search over the
-        first thousands of searches at 11k points (docs/decisions.md)."""
+        first thousands of searches at 11k points (docs/decisions/)."""
         with self._shard_lock:
             if int(self._shard.count(qe.CountRequest(exact=True))) > PREFILL_MAX:
                 return

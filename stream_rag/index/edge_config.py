@@ -18,7 +18,7 @@ _NO_HNSW_THRESHOLD_KB = 1_000_000_000
 # `build_hnsw`: segments with at least this much vector data (~10k float16 384-d vectors) get
 # a graph; smaller ones stay exact, which is as fast at that size.
 HNSW_THRESHOLD_KB = 8_000
-# Graph parameters and search ef, chosen on bench_hnsw's recall and latency (docs/decisions.md):
+# Graph parameters and search ef, chosen on bench_hnsw's recall and latency (docs/decisions/):
 # a denser graph costs build time in the child, a large ef costs every query.
 HNSW_M = 32
 HNSW_EF_CONSTRUCT = 200
@@ -81,7 +81,7 @@ def edge_config(
         # the engine's own pool (one thread per core) cost a hand-off per query, and its
         # sparse search held the GIL while waiting for that thread, stalling the event loop
         # on a busy machine. Process CPU per query on the sample KB: dense 0.08 -> 0.05 ms,
-        # sparse 0.10-0.12 -> 0.03-0.04 ms (docs/decisions.md).
+        # sparse 0.10-0.12 -> 0.03-0.04 ms (docs/decisions/).
         max_search_threads=1,
     )
 

@@ -102,7 +102,7 @@ class Indexer:
         self.on_indexed: Callable[[str, Sequence[str]], None] | None = None
         # Whether that waits until the version is live (`warm_step`): when it shares no
         # vectors with the gate's sentence pass (another precision), it is a third of a text
-        # document's indexing CPU and nothing the search needs (docs/decisions.md).
+        # document's indexing CPU and nothing the search needs (docs/decisions/).
         self.warm_after_live = False
 
     @property

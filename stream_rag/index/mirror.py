@@ -1,5 +1,5 @@
 """An exact in-memory copy of a small index's dense vectors: a search is one numpy
-matrix-vector product instead of an engine call (docs/decisions.md, "Dense search of small
+matrix-vector product instead of an engine call (docs/decisions/, "Dense search of small
 collections in numpy").
 
 The engine stays the store of record: `EdgeIndex` writes to it first and then here, under

@@ -1,5 +1,5 @@
 """What a dense hit needs (chunk, document, version), remembered by point id, so that the
-engine's dense search can return no payload (docs/decisions.md, "Dense hits without payload")."""
+engine's dense search can return no payload (docs/decisions/, "Dense hits without payload")."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ _TO_SENTENCES = getattr(getattr(blingfire, "blingfire", None), "TextToSentencesW
 def sentence_offsets(piece: str) -> list[tuple[int, int]]:
     """`blingfire.text_to_sentences_and_offsets(piece)[1]`, the same values: the same C call,
     but its UTF-8 offsets mapped to string offsets in numpy. blingfire maps them in a Python
-    loop over every byte, which was ~85% of chunking a large document (docs/decisions.md).
+    loop over every byte, which was ~85% of chunking a large document (docs/decisions/).
     Anything that loop would treat specially (an offset inside a character, out of order or
     past the end) goes to blingfire's own function."""
     data = piece.encode("utf-8")

@@ -208,7 +208,7 @@ class Retriever:
     ) -> tuple[SearchResult, T]:
         started = time.perf_counter()
         # The question is embedded in the same worker call as the searches: one hand-off per
-        # search, as for BM25 alone (docs/decisions.md, "Search: one worker call").
+        # search, as for BM25 alone (docs/decisions/, "Search: one worker call").
         if self.reranker is None:
             return await self._worker(self._search_sync, plan, started, then)
         fused = await self._worker(self._fused, plan)
