@@ -179,10 +179,13 @@ def test_http_10_needs_no_host_with_an_allowlist_either(
     with serving(settings, minilm) as bound:
         status, _, body = parse(exchange(bound, b"GET /healthz HTTP/1.0\r\n\r\n"))
         assert status == 200, body
-        refused = b"GET /healthz HTTP/1.0\r\nHost: attacker.example\r\n\r\n"
+        refused = b"GET /openapi.json HTTP/1.0\r\nHost: attacker.example\r\n\r\n"
         status, _, body = parse(exchange(bound, refused))
         assert status == 400
         assert json.loads(body)["error"]["code"] == "invalid_host"
+        # Health answers probes by any name (an IP, a container's name) once hosts are listed.
+        probe = b"GET /healthz HTTP/1.0\r\nHost: 10.0.0.7:8000\r\n\r\n"
+        assert parse(exchange(bound, probe))[0] == 200
 
 
 # -- a client that half-closes after its request ------------------------------------------------

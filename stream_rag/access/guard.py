@@ -363,9 +363,12 @@ class HostCheck(TrustedHostMiddleware):
             scope["type"] == "http"
             and scope["path"] in RESERVED_PATHS
             and not self.loopback_default
+            and len(hosts) == 1
+            and b"," not in hosts[0]
         ):
             # Probes (Docker's, a load balancer's) ask by IP or an internal name; health says
             # nothing a rebinding page could use, and the allowlist already ended open mode.
+            # A malformed Host (none on HTTP/1.1, two joined) is still refused below.
             await self.app(scope, receive, send)
             return
         if self.loopback_default and scope["type"] in ("http", "websocket"):
