@@ -4,6 +4,7 @@ caching that revalidates, absolute URLs behind STREAM_RAG_PUBLIC_URL."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,26 @@ def test_no_origins_configured_means_same_origin_only(
     with TestClient(create_app(Settings(data_dir=tmp_path / "d"), embedder=minilm)) as client:
         assert cors_headers(preflight(client, GOOD)) == {}
         assert cors_headers(client.get("/healthz", headers={"Origin": GOOD})) == {}
+
+
+def test_a_preflight_with_no_origins_configured_says_which_setting(
+    tmp_path: Path, minilm: MiniLMEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It was a 405 with no hint in the log: the operator could not tell why the widget failed.
+    with TestClient(create_app(Settings(data_dir=tmp_path / "d"), embedder=minilm)) as client:
+        with caplog.at_level(logging.WARNING, logger="stream_rag"):
+            refused = [preflight(client, GOOD) for _ in range(2)]
+        for response in refused:
+            assert response.status_code == 403
+            assert response.json()["error"]["code"] == "cors_forbidden"
+            assert "STREAM_RAG_CORS_ORIGINS" in response.json()["error"]["message"]
+            assert cors_headers(response) == {}
+        logged = [r.getMessage() for r in caplog.records if "CORS" in r.getMessage()]
+        assert len(logged) == 1, logged  # once per origin, not once per request
+        assert GOOD in logged[0]
+        assert "STREAM_RAG_CORS_ORIGINS" in logged[0]
+        # An OPTIONS that is not a preflight is not a CORS matter.
+        assert client.options("/v1/chat").status_code != 403
 
 
 def test_cors_origins_come_comma_separated_from_the_environment() -> None:

@@ -3,11 +3,14 @@ caching that revalidates (absolute URLs behind a public address: request_context
 
 from __future__ import annotations
 
+import logging
+
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..config import Settings
 from ..request_context import new_id
@@ -15,6 +18,7 @@ from ..request_context import new_id
 # Headers a cross-origin widget sends: the JSON body, its API key, EventSource's reconnect id.
 CORS_HEADERS = ("Authorization", "Content-Type", "Last-Event-ID")
 CORS_METHODS = ("GET", "HEAD", "POST", "DELETE")
+log = logging.getLogger("stream_rag")
 
 
 class StrictCORSMiddleware(CORSMiddleware):
@@ -49,10 +53,46 @@ class StrictCORSMiddleware(CORSMiddleware):
         return response
 
 
+class NoCorsOrigins:
+    """No origins listed (`STREAM_RAG_CORS_ORIGINS`): browsers allow same-origin use only. A
+    preflight is refused with a 403 that names the setting, and the first one from each origin
+    is logged, so an operator embedding the widget elsewhere sees why it cannot ask."""
+
+    LOGGED_MAX = 256  # distinct origins remembered, so a flood of made-up ones cannot grow it
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.logged: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "OPTIONS":
+            headers = Headers(scope=scope)
+            origin = headers.get("origin")
+            if origin is not None and "access-control-request-method" in headers:
+                shown = origin[:200]
+                if shown not in self.logged and len(self.logged) < self.LOGGED_MAX:
+                    self.logged.add(shown)
+                    log.warning(
+                        "CORS preflight from %r refused: no origins are listed in "
+                        "STREAM_RAG_CORS_ORIGINS (list the sites that embed the widget)",
+                        shown,
+                    )
+                message = (
+                    "cross-origin requests are off: the server lists no origins in "
+                    "STREAM_RAG_CORS_ORIGINS"
+                )
+                error = {"error": {"code": "cors_forbidden", "message": message}}
+                response = JSONResponse(error, status_code=403, headers={"Vary": "Origin"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def cors_middleware(settings: Settings) -> list[Middleware]:
-    """CORS only when origins are listed; with none, browsers allow same-origin use only."""
+    """CORS only when origins are listed; with none, browsers allow same-origin use only and a
+    preflight is refused saying so (NoCorsOrigins)."""
     if not settings.cors_origins:
-        return []
+        return [Middleware(NoCorsOrigins)]
     return [
         Middleware(
             StrictCORSMiddleware,
