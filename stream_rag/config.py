@@ -22,10 +22,15 @@ ENV_PREFIX = "STREAM_RAG_"
 class Settings:
     """Every knob of the service. Field `foo` is read from `STREAM_RAG_FOO`."""
 
+    # The store's SQLite file, original bytes and embedded index (copy or move it stopped).
     data_dir: Path = Path("stream_rag_data")
+    # Where `stream-rag serve` listens.
     host: str = "127.0.0.1"
     port: int = 8000
+    # The largest upload, in MB, refused while it streams in.
     max_upload_mb: float = 50.0
+    # Chunks: target size in characters, and the trailing sentences repeated at the start of
+    # the next chunk, up to this many characters.
     chunk_chars: int = 1000
     chunk_overlap_chars: int = 150
     # The store's database: SQLite in data_dir unless a postgresql:// URL is given (then the
