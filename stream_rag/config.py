@@ -34,8 +34,8 @@ class Settings:
     chunk_chars: int = 1000
     chunk_overlap_chars: int = 150
     # The store's database: SQLite in data_dir unless a postgresql:// URL is given (then the
-    # original bytes, the job queue and the keys live there too; data_dir keeps staging and a
-    # cache).
+    # original bytes, jobs, keys, rate limits and grants live there too, shared by replicas;
+    # data_dir keeps staging and a cache). docs/guides/scale-out.md.
     database_url: str | None = None
     database_pool: int = 10  # connections one process keeps to PostgreSQL at most
     # Extraction runs in worker processes (extract_pool.py), each document within limits.

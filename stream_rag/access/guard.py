@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import JSONResponse
@@ -214,12 +215,13 @@ class Guard:
                 "scope needed here"
             )
         if self._limited(principal):
-            wait = self.limiter.take(principal.id, principal.rpm or self.settings.rate_limit_rpm)
+            rpm = principal.rpm or self.settings.rate_limit_rpm
+            wait = await self._take(access, principal.id, rpm)
             if wait is not None:
                 raise RateLimitError("too many requests for this key; slow down", wait)
             who = visitor(principal, scope)
             if who is not None:
-                wait = self.limiter.take(who, self.settings.visitor_rpm)
+                wait = await self._take(access, who, self.settings.visitor_rpm)
                 if wait is not None:
                     raise RateLimitError("too many requests from this visitor; slow down", wait)
         return principal
@@ -255,6 +257,12 @@ class Guard:
             self.limiter.take(who, rpm)
             raise AuthError("unknown or revoked API key")
         return key
+
+    async def _take(self, access: Access, who: str, rpm: int) -> float | None:
+        """A request from `who`'s bucket: every replica's (the database's) when shared."""
+        if access.limits is None:
+            return self.limiter.take(who, rpm)
+        return await anyio.to_thread.run_sync(access.limits.take, who, rpm)
 
     def _limited(self, principal: Principal) -> bool:
         """Keys are always limited, and so is open mode beyond loopback or read-only (behind a

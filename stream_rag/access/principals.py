@@ -27,6 +27,7 @@ import anyio.to_thread
 from ..config import Settings
 from ..errors import StreamRagError
 from .keys import ApiKey, KeyStore, hash_secret, load_keys_file
+from .shared import GrantStore, SharedRateLimiter
 
 if TYPE_CHECKING:
     from .openmode import OpenMode
@@ -255,6 +256,16 @@ class Access:
     keys: KeyRing
     ledger: CitationLedger
     open_mode: OpenMode
+    # The cited-version grants in the database (every replica's, kept across restarts).
+    grants: GrantStore | None = None
+    # Rate-limit buckets every replica shares (PostgreSQL); None: in this process's memory.
+    limits: SharedRateLimiter | None = None
+
+    def close(self) -> None:
+        """Blocking: wait for grants being stored, then close the key table."""
+        if self.grants is not None:
+            self.grants.close()
+        self.keys.store.close()
 
     @classmethod
     async def open(cls, settings: Settings) -> Access:
@@ -267,4 +278,6 @@ class Access:
             open_mode.log_start()
         if not is_loopback(settings.host) and not settings.allowed_hosts:
             log.warning("STREAM_RAG_ALLOWED_HOSTS is empty: any Host is served")
-        return cls(settings, ring, CitationLedger(), open_mode)
+        database = ring.store.database
+        limits = SharedRateLimiter(database) if settings.database_url else None
+        return cls(settings, ring, CitationLedger(), open_mode, GrantStore(database), limits)

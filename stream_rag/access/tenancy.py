@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import anyio.to_thread
 from starlette.requests import Request
 
 from ..errors import InvalidFieldError, NotFoundError
@@ -67,15 +68,21 @@ def visible(request: Request, document: Document, scope: str) -> Document:
     return document
 
 
-def downloadable(request: Request, document: Document, version: int) -> None:
-    """Read keys download anything in their collections; chat keys only what they were cited."""
+async def downloadable(request: Request, document: Document, version: int) -> None:
+    """Read keys download anything in their collections; chat keys only what they were cited
+    (on any replica, before any restart: the grants in the database)."""
     who = principal(request)
     if who.can("read", document.collection):
         return
-    if who.can("chat", document.collection) and access(request).ledger.allows(
-        who.id, document.id, version
-    ):
-        return
+    if who.can("chat", document.collection):
+        shared = access(request)
+        if shared.ledger.allows(who.id, document.id, version):
+            return
+        grants = shared.grants
+        if grants is not None and await anyio.to_thread.run_sync(
+            grants.allows, who.id, document.id, version
+        ):
+            return
     raise NotFoundError(f"no document with id {document.id!r}")
 
 
@@ -94,10 +101,20 @@ def check_overrides(request: Request, body: Mapping[str, object]) -> None:
 
 def citation_recorder(request: Request) -> Callable[[Sequence[Block]], None]:
     """Records the (document, version) of every citation shown to this key."""
-    who, ledger = principal(request), access(request).ledger
+    who, shared = principal(request), access(request)
 
     def record(blocks: Sequence[Block]) -> None:
         if not who.anonymous:
-            ledger.record(who.id, [(b.doc_id, b.version) for b in blocks])
+            pairs = [(b.doc_id, b.version) for b in blocks]
+            shared.ledger.record(who.id, pairs)
+            if shared.grants is not None:
+                shared.grants.record(who.id, pairs)
 
     return record
+
+
+async def stored_grants(request: Request) -> None:
+    """Wait until the grants recorded so far are in the database (they are written behind)."""
+    grants = access(request).grants
+    if grants is not None:
+        await anyio.to_thread.run_sync(grants.flush)

@@ -77,6 +77,8 @@ async def chat(request: Request) -> Response:
                     # Logged before the last event goes out: a rating may follow it at once.
                     kept = True
                     await anyio.to_thread.run_sync(log.record, logged.asked())
+                    # The citations shown are downloadable from any replica once it ends.
+                    await tenancy.stored_grants(request)
                 yield render(event, id=ids.next(), base_url=base_url)
         finally:
             if not kept:  # the visitor left (or Stop): logged as stopped, even when cancelled
@@ -107,6 +109,7 @@ async def answer(request: Request) -> JSONResponse:
     record = tenancy.citation_recorder(request)
     for sentence in result.sentences:
         record(sentence.citations)
+    await tenancy.stored_grants(request)
     chat_only = chatview.chat_only(request, str(options.collection))
     body = chatview.answer_json(result) if chat_only else result.to_json()
     return JSONResponse(state.public(request, body))

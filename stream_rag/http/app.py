@@ -153,6 +153,7 @@ def create_app(
         finally:
             await services.aclose()
             await anyio.to_thread.run_sync(services.close)
+            await anyio.to_thread.run_sync(access.close)
 
     routes: list[BaseRoute] = [
         # The answer routes first: the router tries each route's pattern in turn, and these

@@ -173,12 +173,14 @@ async def get_chunks(request: Request) -> JSONResponse:
 
 async def latest_content(request: Request) -> Response:
     document = await _document(request, "download")
-    tenancy.downloadable(request, document, document.latest.version)
+    await tenancy.downloadable(request, document, document.latest.version)
     return await _content(request, await _version(request, None), latest=True)
 
 
 async def version_content(request: Request) -> Response:
-    tenancy.downloadable(request, await _document(request, "download"), _version_number(request))
+    await tenancy.downloadable(
+        request, await _document(request, "download"), _version_number(request)
+    )
     return await _content(request, await _version(request, _version_number(request)), latest=False)
 
 

@@ -224,6 +224,26 @@ CREATE TABLE IF NOT EXISTS feedback (
 """
 
 
+# Access state every replica shares (access/shared.py): rate-limit token buckets (used on
+# PostgreSQL) and the versions each chat key was shown in citations.
+_ACCESS = """
+CREATE TABLE IF NOT EXISTS rate_buckets (
+    who TEXT PRIMARY KEY,
+    tokens DOUBLE PRECISION NOT NULL,
+    stamp DOUBLE PRECISION NOT NULL,
+    taken INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS citation_grants (
+    key_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    granted_at TEXT NOT NULL,
+    PRIMARY KEY (key_id, doc_id, version)
+);
+CREATE INDEX IF NOT EXISTS citation_grants_age ON citation_grants(granted_at);
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
@@ -240,6 +260,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "api keys", _KEYS, _KEYS),
     Migration(3, "original bytes", "", _POSTGRES_BLOBS),
     Migration(4, "question log", _QUESTIONS, _QUESTIONS),
+    Migration(5, "shared access state", _ACCESS, _ACCESS),
 )
 LATEST = MIGRATIONS[-1].version
 
