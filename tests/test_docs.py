@@ -12,7 +12,8 @@ from stream_rag.config import ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 # Read by the command line's --url clients and the Locust users, not by the server.
-CLIENT_VARIABLES = {f"{ENV_PREFIX}API_KEY"}
+# Read by the CLI client (API_KEY) and by the test suite (tests/postgres.py), not settings.
+CLIENT_VARIABLES = {f"{ENV_PREFIX}API_KEY", f"{ENV_PREFIX}TEST_POSTGRES_URL"}
 
 
 def user_pages() -> list[Path]:
