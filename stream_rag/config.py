@@ -104,7 +104,8 @@ class Settings:
     # Retrieval defaults; every request may override top_k, weights and fusion.
     top_k: int = 8
     candidates: int = 50
-    # Chosen by cross-validation on the answer dev sets, Cranfield nDCG@10 kept (README).
+    # Chosen by cross-validation on the answer dev sets, Cranfield nDCG@10 kept
+    # (docs/concepts/retrieval.md).
     dense_weight: float = 0.65
     bm25_weight: float = 0.35
     title_weight: float = 1.0  # the user's question against the FAQ questions a chunk answers

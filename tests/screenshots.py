@@ -1,4 +1,4 @@
-"""Screenshots of the widget for the README: `python -m tests.screenshots docs/`.
+"""Screenshots of the widget for the docs (guides/widget.md): `python -m tests.screenshots docs/`.
 
 The bundled sample knowledge base plus an outdated price list (so one question meets a
 conflict), the default local generator, Debian's Chromium at 1200 and 400 px wide.

@@ -1,5 +1,5 @@
 """The load harness: its generator against real servers (gated, ungated, raw proxy) and its
-report. (`stream-rag loadtest` itself runs minutes of load: see loadtests/ and the README.)"""
+report. (`stream-rag loadtest` itself runs minutes of load: see docs/guides/load-testing.md.)"""
 
 from __future__ import annotations
 

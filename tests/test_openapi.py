@@ -35,7 +35,7 @@ def test_every_route_is_documented_and_nothing_else(settings: Settings) -> None:
     missing = sorted(served - described)
     assert not missing, "\n".join(
         f"{m.upper()} {p} is served but not in /openapi.json: describe it (and its request "
-        f"body and parameters) in {HINT}, and add it to the README's HTTP API table"
+        f"body and parameters) in {HINT}, then run `python -m tools.reference`"
         for p, m in missing
     )
     stale = sorted(described - served)

@@ -1,4 +1,4 @@
-"""Every response carries the browser protections README promises, the Host refusal included,
+"""Every response carries the browser protections the docs promise, the Host refusal included,
 against a real uvicorn server."""
 
 from __future__ import annotations

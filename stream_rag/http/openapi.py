@@ -3,7 +3,7 @@
 Handlers parse their own input, so nothing is generated from code; `tests/test_openapi.py`
 checks that every route of the app is described here and nothing else is. A new route or
 request field goes into `PATHS` below, a request or response body into `SCHEMAS`
-(openapi_schemas.py), and both into the README's HTTP API section.
+(openapi_schemas.py); then `python -m tools.reference` regenerates docs/reference/http.md.
 """
 
 from __future__ import annotations
@@ -291,7 +291,7 @@ def document() -> dict[str, Any]:
         "info": {
             "title": "stream_rag",
             "version": __version__,
-            "description": "Streaming RAG answers whose citations are checked (see README.md).",
+            "description": "Streaming RAG answers whose citations are checked (see docs/).",
         },
         "paths": PATHS,
         "components": {"schemas": SCHEMAS},
