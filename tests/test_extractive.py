@@ -10,13 +10,8 @@ import pytest
 from stream_rag.embed.backends import Vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.gate.lexical import GateContext, check_sentence
-from stream_rag.model.extractive import (
-    SentenceVectors,
-    block_sentences,
-    restates,
-    select,
-    titles,
-)
+from stream_rag.model.extractive import SentenceVectors, select
+from stream_rag.model.passages import block_sentences, restates, titles
 
 WARRANTY = (
     "# What does the Zephyr Kettle warranty cover?\n\n"

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..language.quantities import scan
-from .extractive import block_sentences, tokens_of
+from .extractive import tokens_of
 from .falsify import Edit, falsify, novel, swap_entities, swap_numbers
 from .falsify import negate as negate_edit
+from .passages import block_sentences
 
 __all__ = ["ATTACKS", "Written", "attack", "cited"]
 

@@ -1,0 +1,171 @@
+"""The question, read once: its terms, the parts it asks, the names it asks about, its subject
+words and the kind of answer it wants (`Question`), for retrieval's checks, the pre-model
+checks, sentence selection and the coverage check to read alike.
+
+The kind: "how long" wants a duration, "how much does it cost" an amount, "when" a time,
+"how many" a count, "how old" an age, "how do I" steps, a question opening with a verb
+("Is there ...?", "Can I ...?") a yes or no. `offers` says whether a sentence states an answer
+of a kind: a number with a time unit for a duration, a price or "free" for an amount.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from ..text import tokenize
+from .asks import asks
+from .followups import subject_words
+from .quantities import canonical, scan
+from .terms import names, stem
+
+__all__ = ["AnswerKind", "Question", "offers", "read_question", "wants_value"]
+
+AnswerKind = Literal["duration", "money", "time", "count", "age", "steps", "yesno"]
+# Kinds whose answer states a value (`offers` can tell a sentence that does).
+_VALUE_KINDS = frozenset(("duration", "money", "time", "count", "age"))
+
+_KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
+    ("age", re.compile(r"\bhow old\b|\b(?:what|which) age\b|\bage limit\b")),
+    (
+        "duration",
+        re.compile(
+            r"\bhow (?:long|soon|fast|quickly)\b|\bhow much (?:notice|time)\b"
+            r"|\bhow many (?:seconds|minutes|hours|days|working days|business days|weeks|months"
+            r"|years)\b|\bfor how many\b|\bincubation period\b"
+        ),
+    ),
+    (
+        "time",
+        re.compile(
+            r"^\W*when\b|\bwhat time\b|\bwhich (?:day|date|month)\b|\bopening hours\b"
+            r"|\bwhat (?:day|date)\b|\btime of (?:year|day)\b"
+        ),
+    ),
+    ("count", re.compile(r"\bhow much (?:storage|space|data|water|memory|room|capacity)\b")),
+    (
+        "money",
+        re.compile(
+            r"\bhow much\b|\b(?:cost|costs|price|prices|priced|fee|fees|charge|charged|pay"
+            r"|discount|refund|compensation|interest rate|rate|excess|premium)\b"
+        ),
+    ),
+    ("count", re.compile(r"\bhow many\b")),
+    (
+        "steps",
+        re.compile(
+            r"^\W*how (?:do|can|should) (?:i|we|you)\b|\bhow to\b|\b(?:what are )?the steps\b"
+            r"|\bprocedure\b"
+        ),
+    ),
+    (
+        "yesno",
+        re.compile(
+            r"^\W*(?:is|are|was|were|do|does|did|can|could|will|would|should|may|must|has|have)\b"
+        ),
+    ),
+)
+# A yes/no question that asks whether something is paid for is answered by an amount or "free".
+_PAID = re.compile(r"\b(?:free|pay|paid|fee|fees|charge|cost|costs|price|discount)\b")
+_TIME_UNITS = frozenset("second minute hour day night week fortnight month year sec min hr".split())
+_DURATION_WORDS = re.compile(
+    r"\b(?:within|until|up to|at least|every|each|overnight|immediately|same day|next day"
+    r"|(?:a|one|several|a few|many) (?:minute|hour|day|night|week|fortnight|month|year)s?)\b"
+)
+_TIME_WORDS = re.compile(
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekdays?|weekends?"
+    r"|january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|spring|summer|autumn|fall|winter|morning|afternoon|evening|night|noon|midnight|daily"
+    r"|weekly|monthly|yearly|annually|until|before|after|once|during|every|each|when|as soon as"
+    r"|bank holidays?|public holidays?|today|tomorrow)\b"
+)
+# Lower-case: "Free" inside a sentence names a plan ("three plans: Free, Pro and Team").
+_FREE = re.compile(
+    r"\b(?:free|no (?:charge|fee|cost)|without (?:a )?(?:fee|charge)|at no)\b|^Free\b"
+)
+_MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence p".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What one question asks, read from its text once."""
+
+    text: str
+    terms: frozenset[str]  # its BM25 tokens, stemmed
+    parts: tuple[str, ...]  # the separate things it asks (`asks`), itself when one
+    names: tuple[str, ...]  # the words that name something ("Enterprise", "X500")
+    subject: tuple[str, ...]  # its content words as written ("Nimbus Blender warranty")
+    kind: AnswerKind | None  # the kind of answer it wants; None: an open question
+
+    @property
+    def wants_value(self) -> bool:
+        return wants_value(self.kind)
+
+
+def wants_value(kind: AnswerKind | None) -> bool:
+    """Whether an answer of `kind` states a value (`offers` can tell)."""
+    return kind in _VALUE_KINDS
+
+
+@lru_cache(maxsize=2048)
+def read_question(text: str) -> Question:
+    """`text` read once (kept per text: the checks and the generator read the same question).
+    A question asking several things wants the kind its parts agree on, else none."""
+    parts = tuple(asks(text, limit=None))
+    kinds = {answer_kind(part) for part in parts} if len(parts) > 1 else {answer_kind(text)}
+    return Question(
+        text,
+        frozenset(stem(t) for t in tokenize(text)),
+        parts,
+        tuple(names(text)),
+        tuple(subject_words(text)),
+        kinds.pop() if len(kinds) == 1 else None,
+    )
+
+
+def answer_kind(text: str) -> AnswerKind | None:
+    """The kind of answer `text` asks for (the first of `_KINDS` that matches)."""
+    lowered = " ".join(text.casefold().split())
+    for kind, pattern in _KINDS:
+        if pattern.search(lowered):
+            if kind == "steps" and _PAID.search(lowered):
+                return "money"  # "How do I pay less?" asks an amount, not steps
+            return kind
+    return None
+
+
+@lru_cache(maxsize=8192)
+def offers(sentence: str, kind: AnswerKind | None) -> bool:
+    """Whether `sentence` states an answer of `kind` (always, for a kind that wants no value)."""
+    if kind not in _VALUE_KINDS:
+        return True
+    lowered = sentence.casefold()
+    canon = canonical(lowered)
+    found, _ = scan(canon)
+    units = [_unit(q.text, v) for q in found for v in q.values]
+    if kind == "money":
+        return bool(_FREE.search(sentence)) or any(
+            u in ("%", "$", "€", "£", "¥") or u in _MONEY_WORDS for u in units
+        )
+    if kind == "duration":
+        return any(stem(u) in _TIME_UNITS for u in units) or bool(_DURATION_WORDS.search(lowered))
+    if kind == "time":
+        has_time = any(q.dates or q.times for q in found)
+        return has_time or bool(_TIME_WORDS.search(lowered))
+    if kind == "age":
+        return bool(units) and not any(u in ("%", "$", "€", "£", "¥") for u in units)
+    # count: a number that is no price and no delay
+    return any(
+        u not in ("%", "$", "€", "£", "¥") and u not in _MONEY_WORDS and stem(u) not in _TIME_UNITS
+        for u in units
+    )
+
+
+def _unit(shown: str, value: tuple[float, str | None]) -> str:
+    """A value's unit: its symbol, else the word after its number ("45 days" -> "day")."""
+    if value[1]:
+        return value[1]
+    words = re.findall(r"[^\W\d_]+", shown)
+    return words[-1] if words else ""

@@ -1,0 +1,257 @@
+"""The quotable sentences of the issued blocks, ranked by how well each answers the question.
+
+A sentence is scored by what the question asks (dense similarity to the question when an
+embedder is given, IDF-weighted term overlap, the heading it sits under, its block's retrieval
+rank) and by whether it states the kind of answer the question wants (`language/question.py`:
+"how long" a duration, "how much" an amount, "when" a time): a sentence that does not is worth
+`OFF_KIND` of its score, so "How long is flu infectious?" leads with the infectious period,
+not with the incubation period beside it, and "How long does the permit take?" with the days,
+not with who may apply. Each sentence also records whether it is a list item (a step of a
+procedure, quoted with its whole list) and whether it goes on from the one before it ("For all
+other currencies, ...", never quoted alone).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..ingest.chunking import pieces, sentence_spans
+from ..language.coverage import name_words
+from ..language.question import offers, read_question
+from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
+from ..text import tokenize
+from .tables import Table
+
+__all__ = [
+    "Candidate",
+    "block_sentences",
+    "depends",
+    "rank_sentences",
+    "restates",
+    "sections",
+    "titles",
+]
+
+_LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|(?:A|Answer)\s*:\s+)")
+# A line opening a list item: what precedes a sentence on its line when it is one.
+_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s*$")
+_ITEM_MARK = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
+# A sentence opening with one of these goes on from the one before it: keep them together.
+_CONTINUES = re.compile(
+    r"^(?:it|its|this|that|these|those|they|them|then|there|otherwise|also|however|to do so|"
+    r"if so|in that case|after that|for example|for all other|for other|for the rest|in all other"
+    r"|all other|the rest|else|instead|but|and|or|still|even so|either way)\b",
+    re.IGNORECASE,
+)
+# The block at rank n is worth (1 - RANK_DECAY) ** (n - 1) of the first: retrieval, which
+# matches the question against each entry's own question too, says more than the
+# generator's own sentence scores (0.12 quoted the second block for 5 of 94 dev questions).
+RANK_DECAY = 0.25
+DENSE_WEIGHT = 0.6
+DENSE_BLOCKS = 5  # with dense scoring, only the top blocks are candidates (cost bound)
+TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answer
+RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
+# A sentence not stating the kind of answer the question wants keeps this share of its score.
+OFF_KIND = 0.7
+
+# Fewer words than this (BM25 tokens, stop words out) is a fragment ("See below."); two is an
+# instruction ("Do not use solvents.", "Keep it dry.").
+MIN_TOKENS = 2
+
+Scorer = Callable[[str, Sequence[str]], Sequence[float]]
+Terms = frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    n: int
+    position: int
+    text: str
+    score: float
+    section: int = 0  # which heading of the block it sits under (0: before any), or which row
+    row: bool = False  # a table row: quoted alone, its neighbours are other entries
+    item: int = 0  # the list it is an item of (a step of a procedure; 0: none)
+    on_kind: bool = True  # it states the kind of answer the question wants
+
+
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    text: str
+    title: str
+    section: int
+    row: bool
+    item: int  # which list of the block it is an item of, 0 for none
+
+
+def _terms(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text)}
+
+
+def titles(text: str) -> list[str]:
+    """The block's headings and question lines: what the entry says it is about."""
+    return [" ".join(text[s:e].strip().lstrip("#").split()) for s, e, h in pieces(text) if h]
+
+
+def block_sentences(text: str) -> list[str]:
+    """Sentences of a block fit to quote: no headings, questions, list markers or fragments."""
+    return [sentence for sentence, _ in sections(text)]
+
+
+def sections(text: str, title: str = "") -> list[tuple[str, str]]:
+    """Each quotable sentence with the heading it sits under (`title` before any heading)."""
+    return [(s.text, s.title) for s in _sectioned(text, title)]
+
+
+def depends(text: str) -> bool:
+    """Whether a sentence goes on from the one before it ("Otherwise, ...", "For all other
+    currencies, ..."): alone, it says something its reader cannot place."""
+    return _CONTINUES.match(text) is not None
+
+
+@lru_cache(maxsize=4096)
+def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
+    """Each quotable sentence with its heading, its section (the ordinal of its heading in the
+    block; each table row one of its own), whether it is a table row, and its list."""
+    out: list[_Sentence] = []
+    section = 0
+    lists = 0
+    table = Table()
+    for p_start, p_end, heading in pieces(text):
+        if heading:
+            title = " ".join(text[p_start:p_end].strip().lstrip("#").split())
+            section += 1
+            table.reset()
+            continue
+        rows = table.read(text[p_start:p_end].split("\n"))
+        if rows is not None:
+            for row in rows:
+                if len(tokenize(row)) >= MIN_TOKENS:
+                    section += 1
+                    out.append(_Sentence(row, title, section, True, 0))
+            continue
+        if table.header is not None:  # the text after a table is not the last row's
+            section += 1
+        table.reset()
+        in_list = False
+        for s_start, s_end in sentence_spans(text, p_start, p_end):
+            line_start = max(text.rfind("\n", p_start, s_start) + 1, p_start)
+            raw = text[s_start:s_end]
+            if _ITEM.match(raw):
+                continue  # a list marker the sentence splitter left on its own ("1.")
+            item = bool(_ITEM.match(text[line_start:s_start])) or (
+                line_start == s_start and _ITEM_MARK.match(raw) is not None
+            )
+            if item and not in_list:
+                lists += 1
+            in_list = item or (in_list and line_start != s_start)
+            sentence = _LIST_MARK.sub("", " ".join(raw.split()))
+            if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
+                out.append(_Sentence(sentence, title, section, False, lists if in_list else 0))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _quotable(
+    text: str, title: str
+) -> tuple[tuple[_Sentence, frozenset[str], frozenset[str]], ...]:
+    """`_sectioned` with each sentence's terms, and those terms with NEGATION if it negates
+    (for `restates`), kept per block: the same blocks come back for question after question,
+    and splitting and stemming them was most of an answer's CPU (the fake model's too, on the
+    cores it shares with what it load-tests)."""
+    out = []
+    for s in _sectioned(text, title):
+        terms = frozenset(_terms(s.text))
+        out.append((s, terms, terms | {NEGATION} if _negates(s.text) else terms))
+    return tuple(out)
+
+
+def _negates(text: str) -> bool:
+    return NEGATION_CUE.search(text.lower()) is not None
+
+
+def restates(question_terms: Set[str], sentence_terms: Set[str]) -> bool:
+    """The sentence mostly repeats the question (an FAQ entry's title written as a sentence),
+    adding no number and no negation: "The device needs 12 volts" answers "How many volts does
+    it need?", "The warranty does not cover water" answers "Does the warranty cover water?"."""
+    if not question_terms or not sentence_terms:
+        return False
+    added = sentence_terms - question_terms
+    if NEGATION in added or any(term[:1].isdigit() for term in added):
+        return False
+    shared = len(question_terms & sentence_terms)
+    return shared >= RESTATES * len(question_terms) and shared >= RESTATES * len(sentence_terms)
+
+
+def rank_sentences(
+    question: str,
+    blocks: Mapping[int, str],
+    dense: Scorer | None = None,
+    names: Mapping[int, str] | None = None,
+) -> list[Candidate]:
+    """Every quotable sentence, scored by how well it and the heading it sits under (else its
+    document's name) match the question, dense and lexical, by its block's rank, and by whether
+    it states the kind of answer the question wants."""
+    kind = read_question(question).kind
+    query = _terms(question)
+    asked = query | {NEGATION} if _negates(question) else query
+    blocks = _naming(question, blocks, names or {})
+    rank = {n: i for i, n in enumerate(sorted(blocks))}  # among the blocks left: 0, 1, ...
+    sentences: list[tuple[int, int, _Sentence, frozenset[str]]] = []
+    if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
+        blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
+    for n, text in blocks.items():
+        name = name_words((names or {}).get(n, ""))
+        for i, (sentence, terms, said) in enumerate(_quotable(text, name)):
+            if not restates(asked, said):
+                sentences.append((n, i, sentence, terms))
+    if not sentences:
+        return []
+    heads = sorted({s.title for _, _, s, _ in sentences if s.title})
+    df: dict[str, int] = {}
+    for *_, terms in sentences:
+        for term in terms & query:
+            df[term] = df.get(term, 0) + 1
+    total = len(sentences)
+    idf = {t: math.log(1 + (total - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in query}
+    norm = sum(idf.values()) or 1.0
+
+    def lexical(terms: Set[str]) -> float:
+        return sum(idf[t] for t in query & terms) / norm
+
+    texts = [s.text for _, _, s, _ in sentences] + heads
+    own = [lexical(terms) for *_, terms in sentences] + [lexical(_terms(h)) for h in heads]
+    if dense is not None:
+        similarity = dense(question, texts)
+        own = [
+            DENSE_WEIGHT * max(0.0, d) + (1 - DENSE_WEIGHT) * w
+            for d, w in zip(similarity, own, strict=True)
+        ]
+    title_score = dict(zip(heads, own[len(sentences) :], strict=True))
+    ranked = []
+    for (n, i, s, _), score in zip(sentences, own, strict=False):
+        if s.title:
+            score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[s.title]
+        on_kind = offers(s.text, kind)
+        weighted = score * (1 - RANK_DECAY) ** rank[n] * (1.0 if on_kind else OFF_KIND)
+        ranked.append(Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind))
+    return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
+
+
+def _naming(
+    question: str, blocks: Mapping[int, str], names: Mapping[int, str]
+) -> Mapping[int, str]:
+    """The blocks that name the most of the models the question names ("X200"), in their text
+    or their document's name; all of them if none names one. A block about the X300 does not
+    answer a question about the X200, however alike their sentences."""
+    models = model_names(question)
+    if not models:
+        return blocks
+    named = {
+        n: sum(names_model(m, text, names.get(n, "")) for m in models) for n, text in blocks.items()
+    }
+    most = max(named.values(), default=0)
+    return blocks if not most else {n: text for n, text in blocks.items() if named[n] == most}

@@ -1,0 +1,110 @@
+"""The question read once (`language/question.py`) and the answer that leads with the sentence
+that answers it (`model/passages.py`, `model/extractive.select`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.language.question import offers, read_question
+from stream_rag.model.extractive import SentenceVectors, select
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How long is someone with flu infectious?", "duration"),
+        ("How much notice do I need to give?", "duration"),
+        ("How much does a replacement card cost?", "money"),
+        ("Do I have to pay for a new recycling bin?", "money"),
+        ("When is the recycling centre open in winter?", "time"),
+        ("At what age is the second dose given?", "age"),
+        ("How many notebooks can I have?", "count"),
+        ("How do I freeze my card?", "steps"),
+        ("Can I put plastic bags in the blue bin?", "yesno"),
+        ("What is chickenpox?", None),
+        ("How much does the Basic plan cost and how long is the trial?", None),
+    ],
+)
+def test_the_kind_of_answer_a_question_wants(question: str, kind: str | None) -> None:
+    assert read_question(question).kind == kind
+
+
+def test_the_question_is_one_value_with_its_parts_and_names() -> None:
+    asked = read_question("What does the Pro plan cost and how long is the Basic trial?")
+    assert asked.parts == ("What does the Pro plan cost", "how long is the Basic trial?")
+    assert asked.names == ("Pro", "Basic")
+    assert read_question(asked.text) is asked  # read once
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kind", "offered"),
+    [
+        ("Up to three large items cost 35 pounds.", "money", True),
+        ("Replacement recycling bins are free.", "money", True),
+        ("Order a replacement bin online.", "money", False),
+        ("A new card arrives within 5 working days.", "duration", True),
+        ("Spots appear 10 to 21 days after contact.", "duration", True),
+        ("Residents can apply for a permit.", "duration", False),
+        ("It is open from 8 am to 4 pm.", "time", True),
+        ("Tell us when you move.", "count", False),
+        ("Anyone can ask.", "yesno", True),
+    ],
+)
+def test_whether_a_sentence_states_an_answer_of_a_kind(
+    sentence: str, kind: str, offered: bool
+) -> None:
+    assert offers(sentence, kind) is offered  # type: ignore[arg-type]
+
+
+PERMITS = (
+    "# Parking permits\n\n"
+    "Residents of a parking zone can apply for a permit to park in their zone. "
+    "Permits for residents are issued within five working days of the application."
+)
+TRANSFERS = (
+    "# International transfers\n\n"
+    "Transfers in euros cost 2 pounds and arrive within one working day. "
+    "For all other currencies, the fee is 1% of the amount and the money arrives within "
+    "three to five working days."
+)
+STEPS = (
+    "# Freezing your card\n\n"
+    "If you lose your card, you can freeze it in the app.\n\n"
+    "1. Open the app and tap Cards.\n"
+    "2. Choose the card you want to freeze.\n"
+    "3. Tap Freeze card and confirm with your passcode.\n"
+    "4. Check that the card shows as frozen.\n\n"
+    "A frozen card declines every payment."
+)
+
+
+def test_the_answer_leads_with_the_sentence_of_the_kind_asked(minilm: MiniLMEmbedder) -> None:
+    dense = SentenceVectors(minilm)
+    chosen = select("What does a euro transfer cost?", {1: TRANSFERS}, dense=dense)
+    assert chosen[0].text.startswith("Transfers in euros cost 2 pounds")
+    chosen = select("How long does a permit for residents take?", {1: PERMITS}, dense=dense)
+    assert chosen[0].text.startswith("Permits for residents are issued within five")
+
+
+def test_a_sentence_going_on_from_another_comes_with_it_first() -> None:
+    chosen = select("What is the fee for all other currencies?", {1: TRANSFERS})
+    texts = [c.text for c in chosen]
+    assert texts[0].startswith("Transfers in euros")
+    assert texts[1].startswith("For all other currencies")
+
+
+def test_a_procedure_is_quoted_whole_and_in_order() -> None:
+    chosen = select("How do I freeze my card in the app?", {1: STEPS}, limit=2)
+    steps = [c.text for c in chosen if c.item]
+    assert steps == [
+        "Open the app and tap Cards.",
+        "Choose the card you want to freeze.",
+        "Tap Freeze card and confirm with your passcode.",
+        "Check that the card shows as frozen.",
+    ]
+
+
+def test_a_plan_named_free_is_no_price() -> None:
+    assert not offers("Lumen Notes has three plans: Free, Pro and Team.", "money")
+    assert offers("Free delivery on every order.", "money")
