@@ -46,3 +46,10 @@ def test_every_loadtests_script_the_docs_name_exists() -> None:
             if not (ROOT / "loadtests" / f"{module}.py").is_file() and module != "answers":
                 missing.add(f"{page.relative_to(ROOT)}: loadtests/{module}")
     assert missing == set()
+
+
+def test_the_readmes_links_into_the_repository_resolve() -> None:
+    readme = (ROOT / "README.md").read_text()
+    targets = re.findall(r"\]\(((?!https?:)[^)#]+)(?:#[^)]*)?\)", readme)
+    assert targets, "the README links into docs/"
+    assert [t for t in targets if not (ROOT / t).exists()] == []
