@@ -54,7 +54,7 @@ def test_the_question_is_one_value_with_its_parts_and_names() -> None:
 def test_whether_a_sentence_states_an_answer_of_a_kind(
     sentence: str, kind: str, offered: bool
 ) -> None:
-    assert offers(sentence, kind) is offered  # type: ignore[arg-type]
+    assert offers(sentence, kind) is offered
 
 
 PERMITS = (
