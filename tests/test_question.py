@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.language.question import offers, read_question
+from stream_rag.language.question import AnswerKind, offers, read_question
 from stream_rag.model.extractive import SentenceVectors, select
 
 
@@ -52,7 +52,7 @@ def test_the_question_is_one_value_with_its_parts_and_names() -> None:
     ],
 )
 def test_whether_a_sentence_states_an_answer_of_a_kind(
-    sentence: str, kind: str, offered: bool
+    sentence: str, kind: AnswerKind, offered: bool
 ) -> None:
     assert offers(sentence, kind) is offered
 
