@@ -116,6 +116,7 @@ def operation_lines(method: str, path: str, op: dict[str, Any]) -> list[str]:
 
 
 def http_page() -> str:
+    # The body of `GET /openapi.json` (http/app.py serves `openapi.document()` as it is).
     doc = document()
     lines = [
         "# HTTP API",
