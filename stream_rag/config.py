@@ -65,6 +65,12 @@ class Settings:
     index_batch: int = 64
     index_max_attempts: int = 2
     max_queued_jobs: int = 10_000
+    # Several processes on one PostgreSQL share the queue (`stream-rag worker`, replicas): a
+    # version is leased for this long, renewed every batch, and taken over once it runs out;
+    # queued versions are polled this often. `serve` indexes in-process unless set to false.
+    job_lease_s: float = 60.0
+    job_poll_s: float = 2.0
+    index_in_process: bool = True
     # The collection of uploads and questions that name none; uvicorn's log level.
     default_collection: str = "default"
     log_level: str = "info"
@@ -346,6 +352,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
         if not 1 <= self.max_json_kb <= 100_000:
             raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
+        if not (self.job_lease_s > 0 and self.job_poll_s > 0):
+            raise InvalidFieldError("STREAM_RAG_JOB_LEASE_S and _POLL_S must be > 0")
         if self.database_url is not None and not is_postgres_url(self.database_url):
             raise InvalidFieldError(
                 "STREAM_RAG_DATABASE_URL must be a postgresql:// URL "

@@ -17,7 +17,16 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.errors import NotFoundError, QueueFullError, UnsupportedTypeError
 from stream_rag.http.app import create_app
-from stream_rag.index.jobs import queued, record_error, refund_attempt, start_attempt
+from stream_rag.index.jobs import (
+    Lease,
+    claim,
+    claimable,
+    queued,
+    record_error,
+    refund_attempt,
+    release,
+    start_attempt,
+)
 from stream_rag.index.questions import any_questions, load_questions, save_questions
 from stream_rag.store.blobs import StagedFile
 from stream_rag.store.documents import DocumentStore
@@ -279,3 +288,22 @@ def test_the_question_log(store: DocumentStore) -> None:
     assert (row.rating, row.sentences) == (1, 2)
     assert log.forget_conversation("c1", "key_a") == 1
     assert log.rows(None, "2000-01-01") == []
+
+
+def test_job_leases(store: DocumentStore) -> None:
+    """A version leased by one process is not taken by another until the lease runs out."""
+    added = store.add(stage(store, b"Leased."), filename="l.txt")
+    key = (added.document.id, 1)
+    a, b = Lease(60.0), Lease(60.0)
+    assert claimable(store) == [key]
+    assert claim(store, key, a)
+    assert claim(store, key, a)  # a renewal
+    assert not claim(store, key, b)
+    assert claimable(store) == []
+    release(store, key, a)
+    assert claimable(store) == [key]
+    assert claim(store, key, Lease(-1.0))  # a lease that has run out: its process died
+    assert claimable(store) == [key]
+    assert claim(store, key, b)
+    assert store.set_ready(*key, tokens=1, chunks=1) == 1
+    assert not claim(store, key, b)  # indexed: no longer queued

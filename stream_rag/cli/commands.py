@@ -13,7 +13,7 @@ from ..config import Settings
 from ..errors import DataDirMissingError, StreamRagError
 from ..loadtest import command as loadtest
 from ..services import open_services, open_store
-from . import ask, database, documents, evaluate, fake, index, keys, serve
+from . import ask, database, documents, evaluate, fake, index, keys, serve, worker
 
 DESCRIPTION = """\
 stream_rag: a streaming RAG backend that only sends sentences whose citations check out.
@@ -26,7 +26,7 @@ docs/reference/settings.md."""
 # mistake, not an empty knowledge base.
 _READERS = frozenset({"documents", "delete", "search", "ask", "reindex", "doctor", "optimize"})
 # Commands that use the data directory (the others run on a throwaway one, or none).
-_USERS = _READERS | {"ingest", "keys", "serve", "migrate"}
+_USERS = _READERS | {"ingest", "keys", "serve", "migrate", "worker"}
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_parsers(commands)
     evaluate.add_parser(commands)
     database.add_parsers(commands)
+    worker.add_parser(commands)
     return parser
 
 
@@ -109,6 +110,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return keys.run(settings, args)
         if args.command == "migrate":
             return database.migrate(settings)
+        if args.command == "worker":
+            return worker.run(settings)
         if args.command == "fake-llm":
             return fake.run(args)
         if args.command == "loadtest":

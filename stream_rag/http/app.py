@@ -36,7 +36,7 @@ from ..errors import StreamRagError
 from ..index.auto_hnsw import AutoHnsw
 from ..index.base import Index
 from ..index.doctor import startup_check
-from ..index.jobs import IndexQueue
+from ..index.jobs import IndexQueue, Lease
 from ..ingest.fairness import FairSlots
 from ..lifecycle import Drain
 from ..model.llm import ChatModel
@@ -107,11 +107,14 @@ def create_app(
         log.info(services.dense_status)
         services.upload_limiter = FairSlots(settings.extract_workers)
         _bind_gauges(services)
+        shared = settings.database_url is not None
         queue = IndexQueue(
             services.indexer,
-            workers=settings.index_workers,
+            # Indexing left to `stream-rag worker`: uploads only queue their durable job.
+            workers=settings.index_workers if settings.index_in_process else 0,
             batch=settings.index_batch,
             max_attempts=settings.index_max_attempts,
+            lease=Lease(settings.job_lease_s) if shared else None,
         )
         services.answerer.drain = drain
         questions = QuestionLog(services.store, settings.question_log_days)
@@ -119,8 +122,10 @@ def create_app(
         # SIGTERM: indexing stops after the batch in hand (the rest resumes on restart).
         drain.on_drain(queue.stop)
         try:
-            backlog = await anyio.to_thread.run_sync(services.indexer.reconcile)
-            backlog += await anyio.to_thread.run_sync(startup_check, services.indexer)
+            backlog: list[tuple[str, int]] = []
+            if settings.index_in_process:
+                backlog = await anyio.to_thread.run_sync(services.indexer.reconcile)
+                backlog += await anyio.to_thread.run_sync(startup_check, services.indexer)
             # The embedded index's in-memory dense copy, before the first search needs it.
             warm = getattr(services.index, "warm", None)
             if callable(warm):
@@ -133,6 +138,8 @@ def create_app(
             queue.submit_all(backlog)
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)
+                if shared and settings.index_in_process:  # other processes' uploads, leftovers
+                    group.start_soon(queue.poll, settings.job_poll_s)
                 async with anyio.create_task_group() as watchers:
                     watchers.start_soon(drain.run)
                     # Past `hnsw_auto_points` exactly searched points: graphs, built when idle.

@@ -7,13 +7,23 @@ robin), so a one-chunk document waits for at most one batch of each other collec
 for a whole large document nor for every version of a collection uploading many. An attempt
 is counted in the row *before* the work starts: a version that kills the process, or fails,
 `max_attempts` times ends `failed` with the reason instead of being tried again at every start.
+
+Several processes on one database (replicas, `stream-rag worker`) share the queue through
+leases: a process claims a version before its first batch (`claim`, under the store's write
+lock), renews the lease every batch, and a version whose lease ran out (its process died) is
+claimed by the next process that polls (`claimable`). docs/decisions/job-leases.md.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import socket
+import time
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
@@ -24,6 +34,56 @@ from .indexing import DEFAULT_BATCH, Indexer, VersionJob, failure_reason
 
 log = logging.getLogger("stream_rag")
 Key = tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """This process's claim on the versions it indexes: `owner`, renewed `seconds` ahead."""
+
+    seconds: float
+    owner: str = field(
+        default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+    )
+
+
+def claim(store: DocumentStore, key: Key, lease: Lease) -> bool:
+    """Take (or renew) the lease on `key`; False if another live process holds it or the
+    version is no longer queued."""
+    now = time.time()
+    with store.transaction() as db:
+        row = db.execute(
+            "SELECT lease_owner, lease_until FROM jobs WHERE doc_id = ? AND version = ?", key
+        ).fetchone()
+        if row is None:
+            return False
+        owner, until = row[0], row[1]
+        if owner is not None and owner != lease.owner and until is not None and until > now:
+            return False
+        db.execute(
+            "UPDATE jobs SET lease_owner = ?, lease_until = ? WHERE doc_id = ? AND version = ?",
+            (lease.owner, now + lease.seconds, *key),
+        )
+        return True
+
+
+def release(store: DocumentStore, key: Key, lease: Lease) -> None:
+    """Give a version back to the queue now (a clean stop), not when the lease runs out."""
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE jobs SET lease_owner = NULL, lease_until = NULL "
+            "WHERE doc_id = ? AND version = ? AND lease_owner = ?",
+            (*key, lease.owner),
+        )
+
+
+def claimable(store: DocumentStore, limit: int = 100) -> list[Key]:
+    """Queued versions no live process holds, oldest first (what a polling worker takes)."""
+    rows = store.connection().execute(
+        "SELECT doc_id, version FROM jobs WHERE lease_until IS NULL OR lease_until < ? "
+        "ORDER BY created_at, doc_id, version LIMIT ?",
+        (time.time(), limit),
+    )
+    return [(str(r[0]), int(r[1])) for r in rows]
 
 
 def start_attempt(store: DocumentStore, key: Key, max_attempts: int) -> str | None:
@@ -103,11 +163,14 @@ class IndexQueue:
         workers: int = 2,
         batch: int = DEFAULT_BATCH,
         max_attempts: int = 2,
+        lease: Lease | None = None,
     ) -> None:
         self.indexer = indexer
         self.workers = workers
         self.batch = batch
         self.max_attempts = max_attempts
+        # Set when other processes share the queue (PostgreSQL): versions are claimed first.
+        self.lease = lease
         # Versions not started yet (keys) and started ones between batches, in turn order
         # per tenant (a collection), the tenants taking turns.
         self._turns = TenantTurns()
@@ -117,6 +180,7 @@ class IndexQueue:
         self._idle = anyio.Event()
         self._idle.set()
         self._closed = False
+        self._stopped = anyio.Event()
         # Versions submitted so far, and an event set by each submission (`submitted_since`).
         self.submissions = 0
         self._submitted = anyio.Event()
@@ -154,6 +218,16 @@ class IndexQueue:
             for _ in range(self.workers):
                 group.start_soon(self._worker)
 
+    async def poll(self, every_s: float) -> None:
+        """Until `close()`: every `every_s`, take the queued versions no process holds (uploaded
+        on another replica, or left by a process that died) into the rotation."""
+        store = self.indexer.store
+        while not self._closed:
+            for key in await anyio.to_thread.run_sync(claimable, store):
+                self.submit(*key)
+            with anyio.move_on_after(every_s):
+                await self._stopped.wait()
+
     async def join(self) -> None:
         """Wait until every submitted version is `ready` or `failed`."""
         await self._idle.wait()
@@ -169,6 +243,7 @@ class IndexQueue:
         """Stop at the next batch boundary: a version in hand keeps its job row (and gets
         its attempt back) and resumes on the next start."""
         self._closed = True
+        self._stopped.set()
         self._wake.set()
 
     def stop(self) -> None:
@@ -192,6 +267,8 @@ class IndexQueue:
                 self._known.discard(key)
             elif self._closed:
                 await anyio.to_thread.run_sync(refund_attempt, self.indexer.store, key)
+                if self.lease is not None:
+                    await anyio.to_thread.run_sync(release, self.indexer.store, key, self.lease)
             else:
                 self._turns.push(tenant, job)
             if not self._known and not self._busy:
@@ -206,6 +283,8 @@ class IndexQueue:
         try:
             if isinstance(turn, VersionJob) and turn.live:  # searchable: warm-up turns left
                 return None if indexer.warm_step(turn) else turn
+            if self.lease is not None and not claim(store, key, self.lease):
+                return None  # another process indexes it (or it is done)
             if isinstance(turn, VersionJob):
                 job = turn
             else:

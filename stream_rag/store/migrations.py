@@ -261,6 +261,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "original bytes", "", _POSTGRES_BLOBS),
     Migration(4, "question log", _QUESTIONS, _QUESTIONS),
     Migration(5, "shared access state", _ACCESS, _ACCESS),
+    # Which process indexes a queued version, until when (index/jobs.py's leases).
+    Migration(
+        6,
+        "job leases",
+        "ALTER TABLE jobs ADD COLUMN lease_owner TEXT;\n"
+        "ALTER TABLE jobs ADD COLUMN lease_until DOUBLE PRECISION;",
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_owner TEXT;\n"
+        "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_until DOUBLE PRECISION;",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 
