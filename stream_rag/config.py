@@ -13,9 +13,14 @@ from typing import Any
 from starlette.config import Config
 
 from .errors import InvalidFieldError
-from .store.sql import is_postgres_url
 
 ENV_PREFIX = "STREAM_RAG_"
+# The URL schemes of a PostgreSQL store (store/sql.py picks its backend by them too).
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_url(target: object) -> bool:
+    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,10 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..config import is_postgres_url
 from .migrations import MIGRATIONS, SCHEMA_MIGRATIONS, Migration
 from .records import utc_now
-from .sql import Backend, Connection, is_postgres_url
+from .sql import Backend, Connection
 
 SCHEMA_VERSION = 2
 

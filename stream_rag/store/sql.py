@@ -12,8 +12,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
 
 class Cursor(Protocol):
     """The result of one statement."""
@@ -58,10 +56,6 @@ class Backend(Protocol):
     def applied(self) -> set[int]:
         """The numbers of the migrations this database has applied."""
         ...
-
-
-def is_postgres_url(target: object) -> bool:
-    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
 
 
 def redact(url: str) -> str:
