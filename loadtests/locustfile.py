@@ -10,7 +10,7 @@ OpenAI-compatible `/v1/chat/completions`, and report per answer, as Locust entri
 
     pip install -e '.[load]'
     locust -f loadtests/locustfile.py --host http://127.0.0.1:8000 --headless \
-        -u 50 -r 10 -t 2m --csv docs/loadtest/locust --csv-full-history
+        -u 50 -r 10 -t 2m --csv report/locust --csv-full-history
 
 `STREAM_RAG_LOCUST_ENDPOINT=openai` asks over `/v1/chat/completions`;
 `STREAM_RAG_LOCUST_QUESTIONS=FILE` takes questions from a file, one a line. A deployment with

@@ -1,6 +1,6 @@
 """Plot a Locust run's history CSV: time to first verified sentence and answers per second.
 
-python -m loadtests.plot_locust docs/loadtest/locust_stats_history.csv docs/loadtest/locust.png
+python -m loadtests.plot_locust report/locust_stats_history.csv report/locust.png
 """
 
 from __future__ import annotations

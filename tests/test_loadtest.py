@@ -4,6 +4,8 @@ report. (`stream-rag loadtest` itself runs minutes of load: see docs/guides/load
 from __future__ import annotations
 
 import csv
+import re
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -212,3 +214,75 @@ def test_fake_llm_refuses_a_negative_pace_or_a_rate_outside_0_1(
         build_parser().parse_args(["fake-llm", *flags])
     assert exited.value.code == 2
     assert flags[0] in capsys.readouterr().err
+
+
+# -- where the outputs go, and the latency picture -------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+# A documented command's output: `--csv PATH`, `--out PATH`, `plot_locust HISTORY PNG`.
+OUTPUTS = re.compile(r"(?:--csv|--out)[ =]([^\s`]+)|plot_locust \S+ ([^\s`]+)")
+
+
+def ignored_by_git(path: str) -> bool:
+    done = subprocess.run(
+        ["git", "-C", str(ROOT), "check-ignore", "-q", "--no-index", path], check=False
+    )
+    return done.returncode == 0
+
+
+def test_load_test_outputs_never_overwrite_tracked_files() -> None:
+    # The README's Locust command wrote its CSVs and plot over the tracked docs/loadtest/.
+    sources = [ROOT / "README.md", *(ROOT / "loadtests").glob("*.py")]
+    sources += [p for p in (ROOT / "docs").rglob("*.md") if "decisions" not in p.parts]
+    sources += (ROOT / "stream_rag" / "loadtest").glob("*.py")
+    found = []
+    for source in sources:
+        for match in OUTPUTS.finditer(source.read_text(encoding="utf-8")):
+            path = match.group(1) or match.group(2)
+            if path.rstrip("]").isupper():  # a usage line's placeholder (`--out OUT`)
+                continue
+            found.append((source.relative_to(ROOT), path))
+    assert len(found) >= 4, found
+    for source, path in found:
+        assert path.startswith("report/"), (source, path)
+        assert ignored_by_git(path), (source, path)
+    default = build_parser().parse_args(["loadtest"]).out
+    assert ignored_by_git(f"{default}/latency.png"), default
+
+
+def test_the_latency_picture_has_one_legend_entry_per_target_outside_the_plots() -> None:
+    pytest.importorskip("matplotlib")  # the `load` extra
+    from matplotlib.lines import Line2D
+
+    from stream_rag.loadtest.report import latency_figure
+
+    # The default run: 3 targets x 2 levels x 6 rounds gave 36 entries over the points.
+    phases = [
+        Phase(
+            target,
+            users,
+            n,
+            [Answer("q", i / 10, ttfs=0.05 + 0.01 * (i % 7)) for i in range(30)],
+            wall_s=3.0,
+            cpu_s=None,
+            rss_mb=None,
+            t0=1000.0 + 10 * n,
+        )
+        for users in (10, 50)
+        for n in range(6)
+        for target in ("raw", "ungated", "gated")
+    ]
+    fig = latency_figure(phases)
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    assert [t.get_text().split(" ")[0] for t in legend.get_texts()] == ["raw", "ungated", "gated"]
+    handles = legend.legend_handles
+    assert all(isinstance(h, Line2D) for h in handles)
+    colours = [h.get_color() for h in handles if isinstance(h, Line2D)]
+    assert len(set(colours)) == 3
+    box = legend.get_window_extent()
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent()), "the legend covers a plot"
+        left, right = ax.get_xlim()
+        assert left == 0
+        assert right < 4  # each phase from its own start: no stretch of other phases' time

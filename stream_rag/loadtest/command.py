@@ -93,7 +93,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--url", type=server_url, help="load this running deployment instead (no baselines)"
     )
     load.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --url")
-    load.add_argument("--out", type=Path, default=Path("loadtest-report"))
+    load.add_argument(
+        "--out",
+        type=Path,
+        default=Path("report/loadtest"),
+        help="report folder (default: report/loadtest, which git ignores)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

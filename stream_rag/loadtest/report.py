@@ -11,9 +11,13 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..retrieve.metrics import percentile
 from .users import Answer
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,26 +269,82 @@ def write_answers_csv(phases: list[Phase], path: Path) -> None:
                 )
 
 
-def plot_latency(phases: list[Phase], path: Path) -> None:
-    """Time to first verified sentence of each answer against when it was asked."""
+# One colour per target, the same in every report (matplotlib's cycle repeated after ten of
+# 36 phases); the baselines muted, the service as shipped the strongest.
+TARGET_COLOURS = {
+    "raw": "#8c8c8c",
+    "ungated": "#1f77b4",
+    "control": "#2ca02c",
+    "gated": "#d62728",
+}
+_MORE_COLOURS = ("#9467bd", "#ff7f0e", "#17becf", "#8c564b")
+
+
+def target_colours(phases: list[Phase]) -> dict[str, str]:
+    """Each target's colour: its own if known, else distinct ones in order of appearance."""
+    targets = list(dict.fromkeys(p.target for p in phases))
+    spare = iter(c for c in _MORE_COLOURS if c not in TARGET_COLOURS.values())
+    return {t: TARGET_COLOURS.get(t) or next(spare, "#000000") for t in targets}
+
+
+def latency_figure(phases: list[Phase]) -> Figure:
+    """Time to first verified sentence of each answer against when it was asked within its
+    phase: one panel per concurrency level, one colour per target (its rounds together, its
+    median dashed), the legend below the panels (one entry per target, not per phase)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    fig, ax = plt.subplots(figsize=(10, 5))
-    start = min((p.t0 for p in phases), default=0.0)
-    for p in phases:
-        points = [(p.t0 + a.started - start, a.ttfs * 1000) for a in p.answers if a.ttfs]
-        if points:
-            xs, ys = zip(*points, strict=True)
-            ax.scatter(xs, ys, s=6, label=f"{p.target} @ {p.users} users (round {p.round})")
-    ax.set_xlabel("seconds since the load test began")
-    ax.set_ylabel("time to first verified sentence (ms)")
-    ax.set_yscale("log")
-    ax.grid(True, which="both", alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:  # else no answer had a sentence (refused, failed)
-        ax.legend(fontsize="small", markerscale=2)
-    fig.tight_layout()
+    levels = sorted({p.users for p in phases}) or [0]
+    colours = target_colours(phases)
+    fig, axes = plt.subplots(
+        1, len(levels), figsize=(4.5 * len(levels) + 1, 4.8), sharey=True, squeeze=False
+    )
+    medians: dict[str, list[float]] = {t: [] for t in colours}
+    for ax, users in zip(axes[0], levels, strict=True):
+        for target, colour in colours.items():
+            ys_all: list[float] = []
+            for p in phases:
+                if p.users != users or p.target != target:
+                    continue
+                points = [(a.started, a.ttfs * 1000) for a in p.answers if a.ttfs]
+                if points:
+                    xs, ys = zip(*points, strict=True)
+                    ax.scatter(xs, ys, s=5, alpha=0.35, color=colour, linewidths=0)
+                    ys_all += ys
+            if ys_all:
+                median = statistics.median(ys_all)
+                medians[target].append(median)
+                ax.axhline(median, color=colour, linestyle="--", linewidth=1.5)
+        ax.set_title(f"{users} users" if users else "no answers")
+        ax.set_xlabel("seconds into the phase")
+        ax.set_xlim(left=0)
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("time to first verified sentence (ms)")
+    rounds = {t: len({p.round for p in phases if p.target == t}) for t in colours}
+    shown = [t for t in colours if medians[t]]  # else no answer had a sentence
+    if shown:
+        handles = [
+            Line2D([], [], color=colours[t], marker="o", linestyle="--", markersize=5)
+            for t in shown
+        ]
+        labels = [
+            f"{t} (median " + " / ".join(f"{m:.0f}" for m in medians[t]) + f" ms, "
+            f"{rounds[t]} round{'s' if rounds[t] != 1 else ''})"
+            for t in shown
+        ]
+        fig.legend(handles, labels, loc="lower center", ncol=min(len(shown), 4), frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+def plot_latency(phases: list[Phase], path: Path) -> None:
+    """`latency_figure` as a PNG."""
+    import matplotlib.pyplot as plt
+
+    fig = latency_figure(phases)
     fig.savefig(path, dpi=100)
     plt.close(fig)
