@@ -275,7 +275,7 @@ def test_the_latency_picture_has_one_legend_entry_per_target_outside_the_plots()
     fig = latency_figure(phases)
     fig.canvas.draw()
     (legend,) = fig.legends
-    assert [t.get_text().split(" ")[0] for t in legend.get_texts()] == ["raw", "ungated", "gated"]
+    assert [t.get_text().split(",")[0] for t in legend.get_texts()] == ["raw", "ungated", "gated"]
     handles = legend.legend_handles
     assert all(isinstance(h, Line2D) for h in handles)
     colours = [h.get_color() for h in handles if isinstance(h, Line2D)]

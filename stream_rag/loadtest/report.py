@@ -272,7 +272,7 @@ def write_answers_csv(phases: list[Phase], path: Path) -> None:
 # One colour per target, the same in every report (matplotlib's cycle repeated after ten of
 # 36 phases); the baselines muted, the service as shipped the strongest.
 TARGET_COLOURS = {
-    "raw": "#8c8c8c",
+    "raw": "#555555",
     "ungated": "#1f77b4",
     "control": "#2ca02c",
     "gated": "#d62728",
@@ -332,12 +332,20 @@ def latency_figure(phases: list[Phase]) -> Figure:
             for t in shown
         ]
         labels = [
-            f"{t} (median " + " / ".join(f"{m:.0f}" for m in medians[t]) + f" ms, "
-            f"{rounds[t]} round{'s' if rounds[t] != 1 else ''})"
+            f"{t}, {rounds[t]} round{'s' if rounds[t] != 1 else ''}: median "
+            + " / ".join(f"{m:.0f}" for m in medians[t])
+            + " ms"
             for t in shown
         ]
-        fig.legend(handles, labels, loc="lower center", ncol=min(len(shown), 4), frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+        fig.legend(
+            handles,
+            labels,
+            loc="lower center",
+            ncol=min(len(shown), 2),
+            frameon=False,
+            fontsize="small",
+        )
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 
