@@ -128,7 +128,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return ask.search_remote(args)
         if args.command == "documents" and args.url:
             return documents.list_remote(args)
-        if args.command in _READERS and not settings.data_dir.is_dir():
+        stored_here = settings.database_url is None  # else the documents are in PostgreSQL
+        if args.command in _READERS and stored_here and not settings.data_dir.is_dir():
             # Opening the store would make an empty one there: a mistyped --data-dir listed
             # "no documents" and exited 0, and left the new directory behind.
             raise DataDirMissingError(

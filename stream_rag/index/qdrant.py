@@ -68,25 +68,24 @@ class QdrantIndex:
         (the client's local mode ignores them, with a warning)."""
         try:
             if client.collection_exists(collection):
-                info = client.get_collection(collection)
-                vectors = info.config.params.vectors
-                size = vectors[DENSE].size if isinstance(vectors, dict) else None
-                if size != dim:
-                    raise IndexUnavailableError(
-                        f"Qdrant collection {collection!r} holds {size}-dim vectors, not {dim}"
-                    )
-                return cls(client, collection, dim)
-            client.create_collection(
-                collection,
-                vectors_config={
-                    DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)
-                },
-                sparse_vectors_config={
-                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                },
-                shard_number=shards,
-                replication_factor=replicas,
-            )
+                return cls._existing(client, collection, dim)
+            try:
+                client.create_collection(
+                    collection,
+                    vectors_config={
+                        DENSE: models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                    },
+                    sparse_vectors_config={
+                        SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                    },
+                    shard_number=shards,
+                    replication_factor=replicas,
+                )
+            except UnexpectedResponse:
+                # Replicas starting together: another one created it a moment ago.
+                if not client.collection_exists(collection):
+                    raise
+                return cls._existing(client, collection, dim)
             if payload_indexes:
                 for name, schema in (
                     ("collection", models.PayloadSchemaType.KEYWORD),
@@ -96,6 +95,17 @@ class QdrantIndex:
                     client.create_payload_index(collection, name, field_schema=schema, wait=True)
         except (ResponseHandlingException, UnexpectedResponse) as exc:
             raise IndexUnavailableError(f"Qdrant is unreachable or refused: {exc}") from None
+        return cls(client, collection, dim)
+
+    @classmethod
+    def _existing(cls, client: QdrantClient, collection: str, dim: int) -> QdrantIndex:
+        info = client.get_collection(collection)
+        vectors = info.config.params.vectors
+        size = vectors[DENSE].size if isinstance(vectors, dict) else None
+        if size != dim:
+            raise IndexUnavailableError(
+                f"Qdrant collection {collection!r} holds {size}-dim vectors, not {dim}"
+            )
         return cls(client, collection, dim)
 
     def upsert(self, points: Sequence[IndexPoint]) -> None:
