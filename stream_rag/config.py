@@ -153,6 +153,11 @@ class Settings:
     # Refuse before generation: evidence under this (0..1, see evidence.py), or conflicts.
     min_evidence: float = 0.35
     check_conflicts: bool = True
+    # Refuse as `not_answered` when the best entry states no answer of the kind the question
+    # asks outright (answer/answerable.py); the refusal's wording, `{nearby}` replaced by the
+    # headings the knowledge base covers nearby (None: the built-in English one).
+    check_answered: bool = True
+    not_answered_text: str | None = None
     # Seconds between keep-alive comments on an event stream.
     sse_ping_s: float = 15.0
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the

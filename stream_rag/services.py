@@ -196,6 +196,9 @@ def open_services(
             telemetry=telemetry,
             stages=stages,
             entries=None if passages is None else SentenceVectors(passages, 4096, known=known),
+            # The answerability check ranks sentences as the local generator does, with its
+            # vectors (one cache, one embedding per sentence).
+            ranking=base_model.dense if isinstance(base_model, ExtractiveModel) else None,
         ),
         telemetry=telemetry,
     )

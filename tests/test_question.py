@@ -46,6 +46,8 @@ def test_the_question_is_one_value_with_its_parts_and_names() -> None:
         ("A new card arrives within 5 working days.", "duration", True),
         ("Spots appear 10 to 21 days after contact.", "duration", True),
         ("Residents can apply for a permit.", "duration", False),
+        ("The router has a 2-year limited warranty.", "duration", True),
+        ("The motor has a five-year warranty.", "duration", True),
         ("It is open from 8 am to 4 pm.", "time", True),
         ("Tell us when you move.", "count", False),
         ("Anyone can ask.", "yesno", True),

@@ -34,6 +34,7 @@ from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_senten
 from ..gate.normalise import normalise_unit
 from ..gate.segment import Segment, SentenceBuffer, split_segments
 from ..language.followups import resolve
+from ..language.question import read_question
 from ..lifecycle import Drain
 from ..model.llm import ChatModel, ModelError
 from ..model.usage import Usage
@@ -41,13 +42,14 @@ from ..model.usage import start as start_usage
 from ..prompt_format import CONDENSE_PROMPT, condense_request
 from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
+from .answerable import not_answered, read_blocks
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
 from .evidence import Similarity
 from .limits import MAX_QUESTION_CHARS
 from .prechecks import NO_SOURCES, refusal, uncovered
 from .prompt import build_messages
-from .refusals import not_answered
+from .refusals import not_answered as said_not_answered
 from .results import (
     AnswerResult,
     Attempt,
@@ -99,6 +101,7 @@ class Answerer:
         telemetry: Watcher | None = None,
         stages: Stages | None = None,
         entries: Similarity | None = None,
+        ranking: Similarity | None = None,
     ) -> None:
         self.retriever = retriever
         self.model = model
@@ -108,6 +111,9 @@ class Answerer:
         self.stages = stages or Stages()
         # Cosines of a block's FAQ entries to the question (see `entry_evidence`).
         self.entries = entries
+        # Cosines of sentences to the question for the answerability check: the local
+        # generator's own (one cache of sentence vectors), else the entries'.
+        self.ranking = ranking or entries
         self.contexts = ContextCache()
         # The checks' outcome for a question over the same blocks (lexical detector only: a
         # plugged-in one may not be a pure function of its input).
@@ -227,7 +233,7 @@ class Answerer:
         collection: str | None = None,
     ) -> Refusal | None:
         retriever = self.retriever
-        return refusal(
+        refused = refusal(
             question,
             blocks,
             floor,
@@ -236,6 +242,10 @@ class Answerer:
             entries=self.entries,
             mentions=None if retriever is None else lambda n: retriever.mentions(n, collection),
         )
+        if refused is not None or not self.settings.check_answered or floor <= 0:
+            return refused
+        reading = read_blocks(read_question(question), blocks, self.ranking)
+        return not_answered(reading, self.settings.not_answered_text)
 
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
         """The gate context over `blocks`: one built for the same blocks before, or new."""
@@ -330,7 +340,7 @@ class Answerer:
             return
         emitted = tally.units - tally.dropped
         if not emitted:
-            yield not_answered(units) or Refusal("no_supported_sentences", NOTHING_SUPPORTED)
+            yield said_not_answered(units) or Refusal("no_supported_sentences", NOTHING_SUPPORTED)
         ttfs = None if tally.first is None else (tally.first - started) * 1000
         yield Done(
             emitted,
@@ -390,7 +400,7 @@ class Answerer:
         timings["total"] = _ms(started)
         # A second draft that again says the sources do not answer is refused as the stream
         # refuses it, saying so; any other failing draft is an unsupported answer.
-        refusal = not_answered(attempts[-1].judged) or Refusal(
+        refusal = said_not_answered(attempts[-1].judged) or Refusal(
             "unsupported_answer", UNSUPPORTED_ANSWER
         )
         return replace(base, refusal=refusal, attempts=tuple(attempts))

@@ -48,8 +48,8 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
     (
         "money",
         re.compile(
-            r"\bhow much\b|\b(?:cost|costs|price|prices|priced|fee|fees|charge|charged|pay"
-            r"|discount|refund|compensation|interest rate|rate|excess|premium)\b"
+            r"\bhow much\b|\b(?:cost|costs|price|prices|priced|fee|fees|charge|charged|pay for"
+            r"|have to pay|do i pay|discount|compensation|interest rate|rate|excess|premium)\b"
         ),
     ),
     ("count", re.compile(r"\bhow many\b")),
@@ -67,12 +67,16 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         ),
     ),
 )
+_WH = re.compile(r"^\W*(?:(?:and|so|but)\s+)?(?:what|how|when|which|at what|for how|until when)\b")
 # A yes/no question that asks whether something is paid for is answered by an amount or "free".
 _PAID = re.compile(r"\b(?:free|pay|paid|fee|fees|charge|cost|costs|price|discount)\b")
-_TIME_UNITS = frozenset("second minute hour day night week fortnight month year sec min hr".split())
+_TIME_UNITS = frozenset(
+    stem(u) for u in "second minute hour day night week fortnight month year sec min hr".split()
+)
 _DURATION_WORDS = re.compile(
     r"\b(?:within|until|up to|at least|every|each|overnight|immediately|same day|next day"
-    r"|(?:a|one|several|a few|many) (?:minute|hour|day|night|week|fortnight|month|year)s?)\b"
+    r"|(?:a|one|several|a few|many) (?:minute|hour|day|night|week|fortnight|month|year)s?"
+    r"|[^\W_]+-(?:minute|hour|day|night|week|month|year)s?)\b"
 )
 _TIME_WORDS = re.compile(
     r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekdays?|weekends?"
@@ -85,7 +89,7 @@ _TIME_WORDS = re.compile(
 _FREE = re.compile(
     r"\b(?:free|no (?:charge|fee|cost)|without (?:a )?(?:fee|charge)|at no)\b|^Free\b"
 )
-_MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence p".split())
+_MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,13 @@ class Question:
     @property
     def wants_value(self) -> bool:
         return wants_value(self.kind)
+
+    @property
+    def asks_value(self) -> bool:
+        """It wants a value and asks it outright ("How long ...?", "What is the fee ...?"), not
+        in passing ("Do you price match?", "If it is cheaper elsewhere, ...?"): an answer
+        stating no value does not answer it."""
+        return self.wants_value and _WH.match(self.text.casefold()) is not None
 
 
 def wants_value(kind: AnswerKind | None) -> bool:

@@ -76,6 +76,7 @@ class Candidate:
     row: bool = False  # a table row: quoted alone, its neighbours are other entries
     item: int = 0  # the list it is an item of (a step of a procedure; 0: none)
     on_kind: bool = True  # it states the kind of answer the question wants
+    title: str = ""  # the heading it sits under, else its document's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +238,7 @@ def rank_sentences(
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[s.title]
         on_kind = offers(s.text, kind)
         weighted = score * (1 - RANK_DECAY) ** rank[n] * (1.0 if on_kind else OFF_KIND)
-        ranked.append(Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind))
+        ranked.append(Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title))
     return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
 
 

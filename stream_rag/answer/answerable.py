@@ -1,0 +1,155 @@
+"""Whether the retrieved blocks answer what was asked, before any model is called: a block can
+be on the question's topic and still answer something else ("How long is someone with mumps
+infectious?" over the chickenpox entry's infectious period, "What is the fine for parking
+without a permit?" over the permit prices). Such a question is refused as `not_answered`,
+naming what the knowledge base does cover nearby, instead of quoting a near miss.
+
+The candidate sentences are ranked as the local generator ranks them (`passages.rank_sentences`,
+the question's kind included), and the best one's entry (its heading and the sentences under
+it, its document's name) is read against the question (`Reading`):
+
+- `missing`: subject words of the question that the entry lacks while another retrieved block
+  has them: the knowledge base speaks of "mumps" elsewhere, this entry does not;
+- `on_kind`: whether a sentence good enough to quote states the kind of answer the question
+  wants (a duration for "how long", an amount for "how much").
+
+A question is not answered when its best entry misses a subject word the knowledge base knows
+elsewhere, or when it wants a value and no good sentence states one. A paraphrase of what an
+entry says misses no word the knowledge base has elsewhere and finds its value, so it is
+answered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..events import Refusal
+from ..language.coverage import derived, name_words
+from ..language.followups import subject_words
+from ..language.question import Question
+from ..language.terms import stem
+from ..model.passages import Candidate, Scorer, rank_sentences
+from ..retrieve.hybrid import Block
+from ..text import tokenize
+
+__all__ = ["Reading", "not_answered", "read_blocks"]
+
+NOT_ANSWERED = (
+    "The knowledge base does not answer this question, so I am not answering. "
+    "It covers nearby: {nearby}."
+)
+# A sentence scoring this share of the best one is good enough to quote (as `select` quotes).
+GOOD = 0.5
+_NEARBY = 3  # headings named in the refusal
+# Words of a question that say how it asks or who asks, not what about.
+_GENERIC = frozenset(
+    "i me my we our you your us they them their it its he she his her someone somebody person "
+    "people anyone anybody thing things something get got give given take make need want like "
+    "know tell help please able one also just still much many long often soon later ago old "
+    "new way ways time times day days week weeks month months year years there here yes no ok "
+    "usually normally really go going come coming back".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The question read against its best entry."""
+
+    top: Candidate | None
+    missing: tuple[str, ...]  # subject words the entry lacks that another block has
+    on_kind: bool  # a good sentence states the kind of answer wanted (True: none wanted)
+    nearby: tuple[str, ...]  # the headings of the best entries, what the KB covers nearby
+
+    @property
+    def answered(self) -> bool:
+        # `missing` is reported, not decisive: a generic entry ("pairing a device with the
+        # app") answers a question naming a product it does not (dev sets: 16 of 79 Kestrel
+        # questions were refused so).
+        return self.top is not None and self.on_kind
+
+
+def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) -> Reading:
+    """`asked` read against the best entry of `blocks` (ranked as the generator ranks them)."""
+    texts = {b.n: b.text for b in blocks}
+    names = {b.n: b.name for b in blocks}
+    ranked = rank_sentences(asked.text, texts, dense, names)
+    nearby = _nearby(ranked)
+    if not ranked:
+        return Reading(None, (), True, nearby)
+    top = ranked[0]
+    good = [c for c in ranked if c.score >= GOOD * top.score and c.n == top.n]
+    on_kind = not asked.asks_value or any(c.on_kind for c in good)
+    entry = _terms(texts[top.n]) | _terms(name_words(names[top.n]))
+    elsewhere: set[str] = set()
+    for block in blocks:
+        if block.n != top.n:
+            elsewhere |= _terms(block.text)
+    missing = []
+    for word in subject_words(asked.text):
+        term = stem(word.casefold())
+        if term in _GENERIC or len(term) < 3 or not _noun(word):
+            continue
+        if term in entry or derived(term, frozenset(entry)):
+            continue
+        if term in elsewhere or derived(term, frozenset(elsewhere)):
+            missing.append(word)
+    return Reading(top, tuple(missing), on_kind, nearby)
+
+
+def not_answered(reading: Reading, template: str | None = None) -> Refusal | None:
+    """The `not_answered` refusal for a question its best entry does not answer, else None.
+    `template` is the team's wording (`STREAM_RAG_NOT_ANSWERED_TEXT`; `{nearby}` is replaced by
+    the headings of what the knowledge base covers nearby)."""
+    if reading.answered:
+        return None
+    nearby = "; ".join(reading.nearby) or "nothing close"
+    message = (template or NOT_ANSWERED).replace("{nearby}", nearby)
+    detail: dict[str, object] = {"nearby": list(reading.nearby), "on_kind": reading.on_kind}
+    if reading.missing:
+        detail["not_in_entry"] = list(reading.missing)
+    return Refusal("not_answered", message, [detail])
+
+
+def _terms(text: str) -> set[str]:
+    return {stem(t) for t in tokenize(text)}
+
+
+def _entry_terms(top: Candidate, ranked: Sequence[Candidate], name: str) -> set[str]:
+    """The words of the best sentence's entry: the sentences under its heading, the heading,
+    its document's name."""
+    terms = _terms(name_words(name)) | _terms(top.title)
+    for c in ranked:
+        if c.n == top.n and c.section == top.section:
+            terms |= _terms(c.text)
+    return terms
+
+
+def _nearby(ranked: Sequence[Candidate]) -> tuple[str, ...]:
+    """The headings over the best sentences, best first, each once: what the knowledge base
+    covers close to the question."""
+    out: list[str] = []
+    for c in ranked:
+        head = _HEAD_MARK.sub("", c.title).strip()
+        if head and head not in out:
+            out.append(head)
+        if len(out) >= _NEARBY:
+            break
+    return tuple(out)
+
+
+_HEAD_MARK = re.compile(r"^(?:Q\s*:\s*)", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def _noun(word: str) -> bool:
+    """Whether `word` can only be a noun (dictionary lemmas): what a question asks about, not
+    how ("pay", "bring", "taken"); a word the dictionary lacks (a name) is the names check's."""
+    if not word.isascii() or not word.isalpha():
+        return False
+    import lemminflect  # loaded by the gate already (terms._lemma_keys)
+
+    kinds = set(lemminflect.getAllLemmas(word.casefold()))
+    return bool(kinds) and kinds <= {"NOUN", "PROPN"}
