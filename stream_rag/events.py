@@ -21,6 +21,7 @@ def block_ref(block: Block) -> dict[str, object]:
         "sha256": block.sha256,
         "name": block.name,
         "chunk_id": block.chunk_id,
+        "page": block.page,
         "url": block.url,
     }
 

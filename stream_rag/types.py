@@ -78,6 +78,12 @@ class Chunk:
     start: int
     end: int
     text: str
+    # The PDF pages it is on (1-based) and the bytes of the stored file it renders (Markdown,
+    # HTML, plain text): None where not known (other formats, versions stored before).
+    page_start: int | None = None
+    page_end: int | None = None
+    source_start: int | None = None
+    source_end: int | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -88,6 +94,10 @@ class Chunk:
             "start": self.start,
             "end": self.end,
             "text": self.text,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "source_start": self.source_start,
+            "source_end": self.source_end,
         }
 
 

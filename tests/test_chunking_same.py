@@ -49,28 +49,43 @@ def new_offsets(piece: str) -> list[tuple[int, int]] | str:
 
 
 def old_chunk_spans(text: str, target: int, overlap: int) -> list[tuple[int, int]]:
-    """`chunk_spans` before the speed-up (blingfire's offsets, the unchanged helpers)."""
+    """`chunk_spans` before the speed-up (blingfire's offsets, the unchanged helpers; list
+    items parted as `sentence_spans` parts them)."""
     units: list[Span] = []
     for index, (p_start, p_end) in enumerate(paragraph_spans(text)):
-        piece = text[p_start:p_end]
-        if not piece.strip():
-            continue
-        _, offsets = blingfire.text_to_sentences_and_offsets(piece)
-        for s, e in offsets:
-            if e > s:
-                for cut in chunking._split_long(text, p_start + s, p_start + e, target):
-                    units.append(Span(cut[0], cut[1], index))
+        for s, e in old_sentences(text, p_start, p_end):
+            for cut in chunking._split_long(text, s, e, target):
+                units.append(Span(cut[0], cut[1], index))
     paragraph_ends = {u.paragraph: u.end for u in units}
+    lists = chunking._list_paragraphs(text)
     chunks: list[tuple[int, int]] = []
     current: list[Span] = []
     for unit in units:
-        if current and chunking._should_break(current, unit, paragraph_ends, target):
+        if current and chunking._should_break(current, unit, paragraph_ends, target, lists):
             chunks.append((current[0].start, current[-1].end))
             current = chunking._overlap_tail(current, overlap, unit, target)
         current.append(unit)
     if current:
         chunks.append((current[0].start, current[-1].end))
     return chunks
+
+
+def old_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Sentences by blingfire's own offsets, a list item's line always starting one."""
+    out: list[tuple[int, int]] = []
+    cuts = [m.start() for m in chunking._ITEM_LINE.finditer(text, start, end)]
+    for at, cut in zip([start, *(c + 1 for c in cuts)], [*cuts, end], strict=True):
+        piece = text[at:cut]
+        if not piece.strip():
+            continue
+        offsets = [(at + s, at + e) for s, e in blingfire.text_to_sentences_and_offsets(piece)[1]]
+        offsets = [(s, e) for s, e in offsets if e > s]
+        for k, (s, e) in enumerate(offsets):
+            if k and chunking._MARK_ONLY.fullmatch(text, *offsets[k - 1]):
+                out[-1] = (out[-1][0], e)
+            else:
+                out.append((s, e))
+    return out
 
 
 def old_heading_context(text: str, starts: Sequence[int], limit: int = 300) -> list[list[str]]:

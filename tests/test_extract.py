@@ -86,12 +86,14 @@ def test_html_keeps_text_and_blocks_drops_scripts(tmp_path: Path) -> None:
         "<script>var secret = 1;</script><ul><li>One</li><li>Two</li></ul></body></html>"
     )
     text, _ = extract_text(write(tmp_path, "g.html", html.encode()), "text/html")
-    assert text.split("\n\n") == ["Guide", "Refunds", "Within 30 days & more.", "One", "Two"]
+    # Headings are `#` lines in every format; a list stays one paragraph.
+    assert text.split("\n\n") == ["# Guide", "# Refunds", "Within 30 days & more.", "- One\n- Two"]
     assert "secret" not in text
 
 
-def test_html_table_cells_are_separated_as_docx_cells_are(tmp_path: Path) -> None:
-    # Cells were run together ("Red crossSync stopped"): words no search or check could find.
+def test_html_table_rows_are_sentences_with_their_headers(tmp_path: Path) -> None:
+    # Cells were run together ("Red crossSync stopped"): words no search or check could find;
+    # then parted by " | ", a row no longer said what its cells were.
     html = (
         "<p>Icons:</p><table><thead><tr><th>Icon</th><th>Meaning</th></tr></thead>"
         "<tbody><tr><td>Red <b>cross</b></td><td>Sync stopped</td></tr>"
@@ -100,11 +102,8 @@ def test_html_table_cells_are_separated_as_docx_cells_are(tmp_path: Path) -> Non
     )
     text, _ = extract_text(write(tmp_path, "t.html", html.encode()), "text/html")
     assert text.split("\n\n") == [
-        "Icons:",
-        "Icon | Meaning",
-        "Red cross | Sync stopped",
-        "Green tick | | Up to date",
-        "Term",
+        "Icons:\nRed cross: Sync stopped.\nGreen tick: Up to date.",
+        "# Term",
         "Its definition.",
     ]
 
@@ -120,13 +119,13 @@ def test_html_details_summary_faq_entries_are_paragraphs(tmp_path: Path) -> None
     )
     text, _ = extract_text(write(tmp_path, "faq.html", html.encode()), "text/html")
     assert text.split("\n\n") == [
-        "FAQ",
-        "Can I get a refund?",
+        "## FAQ",
+        "### Can I get a refund?",
         "Refunds are available within 14 days.",
-        "Which browsers work?",
+        "### Which browsers work?",
         "Chrome and Firefox.",
-        "Prices",
-        "Pro | $12",
+        "### Prices",
+        "Pro: $12.",
     ]
 
 
@@ -204,7 +203,7 @@ def test_pdf_without_text(tmp_path: Path) -> None:
 def test_docx_paragraphs_and_tables(tmp_path: Path) -> None:
     data = make_docx(["Heading", "Body text here."], table=[["Plan", "Price"], ["Pro", "$8"]])
     text, _ = extract_text(write(tmp_path, "r.docx", data), DOCX)
-    assert text == "Heading\n\nBody text here.\n\nPlan | Price\n\nPro | $8"
+    assert text == "Heading\n\nBody text here.\n\nPro: $8."
 
 
 def test_docx_that_is_not_a_zip(tmp_path: Path) -> None:

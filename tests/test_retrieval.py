@@ -70,9 +70,12 @@ def test_block_text_is_the_original_chunk(client: TestClient) -> None:
     doc_id = add(client, "exact.md", text)
     block = search(client, "exact spacing markdown")["blocks"][0]
     assert block["doc_id"] == doc_id
-    assert block["text"] == text[block["start"] : block["end"]]
+    # Markup is not part of the text quoted; the spacing is, and the chunk's span of the
+    # uploaded bytes is the passage as written.
+    assert block["text"] == "# Title\n\nThe  exact   spacing, markdown and links stay as written."
     chunk = client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"][0]
     assert block["text"] == chunk["text"]
+    assert text.encode()[chunk["source_start"] : chunk["source_end"]] == text.encode()
 
 
 def test_chinese_is_found_by_the_bm25_branch(client: TestClient) -> None:

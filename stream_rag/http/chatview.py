@@ -21,7 +21,7 @@ from ..sse import ServerSentEvent
 # What a refusal's details may keep for a chat key: which blocks, never what they say.
 _DETAIL_KEYS = frozenset(
     {
-        *("n", "doc_id", "version", "sha256", "name", "filename", "chunk_id", "url"),
+        *("n", "doc_id", "version", "sha256", "name", "filename", "chunk_id", "page", "url"),
         *("kind", "cause", "evidence", "threshold", "a", "b", "question", "missing"),
     }
 )

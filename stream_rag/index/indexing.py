@@ -13,6 +13,7 @@ from ..embed.backends import Embedder, sharing
 from ..embed.sentences import SentenceEncoder, store_chunk_vectors
 from ..errors import NotFoundError, StreamRagError
 from ..ingest.chunking import heading_context
+from ..ingest.layout import EXTRACTION_VERSION
 from ..store.documents import DocumentStore
 from ..store.records import chunk_id
 from ..text import tokenize
@@ -116,7 +117,8 @@ class Indexer:
         # otherwise be recomputed on every request until something indexed their chunks again.
         return (
             f"{index}|{embedder}|{self.index.dim}|bm25-v3|headings-v1|questions-v2"
-            f"|features-v{FEATURES_VERSION}" + "".join(f"|{r.format}" for r in self.readers)
+            f"|features-v{FEATURES_VERSION}|extraction-v{EXTRACTION_VERSION}"
+            + "".join(f"|{r.format}" for r in self.readers)
         )
 
     def index_version(self, doc_id: str, version: int, batch: int = DEFAULT_BATCH) -> None:
@@ -300,9 +302,33 @@ class Indexer:
         """The BM25 token count of a stored version, as indexing counts it."""
         return self.begin(doc_id, version).tokens
 
+    def reextract(self) -> list[tuple[str, int]]:
+        """Extract again the versions an older extraction made (their text and chunks; ids,
+        versions and hashes stay), and drop the points of chunks that are no more. Returns
+        the versions extracted again."""
+        outdated = self.store.outdated_versions()
+        if outdated:
+            log.info(
+                "extracting %d stored versions again (extraction v%d)",
+                len(outdated),
+                EXTRACTION_VERSION,
+            )
+        for doc_id, version in outdated:
+            try:
+                old, new = self.store.reextract(doc_id, version)
+            except NotFoundError:
+                continue  # deleted meanwhile
+            if new < old:
+                self.index.delete_points(
+                    [point_id(chunk_id(doc_id, version, i)) for i in range(new, old)]
+                )
+        return outdated
+
     def reconcile(self) -> list[tuple[str, int]]:
         """Versions to (re)index at start-up: those a crash left `indexing`, or all of them
-        when the index or embedder changed since they were indexed."""
+        when the index, embedder or extraction changed since they were indexed (versions an
+        older extraction made are extracted again first)."""
+        again = set(self.reextract())
         stored = self.store.meta("index_fingerprint")
         if stored is not None and stored != self.fingerprint and self._moved(stored):
             self.store.set_meta("index_fingerprint", self.fingerprint)  # in the new form
@@ -313,5 +339,7 @@ class Indexer:
             self.store.set_meta("index_fingerprint", self.fingerprint)
             return work
         work = self.store.pending()
+        # The newest versions extracted again are indexed again, as a new version would be.
+        work += [key for key in self.store.newest_versions() if key in again and key not in work]
         self.store.set_indexing(work)  # job rows for versions that have none (attempts kept)
         return work

@@ -43,14 +43,31 @@ def paragraph_spans(text: str) -> list[tuple[int, int]]:
     return [trimmed for s, e in spans if (trimmed := _trim(text, s, e))[0] < trimmed[1]]
 
 
+# A line that starts a list item starts a sentence too: blingfire runs unpunctuated items
+# together and reads "steps:\n1. Log in." as "steps: 1." and "Log in." (the number is put
+# back with its item).
+_ITEM_LINE = re.compile(r"\n(?=[ \t]*(?:[-*+\u2022]|\d{1,3}[.)]|[a-z][.)])[ \t]+\S)")
+
+_MARK_ONLY = re.compile(r"\s*(?:\d{1,3}|[a-z])[.)]\s*")
+
+
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Sentence spans inside `text[start:end]`, in absolute offsets (blingfire)."""
+    """Sentence spans inside `text[start:end]`, in absolute offsets (blingfire); a list item
+    is always a sentence of its own."""
     end = len(text) if end is None else end
-    piece = text[start:end]
-    if not piece.strip():
-        return []
-    offsets = sentence_offsets(piece)
-    return [(start + s, start + e) for s, e in offsets if e > s]
+    out: list[tuple[int, int]] = []
+    at = start
+    for cut in [m.start() for m in _ITEM_LINE.finditer(text, start, end)] + [end]:
+        piece = text[at:cut]
+        if piece.strip():
+            spans = [(at + s, at + e) for s, e in sentence_offsets(piece) if e > s]
+            for k, (s, e) in enumerate(spans):
+                if k and _MARK_ONLY.fullmatch(text, *spans[k - 1]):
+                    out[-1] = (out[-1][0], e)  # "1." and the item it numbers are one sentence
+                else:
+                    out.append((s, e))
+        at = cut + 1
+    return out
 
 
 # blingfire's ctypes entry (its module's library handle, not public API): a blingfire
@@ -187,10 +204,11 @@ def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[
         raise ValueError("need target_chars >= 1 and 0 <= overlap_chars < target_chars")
     units = _units(text, target_chars)
     paragraph_ends = {u.paragraph: u.end for u in units}
+    lists = _list_paragraphs(text)
     chunks: list[tuple[int, int]] = []
     current: list[Span] = []
     for unit in units:
-        if current and _should_break(current, unit, paragraph_ends, target_chars):
+        if current and _should_break(current, unit, paragraph_ends, target_chars, lists):
             chunks.append((current[0].start, current[-1].end))
             current = _overlap_tail(current, overlap_chars, unit, target_chars)
         current.append(unit)
@@ -200,16 +218,34 @@ def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[
 
 
 def _should_break(
-    current: list[Span], unit: Span, paragraph_ends: dict[int, int], target: int
+    current: list[Span],
+    unit: Span,
+    paragraph_ends: dict[int, int],
+    target: int,
+    lists: set[int] | frozenset[int] = frozenset(),
 ) -> bool:
     size = unit.end - current[0].start
     if size > target:
         return True
     starts_paragraph = unit.paragraph != current[-1].paragraph
+    if starts_paragraph and unit.paragraph in lists:
+        # A list with its lead-in sentence (a table with its rows) starts a chunk of its own
+        # rather than be cut, where it fits in one.
+        whole = paragraph_ends[unit.paragraph] - unit.start
+        return whole <= target and paragraph_ends[unit.paragraph] - current[0].start > target
     if starts_paragraph and current[-1].end - current[0].start >= target // 2:
         # Break at the paragraph boundary rather than mid-way through the next paragraph.
         return paragraph_ends[unit.paragraph] - current[0].start > target
     return False
+
+
+def _list_paragraphs(text: str) -> set[int]:
+    """Indexes of the paragraphs that hold list items or several table rows."""
+    return {
+        index
+        for index, (start, end) in enumerate(paragraph_spans(text))
+        if _ITEM_LINE.search(text, start, end)
+    }
 
 
 def _overlap_tail(previous: list[Span], overlap: int, nxt: Span, target: int) -> list[Span]:

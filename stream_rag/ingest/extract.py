@@ -8,7 +8,6 @@ import re
 import warnings
 import zipfile
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 
 from ..errors import (
@@ -20,6 +19,10 @@ from ..errors import (
     NoTextError,
     UnsupportedTypeError,
 )
+from .html import html_layout
+from .layout import Extraction, Layout, Source
+from .markdown import markdown_layout
+from .office import docx_layout
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
@@ -70,21 +73,58 @@ def extract_text(
     path: Path, media_type: str, limits: ExtractLimits | None = None
 ) -> tuple[str, str]:
     """Return `(text, served_media_type)`; the latter adds the charset for text types."""
+    extraction = extract(path, media_type, limits)
+    return extraction.text, extraction.media_type
+
+
+def extract(path: Path, media_type: str, limits: ExtractLimits | None = None) -> Extraction:
+    """The file's text (markup removed, structure kept) with where its pieces came from."""
     limits = limits or ExtractLimits()
     if media_type == "application/pdf":
-        text, served = _pdf_text(path, limits), media_type
+        pages = _pdf_pages(path, limits)
+        text, starts = _join_pages(pages)
+        extraction = Extraction(text, media_type, pages=starts)
     elif media_type == DOCX:
-        text, served = _docx_text(path, limits), media_type
+        extraction = Extraction(_docx_text(path, limits), media_type)
     else:
-        raw, charset = decode_text(path.read_bytes())
+        data = path.read_bytes()
+        raw, charset = decode_text(data)
         _check_chars(len(raw), limits)
         served = f"{media_type}; charset={charset}"
-        text = _html_text(raw) if media_type == "text/html" else raw
-    text = _normalise(text)
-    _check_chars(len(text), limits)
-    if not text.strip():
+        bom = 0
+        if charset == "utf-16":
+            charset, bom = "utf-16-le", 2
+        elif data.startswith(codecs.BOM_UTF8):
+            bom = len(codecs.BOM_UTF8)
+        source = Source(raw, charset, bom)
+        if media_type == "text/html":
+            layout = html_layout(raw)
+        elif media_type == "text/markdown":
+            layout = markdown_layout(raw)
+        else:
+            layout = _plain_layout(raw)
+        extraction = Extraction(layout.text(), served, layout.pieces, source)
+    _check_chars(len(extraction.text), limits)
+    if not extraction.text.strip():
         raise NoTextError("the file contains no extractable text")
-    return text, served
+    return extraction
+
+
+def _plain_layout(raw: str) -> Layout:
+    """Plain text as it is (line breaks normalised, blank lines at either end dropped)."""
+    layout = Layout()
+    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    first = next((i for i, line in enumerate(lines) if line), len(lines))
+    last = max((i for i, line in enumerate(lines) if line), default=-1)
+    at = 0
+    for i, line in enumerate(raw.splitlines(keepends=True)):
+        body = line.rstrip("\r\n")
+        if first <= i <= last:
+            if i > first:
+                layout.add("\n")
+            layout.copy(raw, at, at + len(body))
+        at += len(line)
+    return layout
 
 
 def _check_chars(count: int, limits: ExtractLimits) -> None:
@@ -120,15 +160,28 @@ def decode_text(data: bytes) -> tuple[str, str]:
     return text, charset
 
 
-def _normalise(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.strip("\n")
-
-
 _ENCRYPTED = "the PDF is encrypted with a password; upload it unlocked"
 
 
-def _pdf_text(path: Path, limits: ExtractLimits) -> str:
+def _join_pages(pages: list[str]) -> tuple[str, list[tuple[int, int]]]:
+    """The pages' paragraphs joined, and where each page with text begins."""
+    parts: list[str] = []
+    starts: list[tuple[int, int]] = []
+    at = 0
+    for number, page in enumerate(pages, start=1):
+        body = _pdf_paragraphs(page.strip()) if page.strip() else ""
+        if not body:
+            continue
+        if parts:
+            parts.append("\n\n")
+            at += 2
+        starts.append((at, number))
+        parts.append(body)
+        at += len(body)
+    return "".join(parts), starts
+
+
+def _pdf_pages(path: Path, limits: ExtractLimits) -> list[str]:
     with path.open("rb") as fh:
         head = fh.read(1024)
     if b"%PDF-" not in head:
@@ -165,10 +218,10 @@ def _pdf_text(path: Path, limits: ExtractLimits) -> str:
         raise CorruptDocumentError(f"the PDF is damaged and cannot be read ({exc})") from None
     except Exception as exc:  # pypdf raises assorted errors on malformed input
         raise CorruptDocumentError(f"the PDF is damaged and cannot be read ({exc!r})") from None
-    text = "\n\n".join(_pdf_paragraphs(page.strip()) for page in pages if page.strip())
-    if not text:
+    pages = [page.replace("\r\n", "\n").replace("\r", "\n") for page in pages]
+    if not any(page.strip() for page in pages):
         raise NoTextError("the PDF has no extractable text (a scan? OCR it first)")
-    return text
+    return pages
 
 
 _ENDS_SENTENCE = (".", "!", "?", ":", ";", "。", "！", "？")
@@ -217,13 +270,7 @@ def _docx_text(path: Path, limits: ExtractLimits) -> str:
         document = docx.Document(str(path))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
         raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
-    blocks: list[str] = [p.text for p in document.paragraphs if p.text.strip()]
-    for table in document.tables:
-        for row in table.rows:
-            cells = [cell.text.strip() for cell in row.cells]
-            if any(cells):
-                blocks.append(" | ".join(cells))
-    return "\n\n".join(blocks)
+    return docx_layout(document).text()
 
 
 def check_zip(path: Path, limits: ExtractLimits) -> None:
@@ -264,60 +311,3 @@ def check_zip(path: Path, limits: ExtractLimits) -> None:
                             )
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
         raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
-
-
-_BLOCK_TAGS = frozenset(
-    {
-        *("address", "article", "aside", "blockquote", "dd", "div", "dl", "dt", "fieldset"),
-        *("figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6"),
-        *("header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "tr"),
-        *("ul", "title", "details", "summary", "caption", "legend"),
-    }
-)
-_SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
-
-
-class _HTMLText(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.skip_depth = 0
-        self.in_title = False
-        self.cells = 0  # cells so far in the table row: they are parted by " | ", as in DOCX
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self.in_title = True
-        elif tag in _SKIP_TAGS:
-            self.skip_depth += 1
-        if tag == "tr":
-            self.cells = 0
-        elif tag in ("td", "th"):
-            if self.cells:
-                self.parts.append(" | ")
-            self.cells += 1
-        if tag in _BLOCK_TAGS:
-            self.parts.append("\n\n")
-        elif tag == "br":
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self.in_title = False
-        elif tag in _SKIP_TAGS and self.skip_depth:
-            self.skip_depth -= 1
-        if tag in _BLOCK_TAGS:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self.in_title or not self.skip_depth:
-            self.parts.append(data)
-
-
-def _html_text(html: str) -> str:
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    text = "".join(parser.parts)
-    paragraphs = (re.sub(r"\s+", " ", p).strip() for p in re.split(r"\n\s*\n", text))
-    return "\n\n".join(p for p in paragraphs if p)

@@ -29,7 +29,8 @@ from typing import Any, Protocol
 
 from ..errors import ClientGoneError, ExtractionError, LimitExceededError, StreamRagError
 from .chunking import chunk_spans
-from .extract import ExtractLimits, extract_text
+from .extract import ExtractLimits, extract
+from .layout import Place
 
 log = logging.getLogger("stream_rag")
 MIB = 1024 * 1024
@@ -48,6 +49,8 @@ class Extracted:
     text: str
     media_type: str
     spans: list[tuple[int, int]]
+    # Per span: its bytes in the original file and its PDF pages (empty: none known).
+    places: list[Place] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,8 @@ def extract_document(
     path: Path, media_type: str, chunk_chars: int, overlap_chars: int, limits: Limits
 ) -> Extracted:
     """Text and chunk spans of one file, with the content limits (not the process ones)."""
-    text, served = extract_text(path, media_type, limits.content)
+    extraction = extract(path, media_type, limits.content)
+    text, served = extraction.text, extraction.media_type
     spans = chunk_spans(text, chunk_chars, overlap_chars)
     if len(spans) > limits.max_chunks:
         raise LimitExceededError(
@@ -106,7 +110,7 @@ def extract_document(
             f"{limits.max_chunks_per_kb:g} a KB (STREAM_RAG_MAX_CHUNKS_PER_KB)",
             "STREAM_RAG_MAX_CHUNKS_PER_KB",
         )
-    return Extracted(text, served, spans)
+    return Extracted(text, served, spans, extraction.places(spans))
 
 
 class InProcessExtractor:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..ingest.chunking import pieces, sentence_spans
+from ..ingest.tables import rendered_rows
 from ..language.coverage import name_words
 from ..language.question import offers, read_question
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
@@ -127,7 +128,14 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
             section += 1
             table.reset()
             continue
-        rows = table.read(text[p_start:p_end].split("\n"))
+        lines = text[p_start:p_end].split("\n")
+        rows = table.read(lines)
+        rendered = rendered_rows(lines) if rows is None else None
+        if rendered is not None:  # rows extraction wrote as sentences (ingest/tables.py)
+            lead_in, rows = rendered
+            for sentence in lead_in:
+                if len(tokenize(sentence)) >= MIN_TOKENS:
+                    out.append(_Sentence(" ".join(sentence.split()), title, section, False, 0))
         if rows is not None:
             for row in rows:
                 if len(tokenize(row)) >= MIN_TOKENS:

@@ -52,10 +52,13 @@ class Block:
     scores: Mapping[str, float]
     # Computed at ingest (None: not stored; the gate and evidence score compute them).
     features: ChunkFeatures | None = field(default=None, compare=False, repr=False)
+    page: int | None = None  # the PDF page the chunk starts on
 
     @property
     def url(self) -> str:
-        return f"/v1/documents/{self.doc_id}/versions/{self.version}/content"
+        """The version's bytes; a PDF opens at the block's page (`#page=N`)."""
+        url = f"/v1/documents/{self.doc_id}/versions/{self.version}/content"
+        return url if self.page is None else f"{url}#page={self.page}"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -70,6 +73,7 @@ class Block:
             "end": self.end,
             "text": self.text,
             "scores": dict(self.scores),
+            "page": self.page,
             "url": self.url,
         }
 
@@ -402,6 +406,7 @@ class Retriever:
                     text=chunk.text,
                     scores=scores,
                     features=features.get(chunk.id),
+                    page=chunk.page_start,
                 )
             )
         return blocks

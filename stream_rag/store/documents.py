@@ -8,13 +8,15 @@ document. What indexing keeps per version and chunk is in indexing_state.py.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ClientGoneError, NotFoundError, QueueFullError
+from ..errors import ClientGoneError, NotFoundError, QueueFullError, StreamRagError
 from ..ingest.extract import media_type_for
 from ..ingest.extract_pool import Extractor, InProcessExtractor, Wanted
+from ..ingest.layout import EXTRACTION_VERSION, Place
 from ..types import Chunk, Document, UploadResult, Version
 from . import quotas
 from .blobs import BlobStore, StagedFile
@@ -36,6 +38,8 @@ from .records import (
 )
 from .sql import Connection
 
+log = logging.getLogger("stream_rag")
+
 
 @dataclass(frozen=True, slots=True)
 class ChunkSource:
@@ -56,6 +60,7 @@ class _Prepared:
     media_type: str
     text: str
     spans: list[tuple[int, int]]
+    places: list[Place]
 
 
 class DocumentStore(IndexingState):
@@ -280,6 +285,48 @@ class DocumentStore(IndexingState):
         document = self.get(doc_id)
         return UploadResult(document, document.latest, duplicate=False)
 
+    def outdated_versions(self) -> list[tuple[str, int]]:
+        """Versions whose text and chunks an older extraction made (layout.EXTRACTION_VERSION)."""
+        rows = self._db().execute(
+            "SELECT doc_id, version FROM versions WHERE extraction IS NULL OR extraction < ? "
+            "ORDER BY doc_id, version",
+            (EXTRACTION_VERSION,),
+        )
+        return [(row["doc_id"], row["version"]) for row in rows]
+
+    def reextract(self, doc_id: str, version: int) -> tuple[int, int]:
+        """Extract and chunk a stored version again from its bytes, replacing its text and
+        chunks (ids, version number, hash and bytes unchanged); `(old, new)` chunk counts.
+        A version that no longer extracts keeps what it had, marked current all the same."""
+        record = self.version(doc_id, version)
+        try:
+            extracted = self.extractor.extract(
+                self.content_path(record),
+                record.media_type.split(";")[0].strip(),
+                self.chunk_chars,
+                self.chunk_overlap_chars,
+            )
+        except StreamRagError as exc:
+            log.warning(
+                "%s v%d kept its old text: extracting it again failed (%s)", doc_id, version, exc
+            )
+            with self._transaction() as db:
+                db.execute(
+                    "UPDATE versions SET extraction = ? WHERE doc_id = ? AND version = ?",
+                    (EXTRACTION_VERSION, doc_id, version),
+                )
+            return record.chunk_count, record.chunk_count
+        places = extracted.places or [Place()] * len(extracted.spans)
+        with self._transaction() as db:
+            db.execute("DELETE FROM chunks WHERE doc_id = ? AND version = ?", (doc_id, version))
+            insert_chunks(db, doc_id, version, extracted.text, extracted.spans, places)
+            db.execute(
+                "UPDATE versions SET text = ?, chunk_count = ?, extraction = ? "
+                "WHERE doc_id = ? AND version = ?",
+                (extracted.text, len(extracted.spans), EXTRACTION_VERSION, doc_id, version),
+            )
+        return record.chunk_count, len(extracted.spans)
+
     def delete(self, doc_id: str) -> Document:
         """Remove a document, all its versions and chunks, and bytes nothing else references."""
         document = self.get(doc_id)
@@ -320,7 +367,14 @@ class DocumentStore(IndexingState):
         extracted = self.extractor.extract(
             staged.path, media_type, self.chunk_chars, self.chunk_overlap_chars, wanted=wanted
         )
-        return _Prepared(staged, filename, extracted.media_type, extracted.text, extracted.spans)
+        return _Prepared(
+            staged,
+            filename,
+            extracted.media_type,
+            extracted.text,
+            extracted.spans,
+            extracted.places or [Place()] * len(extracted.spans),
+        )
 
     def _admit(
         self,
@@ -358,8 +412,8 @@ class DocumentStore(IndexingState):
     ) -> None:
         db.execute(
             "INSERT INTO versions (doc_id, version, sha256, size, media_type, filename, "
-            "created_at, chunk_count, status, status_reason, text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', NULL, ?)",
+            "created_at, chunk_count, status, status_reason, text, extraction) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', NULL, ?, ?)",
             (
                 doc_id,
                 number,
@@ -370,16 +424,10 @@ class DocumentStore(IndexingState):
                 now,
                 len(prepared.spans),
                 prepared.text,
+                EXTRACTION_VERSION,
             ),
         )
-        db.executemany(
-            'INSERT INTO chunks (id, doc_id, version, ordinal, start, "end", text) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (chunk_id(doc_id, number, i), doc_id, number, i, s, e, prepared.text[s:e])
-                for i, (s, e) in enumerate(prepared.spans)
-            ],
-        )
+        insert_chunks(db, doc_id, number, prepared.text, prepared.spans, prepared.places)
         # The indexing job is durable from the moment the version exists.
         db.execute(
             "INSERT INTO jobs (doc_id, version, created_at) VALUES (?, ?, ?)", (doc_id, number, now)
@@ -402,3 +450,34 @@ class DocumentStore(IndexingState):
         document = self.get(row["doc_id"])
         matched = next(v for v in document.versions if v.version == row["version"])
         return UploadResult(document, matched, duplicate=True)
+
+
+def insert_chunks(
+    db: Connection,
+    doc_id: str,
+    version: int,
+    text: str,
+    spans: Sequence[tuple[int, int]],
+    places: Sequence[Place],
+) -> None:
+    """Rows for a version's chunks, each with its text and where it came from."""
+    db.executemany(
+        'INSERT INTO chunks (id, doc_id, version, ordinal, start, "end", text, page_start, '
+        "page_end, source_start, source_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                chunk_id(doc_id, version, i),
+                doc_id,
+                version,
+                i,
+                s,
+                e,
+                text[s:e],
+                place.page_start,
+                place.page_end,
+                place.source_start,
+                place.source_end,
+            )
+            for i, ((s, e), place) in enumerate(zip(spans, places, strict=True))
+        ],
+    )

@@ -244,6 +244,24 @@ CREATE INDEX IF NOT EXISTS citation_grants_age ON citation_grants(granted_at);
 """
 
 
+# Where a chunk came from (PDF pages, bytes of the stored file) and which extraction made a
+# version's text (ingest/layout.py EXTRACTION_VERSION; older ones are extracted again).
+_SQLITE_PLACES = """
+ALTER TABLE chunks ADD COLUMN page_start INTEGER;
+ALTER TABLE chunks ADD COLUMN page_end INTEGER;
+ALTER TABLE chunks ADD COLUMN source_start INTEGER;
+ALTER TABLE chunks ADD COLUMN source_end INTEGER;
+ALTER TABLE versions ADD COLUMN extraction INTEGER;
+"""
+_POSTGRES_PLACES = """
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_start INTEGER;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_end INTEGER;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS source_start BIGINT;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS source_end BIGINT;
+ALTER TABLE versions ADD COLUMN IF NOT EXISTS extraction INTEGER;
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
@@ -270,6 +288,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_owner TEXT;\n"
         "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_until DOUBLE PRECISION;",
     ),
+    Migration(7, "chunk places and extraction version", _SQLITE_PLACES, _POSTGRES_PLACES),
 )
 LATEST = MIGRATIONS[-1].version
 

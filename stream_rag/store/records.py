@@ -105,4 +105,8 @@ def chunk_of(row: Any) -> Chunk:
         start=row["start"],
         end=row["end"],
         text=row["text"],
+        page_start=row["page_start"],
+        page_end=row["page_end"],
+        source_start=row["source_start"],
+        source_end=row["source_end"],
     )

@@ -1,0 +1,264 @@
+"""Documents read with their structure: tables as row sentences with their headers, lists
+with their numbers and lead-in, headings as context, markup removed with the span back to the
+original bytes, PDF pages on every chunk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from loadtests.kb_fixtures import write_docx, write_pdf
+from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.ingest.chunking import chunk_spans, heading_context, sentence_spans
+from stream_rag.ingest.extract import DOCX, extract
+from stream_rag.ingest.extract_pool import InProcessExtractor
+from stream_rag.ingest.layout import Place
+from stream_rag.ingest.markdown import markdown_layout
+from stream_rag.ingest.tables import row_sentences
+from stream_rag.retrieve.hybrid import Block
+from stream_rag.services import open_services
+from stream_rag.store.documents import DocumentStore, insert_chunks
+
+from .test_jobs import add
+
+MARKDOWN = """---
+title: Returns
+owner: care
+---
+
+# Returns and refunds
+
+You can return **unused tools** within *30 days*; see the [store list](https://x.test/s).[^1]
+
+Gift cards are `not` returnable.
+
+[^1]: Plants damaged by frost are not covered.
+
+## Fees
+
+| Item | Return fee |
+|------|-----------|
+| Garden furniture | 25 euros |
+| Gift cards | - |
+
+To return an item by post, follow these steps:
+
+1. Log in and open **My orders**.
+2. Print the return label.
+3. Drop the parcel at a post office.
+"""
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_markdown_markup_front_matter_and_footnotes(tmp_path: Path) -> None:
+    extraction = extract(write(tmp_path, "r.md", MARKDOWN.encode()), "text/markdown")
+    assert extraction.text.split("\n\n") == [
+        "# Returns and refunds",
+        "You can return unused tools within 30 days; see the store list.",
+        # A footnote is read after the paragraph that refers to it.
+        "Plants damaged by frost are not covered.",
+        "Gift cards are not returnable.",
+        "## Fees",
+        "Garden furniture: 25 euros.\nGift cards.",
+        "To return an item by post, follow these steps:\n1. Log in and open My orders.\n"
+        "2. Print the return label.\n3. Drop the parcel at a post office.",
+    ]
+
+
+def test_markdown_spans_point_at_the_original_bytes(tmp_path: Path) -> None:
+    source = ("Café **prices** é\n\n" + MARKDOWN).encode()
+    extraction = extract(write(tmp_path, "r.md", source), "text/markdown")
+    text = extraction.text
+    for phrase, original in [
+        ("prices", b"prices"),
+        ("unused tools within 30 days", b"unused tools** within *30 days"),
+        ("2. Print the return label.", b"2. Print the return label."),
+        ("Garden furniture: 25 euros.", b"| Garden furniture | 25 euros |"),
+    ]:
+        start = text.index(phrase)
+        place = extraction.places([(start, start + len(phrase))])[0]
+        assert place.source_start is not None
+        assert place.source_end is not None
+        assert source[place.source_start : place.source_end] == original
+
+
+def test_utf16_and_bom_spans_are_byte_offsets(tmp_path: Path) -> None:
+    for data, width, bom in [
+        ("\ufeffé *ok* done".encode(), 1, 3),
+        ("é *ok* done".encode("utf-16"), 2, 2),
+    ]:
+        extraction = extract(write(tmp_path, "u.md", data), "text/markdown")
+        start = extraction.text.index("ok")
+        place = extraction.places([(start, start + 2)])[0]
+        raw = data[place.source_start : place.source_end]
+        assert raw.decode("utf-8" if width == 1 else "utf-16-le") == "ok"
+        assert place.source_start is not None
+        assert place.source_start >= bom
+
+
+def test_html_drops_navigation_and_footer_and_reads_faq_structures(tmp_path: Path) -> None:
+    html = (
+        "<html><head><title>Stores</title></head><body><nav><a href='/'>Home</a></nav>"
+        "<header><p>Since 1987</p></header><div class='cookie-banner'>We use cookies</div>"
+        "<main><h1>Stores</h1><table><tr><th>Store</th><th>Weekdays</th><th>Sunday</th></tr>"
+        "<tr><td>Main Street store</td><td>9 am to 6 pm</td><td>Closed</td></tr></table>"
+        "<dl><dt>Is there a café?</dt><dd>Yes, at Riverside.</dd></dl>"
+        "<ol start='3'><li>Third</li><li>Fourth</li></ol></main>"
+        "<footer>Copyright</footer></body></html>"
+    )
+    extraction = extract(write(tmp_path, "s.html", html.encode()), "text/html")
+    assert extraction.text.split("\n\n") == [
+        "# Stores",
+        "Main Street store: Weekdays 9 am to 6 pm, Sunday Closed.",
+        "## Is there a café?",
+        "Yes, at Riverside.",
+        "3. Third\n4. Fourth",
+    ]
+
+
+def test_row_sentences_merged_cells_and_no_header() -> None:
+    rows = [["Zone", "Price", "Days"], ["Far", "Not available", "Not available"]]
+    assert row_sentences(rows, header=True) == ["Far: Price and Days Not available."]
+    assert row_sentences([["Pro", "$8"], ["Team", "$12"]], header=False) == [
+        "Pro: $8.",
+        "Team: $12.",
+    ]
+
+
+def test_docx_tables_stay_in_place_and_lists_keep_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "d.docx"
+    write_docx(
+        path,
+        [
+            ("h1", "Delivery"),
+            ("p", "To book a day, follow these steps:"),
+            ("num", "Place the order."),
+            ("num", "Choose a day."),
+            ("table", [["Distance", "Price", "Days"], ["Near", "Free", "Tuesday"],
+                       ["Mid", "35 euros", "^"], ["Far", "Not available", "<"]]),
+            ("p", "We do not deliver to islands."),
+        ],
+    )  # fmt: skip
+    text = extract(path, DOCX).text
+    assert text.split("\n\n") == [
+        "# Delivery",
+        "To book a day, follow these steps:\n1. Place the order.\n2. Choose a day.",
+        "Near: Price Free, Days Tuesday.\nMid: Price 35 euros, Days Tuesday.\n"
+        "Far: Price and Days Not available.",
+        "We do not deliver to islands.",
+    ]
+
+
+def test_pdf_chunks_know_their_pages(tmp_path: Path) -> None:
+    path = tmp_path / "p.pdf"
+    first = [f"Sentence number {i} on the first page of the guide." for i in range(12)]
+    second = [f"Sentence number {i} on the second page of the guide." for i in range(12)]
+    write_pdf(path, [first, second])
+    extracted = InProcessExtractor().extract(path, "application/pdf", 300, 0)
+    pages = [(p.page_start, p.page_end) for p in extracted.places]
+    assert pages[0] == (1, 1)
+    assert pages[-1] == (2, 2)
+    for (s, e), place in zip(extracted.spans, extracted.places, strict=True):
+        on_first = "first page" in extracted.text[s:e]
+        on_second = "second page" in extracted.text[s:e]
+        assert place.page_start == (1 if on_first else 2)
+        assert place.page_end == (2 if on_second else 1)
+
+
+def test_list_items_are_sentences_and_stay_with_their_lead_in() -> None:
+    intro = " ".join(f"Filler sentence {i} about something else entirely." for i in range(8))
+    steps = "Follow these steps:\n1. Log in.\n2. Open My orders\n3. Print the label\n- and smile"
+    text = f"{intro}\n\n{steps}\n\nAfter that, wait."
+    start = text.index("Follow")
+    sentences = [text[s:e] for s, e in sentence_spans(text, start, start + len(steps))]
+    assert sentences == [
+        "Follow these steps:",
+        "1. Log in.",
+        "2. Open My orders",
+        "3. Print the label",
+        "- and smile",
+    ]
+    chunks = [text[s:e] for s, e in chunk_spans(text, 500, 0)]
+    assert any(steps in chunk for chunk in chunks)
+
+
+def test_headings_of_every_format_are_context(tmp_path: Path) -> None:
+    html = "<h1>Stores</h1><h2>Opening hours</h2><p>Open daily.</p>"
+    text = extract(write(tmp_path, "h.html", html.encode()), "text/html").text
+    assert heading_context(text, [text.index("Open daily")]) == [["Stores", "Opening hours"]]
+
+
+def test_markdown_layout_exact_pieces_are_verbatim() -> None:
+    layout = markdown_layout(MARKDOWN)
+    text = layout.text()
+    for t_start, t_end, s_start, s_end, exact in layout.pieces:
+        if exact:
+            assert text[t_start:t_end] == MARKDOWN[s_start:s_end]
+
+
+def test_store_keeps_pages_and_spans_and_blocks_link_to_pages(tmp_path: Path) -> None:
+    pdf = tmp_path / "g.pdf"
+    write_pdf(pdf, [["Page one says hello."], ["Page two says goodbye."]])
+    store = DocumentStore(tmp_path / "data", chunk_chars=100, chunk_overlap_chars=0)
+    try:
+        added = store.add(store.blobs.stage_file(pdf, 10**9), filename="g.pdf")
+        chunks = store.chunks(added.document.id, 1)
+        assert [(c.page_start, c.page_end) for c in chunks] == [(1, 2)]
+        md = tmp_path / "r.md"
+        md.write_bytes(b"# Title\n\nSome **bold** words.")
+        added = store.add(store.blobs.stage_file(md, 10**9), filename="r.md")
+        (chunk,) = store.chunks(added.document.id, 1)
+        assert chunk.text == "# Title\n\nSome bold words."
+        assert (chunk.source_start, chunk.source_end) == (0, len(md.read_bytes()))
+        assert chunk.page_start is None
+    finally:
+        store.close()
+    block = Block(1, "c", "doc_x", 2, "sha", "n", "g.pdf", 0, 1, "t", {}, page=3)
+    assert block.url.endswith("/versions/2/content#page=3")
+    assert block.to_json()["page"] == 3
+
+
+def test_versions_of_an_older_extraction_are_extracted_again_at_start(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    data = tmp_path / "data"
+    services = open_services(Settings(data_dir=data), embedder=minilm)
+    try:
+        services.indexer.reconcile()
+        doc_id, version = add(services.store, "r.md", MARKDOWN)
+        services.indexer.index_version(doc_id, version)
+        fresh = [c.text for c in services.store.chunks(doc_id, version)]
+        sha = services.store.version(doc_id, version).sha256
+        # As an older release stored it: markup kept, three chunks, no extraction version.
+        with services.store.transaction() as db:
+            db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+            insert_chunks(db, doc_id, version, MARKDOWN, [(0, 10), (10, 20), (20, 30)],
+                          [Place()] * 3)  # fmt: skip
+            db.execute(
+                "UPDATE versions SET text = ?, chunk_count = 3, extraction = NULL WHERE doc_id = ?",
+                (MARKDOWN, doc_id),
+            )
+        services.indexer.index_version(doc_id, version)
+        assert services.index.count() == 3
+    finally:
+        services.close()
+    services = open_services(Settings(data_dir=data), embedder=minilm)
+    try:
+        assert services.store.outdated_versions() == [(doc_id, version)]
+        assert services.indexer.reconcile() == [(doc_id, version)]
+        assert services.store.outdated_versions() == []
+        assert [c.text for c in services.store.chunks(doc_id, version)] == fresh
+        record = services.store.version(doc_id, version)
+        assert (record.sha256, record.chunk_count) == (sha, len(fresh))
+        assert "**" not in services.store.text(doc_id, version)
+        assert services.index.count() == len(fresh)  # the points of chunks no more are gone
+        services.indexer.index_version(doc_id, version)
+        assert services.index.count() == len(fresh)
+        assert services.store.version(doc_id, version).status == "ready"
+    finally:
+        services.close()
