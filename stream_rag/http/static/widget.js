@@ -831,7 +831,12 @@ textarea:focus-visible { outline-offset: 0; }
       // The tab is opened now, within the click: opened after the fetch it would be a popup
       // that browsers block.
       const tab = showable ? window.open("", "_blank") : null;
-      const kept = BLOBS.get(source);
+      // A PDF citation's URL ends in #page=N: the document is fetched and kept once, and the
+      // blob's URL gets the fragment back, so the viewer opens at the cited page.
+      const hash = source.indexOf("#");
+      const fragment = hash < 0 ? "" : source.slice(hash);
+      const address = hash < 0 ? source : source.slice(0, hash);
+      const kept = BLOBS.get(address);
       if (tab) {
         try {
           tab.opener = null;
@@ -839,9 +844,9 @@ textarea:focus-visible { outline-offset: 0; }
           tab.document.body.textContent = `Opening ${block.name}, version ${block.version}…`;
         } catch (_) { /* not ours to write to: it still shows the document */ }
         if (kept) {
-          BLOBS.delete(source);
-          BLOBS.set(source, kept);
-          tab.location.replace(kept.url);
+          BLOBS.delete(address);
+          BLOBS.set(address, kept);
+          tab.location.replace(kept.url + fragment);
           return;
         }
       }
@@ -854,7 +859,7 @@ textarea:focus-visible { outline-offset: 0; }
       let response;
       let bytes;
       try {
-        response = await fetch(source, { headers: this.headers(), credentials: "omit" });
+        response = await fetch(address, { headers: this.headers(), credentials: "omit" });
         if (!response.ok) { failed(await errorMessage(response)); return; }
         bytes = await response.blob();
       } catch (_) {
@@ -868,7 +873,7 @@ textarea:focus-visible { outline-offset: 0; }
       if (mime === "application/pdf") shown = mime;
       else if (mime === "text/plain" || mime === "text/markdown") shown = `text/plain;charset=${charset ? charset[1] : "utf-8"}`;
       if (shown && tab && !tab.closed) {
-        tab.location.replace(keep(source, new Blob([bytes], { type: shown })));
+        tab.location.replace(keep(address, new Blob([bytes], { type: shown })) + fragment);
         return;
       }
       if (tab) tab.close();
