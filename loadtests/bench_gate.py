@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = []
         for _ in range(6):
             start = time.perf_counter_ns()
-            verdict = ctx._check(text, citations)
+            verdict = ctx._check(text, citations, None)
             runs.append(time.perf_counter_ns() - start)
         check_ns.append(runs[0])
         best_ns.append(min(runs[1:]))

@@ -4,8 +4,7 @@ block's own (model/attacks.py); none may be shown as verified, while quotes and 
 paraphrase knob's rewordings still are. Hypothesis draws the question asked and the
 seed; the fake's ledger says which sentences it made false (issue 27).
 
-The knobs today's gate lets through are strict xfails: the gate lane flips each one as its
-work lands (a strict xfail that passes fails the suite)."""
+Every knob is held to none shown since the claim checks landed (gate/claimcheck.py)."""
 
 from __future__ import annotations
 
@@ -40,12 +39,6 @@ QUESTIONS = (KB.parent / "gym_kb_questions.txt").read_text().splitlines()
 GENERATED = settings(
     max_examples=12, derandomize=True, database=None, phases=[Phase.explicit, Phase.generate]
 )
-LEFT_TO_THE_GATE = {
-    knob: pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason=f"gate lane: issue 27, {knob} sentences shown"
-    )
-    for knob in ATTACKS
-}
 
 
 class Hostile:
@@ -105,7 +98,7 @@ def upload(client: httpx.Client, path: Path) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("knob", [pytest.param(k, marks=LEFT_TO_THE_GATE[k]) for k in ATTACKS])
+@pytest.mark.parametrize("knob", ATTACKS)
 @GENERATED
 @given(question=st.sampled_from(QUESTIONS), seed=st.integers(0, 2**16))
 def test_no_false_sentence_is_shown(hostile: Hostile, knob: str, question: str, seed: int) -> None:

@@ -14,7 +14,8 @@ import anyio.to_thread
 
 from ..embed.sentences import StoredVectors
 from ..store.documents import DocumentStore
-from .citations import Citation, extract
+from .citations import Citation
+from .claimcheck import Clause
 from .lexical import GateContext, Verdict
 from .semantic import BlockVectors, SemanticStage
 
@@ -65,12 +66,14 @@ class Judge:
 
     async def __call__(self, raw: str) -> Verdict:
         """The verdict on `raw` (citation markers included)."""
-        text, citations = extract(raw)
-        return await self.check(text, citations)
+        text, citations, units = self.ctx.read(raw)
+        return await self.check(text, citations, units)
 
-    async def check(self, text: str, citations: Sequence[Citation]) -> Verdict:
+    async def check(
+        self, text: str, citations: Sequence[Citation], units: Sequence[Clause] | None = None
+    ) -> Verdict:
         """The verdict on `text` (markers stripped) citing `citations`."""
-        verdict = self.ctx.check(text, citations)
+        verdict = self.ctx.check(text, citations, units)
         if verdict.grey and self.semantic is not None and self.vectors is not None:
             verdict = await anyio.to_thread.run_sync(
                 partial(self.semantic.judge, text, verdict, self.ctx, self.vectors)

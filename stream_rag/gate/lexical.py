@@ -17,8 +17,11 @@ from ..language.quantities import Stated, canonical, scan
 from ..language.statements import Statement, read_statements, statement_spans
 from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
+from .claimcheck import Clause, Rules, clauses
+from .claimcheck import check as check_claims
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
+from .support import Span, block_spans, read_words
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",
@@ -122,12 +125,17 @@ class GateContext:
         threshold: float = DEFAULT_THRESHOLD,
         max_unsupported: float | None = DEFAULT_MAX_UNSUPPORTED,
         features: Sequence[ChunkFeatures | None] | None = None,
+        mode: str = "strict",
     ) -> None:
         if doc_ids is not None and len(doc_ids) != len(blocks):
             raise ValueError(f"{len(blocks)} blocks but {len(doc_ids)} document ids")
         self.doc_ids = tuple(doc_ids) if doc_ids is not None else None
         self.threshold = threshold
         self.max_unsupported = max_unsupported
+        self.mode = mode
+        self.rules = Rules.of(mode)
+        self._spans: dict[int, tuple[Span, ...]] = {}
+        self._names: frozenset[str] | None = None
         self.blocks = tuple(blocks)
         # Stored features, where given, spare tokenising and scanning the block again.
         given = features if features is not None else [None] * len(blocks)
@@ -150,7 +158,9 @@ class GateContext:
         self._tokens: dict[int, tuple[str, ...]] = {}
         # A context may serve several requests over the same blocks (`ContextCache`): a
         # sentence judged before gets the same verdict (the check is a pure function of it).
-        self._verdicts: dict[tuple[str, tuple[Citation, ...]], Verdict] = {}
+        self._verdicts: dict[
+            tuple[str, tuple[Citation, ...], tuple[Clause, ...] | None], Verdict
+        ] = {}
         # The semantic stage's stored terms, where given (else computed on first use).
         self._semantic: tuple[SemanticTerms | None, ...] = tuple(
             None if f is None else f.semantic for f in given
@@ -160,18 +170,86 @@ class GateContext:
     def n_blocks(self) -> int:
         return len(self._evidence)
 
-    def check(self, sentence: str, citations: Sequence[Citation]) -> Verdict:
-        """Judge `sentence` (markers already stripped) against the blocks it cites."""
-        key = (sentence, tuple(citations))
+    def read(self, raw: str) -> tuple[str, list[Citation], tuple[Clause, ...]]:
+        """`raw` (markers kept) as the gate judges it: its text without markers, the blocks it
+        cites (a marker quoted from a block's own text cites nothing) and its clauses."""
+        units = tuple(clauses(raw, self.blocks, self.n_blocks))
+        text, written = extract(raw)
+        kept = {n for unit in units for n in unit.cited}
+        return text, [c for c in written if c.n in kept], units
+
+    def check(
+        self,
+        sentence: str,
+        citations: Sequence[Citation],
+        units: Sequence[Clause] | None = None,
+    ) -> Verdict:
+        """Judge `sentence` (markers already stripped) against the blocks it cites; `units`
+        are its clauses with their own citations (by default every clause cites them all)."""
+        key = (sentence, tuple(citations), None if units is None else tuple(units))
         verdict = self._verdicts.get(key)
         if verdict is None:
-            verdict = self._check(sentence, citations)
+            verdict = self._check(sentence, citations, units)
             if len(self._verdicts) >= _MAX_VERDICTS:
                 self._verdicts.clear()
             self._verdicts[key] = verdict
         return verdict
 
-    def _check(self, sentence: str, citations: Sequence[Citation]) -> Verdict:
+    def _check(
+        self, sentence: str, citations: Sequence[Citation], units: Sequence[Clause] | None
+    ) -> Verdict:
+        verdict = self.overlap(sentence, citations)
+        if not verdict.ok and not verdict.grey:
+            return verdict
+        if units is None:
+            marks = "".join(f"[{n}]" for n in verdict.cited)
+            units = clauses(f"{sentence} {marks}", (), self.n_blocks)
+        why = check_claims(
+            units,
+            self.spans,
+            self.weight,
+            self.is_name,
+            self.rules,
+            self.n_blocks,
+        )
+        if why:
+            return Verdict(False, "claim_mismatch", verdict.cited, verdict.score, why)
+        if verdict.grey and any(unit.ranged for unit in units):
+            detail = f"{verdict.detail}; a range or every-block citation gets no second look"
+            return Verdict(False, verdict.reason, verdict.cited, verdict.score, detail)
+        return verdict
+
+    def spans(self, n: int) -> tuple[Span, ...]:
+        """Block n's statements and pairs of adjacent ones, read on first use."""
+        found = self._spans.get(n)
+        if found is None:
+            found = self._spans[n] = (
+                () if not 1 <= n <= self.n_blocks else block_spans(n, self.blocks[n - 1])
+            )
+        return found
+
+    def weight(self, key: str) -> float:
+        return self.weights.get(key, self.unseen_weight)
+
+    def is_name(self, key: str) -> bool:
+        """Whether an issued block writes the word capitalised mid-sentence (a name)."""
+        if self._names is None:
+            self._names = (
+                frozenset(
+                    w.key
+                    for block in self.blocks
+                    for w in read_words(block, block.casefold())
+                    if w.name
+                )
+                if all(len(b.casefold()) == len(b) for b in self.blocks)
+                else frozenset()
+            )
+        return key in self._names
+
+    def overlap(self, sentence: str, citations: Sequence[Citation]) -> Verdict:
+        """The overlap stage alone (citations, terms, numbers, polarity over the cited
+        blocks), before the claim checks hold each clause to a span: grey when a later stage
+        may judge it."""
         cited = tuple(dict.fromkeys(c.n for c in citations))
         stated, words = scan(canonical(sentence))
         terms = content_terms(words)
@@ -312,6 +390,6 @@ class GateContext:
 
 
 def check_sentence(raw_sentence: str, ctx: GateContext) -> Verdict:
-    """Strip the citation markers from `raw_sentence` and check it."""
-    text, citations = extract(raw_sentence)
-    return ctx.check(text, citations)
+    """Strip the citation markers from `raw_sentence` and check it, clause by clause."""
+    text, citations, units = ctx.read(raw_sentence)
+    return ctx.check(text, citations, units)

@@ -1,0 +1,558 @@
+"""A sentence's claims, each checked against the span of a cited block it aligns to (issue 27).
+
+`clauses` splits a unit the model wrote into clauses (";", ", and", ", but", "but", "whereas",
+parentheses, "e.g."/"such as"/"including"), each with the blocks its own marker cites: a
+marker covers the clauses before it back to the previous marker, so text after a mid-sentence
+marker is cited by nothing; a parenthesis or an example is a dependent clause that must hold in
+its head's span. A marker quoted from a block ("... hourly [2]" where a block says so) is text,
+not a citation.
+
+`check` then holds each clause to the span (support.py) that shares most of its weighted
+words: enough of its words there; every number stated there and counting what it counts there
+("$80 per month" against "$8 per month, or $80 per year" fails); no word put in the place of the
+span's when it is its opposite, another member of a closed class (week for month), a name, or a
+word the issued blocks use elsewhere (entities and binding terms moved); polarity both ways
+against that span. Deterministic and pure; the first failure is the verdict's detail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import pairwise
+
+from ..language.opposites import closed_class, opposite
+from ..language.quantities import Quantity, canonical, scan
+from ..language.statements import negated_terms
+from ..language.terms import NEGATION_CUE, stem
+from .citations import MARKER_RE, MARKER_RUN_RE, Citation, parse_marker, strip_markers
+from .support import Span, Word, align, attached, placed_quantities, read_words
+
+__all__ = ["Clause", "Mode", "Rules", "check", "clauses", "quoted_marker"]
+
+Mode = str  # "strict" or "balanced"
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """An operating point: how much of a clause's weight (of a sentence of several clauses) its
+    span must have, how much an example's or aside's head span must have of it, and by how much
+    a span of a block it does not cite may beat its own before it is another block's claim."""
+
+    min_share: float
+    aside_share: float
+    elsewhere: float = 0.6
+    margin: float = 0.25
+
+    @classmethod
+    def of(cls, mode: str) -> Rules:
+        return BALANCED if mode == "balanced" else STRICT
+
+
+STRICT = Rules(min_share=0.25, aside_share=0.5)
+BALANCED = Rules(min_share=0.2, aside_share=0.34, elsewhere=0.7, margin=0.35)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause: its text (markers out), the blocks its marker cites, whether it depends on
+    the clause before it (an example, a parenthesis), and whether its citation is a range or
+    every block (no benefit of the doubt)."""
+
+    text: str
+    cited: tuple[int, ...]
+    head: int | None = None
+    ranged: bool = False
+
+
+_PAREN = re.compile(r"\(([^()]*)\)")
+_BREAK = re.compile(
+    r"\s*;\s*"
+    r"|(?-i:(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[\w%)\]\ue000-\ue7ff][.!?])\s+(?=[A-Z\"“]))"
+    r"|,\s+(?:and|but|or|while|whereas|yet|so|although|though)\s+"
+    r"|\s+(?:but|whereas|although|though)\s+",
+    re.IGNORECASE,
+)
+_EXAMPLE = re.compile(
+    r",?\s*\b(?:e\.\s?g\.|i\.\s?e\.|for example|for instance|such as|including|like)(?:,|\s|$)\s*",
+    re.IGNORECASE,
+)
+# While clauses are cut, marker run k stands as chr(_RUN + k), parenthesis k as chr(_HOLE + k).
+_RUN, _HOLE, _MAX_RUNS = 0xE000, 0xE400, 1000
+_RUNS = re.compile("[\ue000-\ue3ff]")
+_HOLES = re.compile("[\ue400-\ue7ff]")
+_CONTEXT = re.compile(r"[\w$%€£.,:'’-]+")
+# The words before a marker that must also precede it in a block for it to count as quoted.
+_QUOTED_WORDS = 3
+
+
+def quoted_marker(before: str, marker: str, blocks: Sequence[str]) -> bool:
+    """Whether `marker`, written after `before`, copies a marker written in a block's own text
+    after the same words (a timetable's "[2]" footnote) rather than citing a block."""
+    words = _CONTEXT.findall(strip_markers(before).casefold())[-_QUOTED_WORDS:]
+    if not words:
+        return False
+    flat = re.escape(" ".join(words)).replace(r"\ ", r"\W+")
+    pattern = re.compile(flat + r"\W*" + re.escape(marker.strip()), re.IGNORECASE)
+    return any(marker.strip() in block and pattern.search(block) for block in blocks)
+
+
+def clauses(raw: str, blocks: Sequence[str], n_blocks: int) -> list[Clause]:
+    """The clauses of `raw` (markers kept) with the blocks each one's marker cites."""
+    runs: list[tuple[tuple[int, ...], bool]] = []
+    pieces: list[str] = []
+    pos = 0
+    for match in MARKER_RUN_RE.finditer(raw):
+        if len(runs) >= _MAX_RUNS:
+            break
+        found: list[int] = []
+        for one in MARKER_RE.finditer(match.group()):
+            if quoted_marker(raw[: match.start() + one.start()], one.group(), blocks):
+                continue
+            found += [c.n for c in parse_marker(one.group())]
+        runs.append((tuple(dict.fromkeys(found)), _ranged(match.group(), found, n_blocks)))
+        pieces += (raw[pos : match.start()], chr(_RUN + len(runs) - 1))
+        pos = match.end()
+    pieces.append(raw[pos:])
+    text = "".join(pieces)
+    leading = _RUNS.match(text.lstrip()) is not None
+    holes: list[str] = []
+
+    def hole(match: re.Match[str]) -> str:
+        holes.append(match.group(1))
+        return f" {chr(_HOLE + len(holes) - 1)} " if len(holes) <= _MAX_RUNS else " "
+
+    while _PAREN.search(text):
+        text = _PAREN.sub(hole, text)
+    out: list[Clause] = []
+    pending: list[int] = []  # clauses waiting for the next marker
+    heads: list[tuple[int, str]] = []  # parentheses and the clause they sit in
+    last = None  # the last clause with words: an example's head
+    dangling = False  # an example marker with nothing after it before a break
+    for part in _BREAK.split(text):
+        examples = _EXAMPLE.split(part)
+        for k, body in enumerate(examples):
+            index = len(out)
+            heads += [(index, holes[ord(h) - _HOLE]) for h in _HOLES.findall(body)]
+            cited, ranged = _runs_in(body, runs)
+            words = _clean(body)
+            head = last if (k > 0 or dangling) else None
+            dangling = (k > 0 and not words) or (dangling and not words)
+            out.append(Clause(words, cited, head, ranged))
+            if words and head is None:
+                last = index
+            if cited:
+                for waiting in pending:
+                    out[waiting] = _cited(out[waiting], cited, ranged)
+                pending = []
+            else:
+                pending.append(index)
+    if pending and leading and runs:
+        first, ranged = runs[0]
+        for waiting in pending:
+            out[waiting] = _cited(out[waiting], first, ranged)
+    for index, inner in heads:
+        head_clause = out[index]
+        cited, ranged = _runs_in(inner, runs)
+        if not cited:
+            cited, ranged = head_clause.cited, head_clause.ranged
+        inner = _clean(inner)
+        out.append(Clause(f"({inner})" if inner else "", cited, index, ranged))
+    kept = [c for c in out if c.text]
+    if len(kept) == len(out):
+        return kept
+    # Heads point at positions in `out`: renumber them for the clauses kept.
+    new_index: dict[int, int] = {}
+    for old, clause in enumerate(out):
+        if clause.text:
+            new_index[old] = len(new_index)
+    return [
+        Clause(c.text, c.cited, new_index.get(c.head) if c.head is not None else None, c.ranged)
+        for c in out
+        if c.text
+    ]
+
+
+def _runs_in(
+    text: str, runs: Sequence[tuple[tuple[int, ...], bool]]
+) -> tuple[tuple[int, ...], bool]:
+    cited: tuple[int, ...] = ()
+    ranged = False
+    for mark in _RUNS.findall(text):
+        more, was_ranged = runs[ord(mark) - _RUN]
+        cited = tuple(dict.fromkeys((*cited, *more)))
+        ranged = ranged or was_ranged
+    return cited, ranged
+
+
+def _cited(clause: Clause, cited: tuple[int, ...], ranged: bool) -> Clause:
+    return Clause(clause.text, cited, clause.head, ranged)
+
+
+def _clean(text: str) -> str:
+    text = _HOLES.sub(" ", _RUNS.sub(" ", text))
+    text = re.sub(r"^[\s|>#*_•\-–—]+|[\s|*_]+$", "", text)
+    text = re.sub(r"\s*\|\s*", " ", text)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
+    return text if re.search(r"[^\W_]", text) else ""
+
+
+def _ranged(marker: str, cited: Sequence[int], n_blocks: int) -> bool:
+    """A range of three or more blocks, or every issued block once there are three."""
+    spans_range = re.search(r"\d\s*[-–]\s*\d", marker) is not None and len(cited) >= 3
+    return spans_range or (n_blocks >= 3 and len(set(cited)) >= n_blocks)
+
+
+# -- the checks ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """A clause as the checks read it."""
+
+    text: str
+    words: tuple[Word, ...]
+    quantities: tuple[Quantity, ...]
+    negates: bool
+    negated: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> Read:
+        _, words = scan(canonical(text))
+        placed, folded = placed_quantities(text)
+        return cls(
+            text,
+            read_words(text, folded),
+            placed,
+            NEGATION_CUE.search(words) is not None,
+            frozenset(stem(t) for t in negated_terms(words)),
+        )
+
+    @property
+    def keys(self) -> list[str]:
+        return list(dict.fromkeys(w.key for w in self.words if not w.number))
+
+
+def check(
+    units: Sequence[Clause],
+    spans: Callable[[int], Sequence[Span]],
+    weight: Callable[[str], float],
+    names: Callable[[str], bool],
+    rules: Rules = STRICT,
+    n_blocks: int = 0,
+) -> str:
+    """Why a clause of the sentence is not what a span of its cited blocks says ("" if every
+    clause is); blocks 1..`n_blocks` were issued."""
+    aligned: list[Span | None] = []
+    for clause in units:
+        read = Read.of(clause.text)
+        if clause.head is not None and clause.head < len(aligned):
+            span = aligned[clause.head]
+            share = _share(read.keys, span, weight) if span is not None else 0.0
+        else:
+            if not clause.cited:
+                aligned.append(None)
+                return f"{_quote(clause.text)} cites no block (a marker covers its own clause)"
+            candidates = [s for n in clause.cited for s in spans(n)]
+            span, share = align(read.keys, read.quantities, candidates, weight)
+        aligned.append(span)
+        if span is None:
+            return f"{_quote(clause.text)}: no span of {_refs(clause.cited)} to check it against"
+        if len(units) == 1:
+            share = 1.0  # the whole sentence's overlap was judged before
+        elif clause.head is None and share < rules.elsewhere:
+            others = [s for n in range(1, n_blocks + 1) if n not in clause.cited for s in spans(n)]
+            other, theirs = align(read.keys, read.quantities, others, weight)
+            if other is not None and theirs >= rules.elsewhere and theirs >= share + rules.margin:
+                return (
+                    f"clause {_quote(read.text)} is what [{other.block}] says "
+                    f"({theirs:.2f} of its words), not {_refs(clause.cited)} ({share:.2f})"
+                )
+        if clause.head is not None:
+            candidates = [span]
+        why = _against(read, span, share, clause, candidates, weight, names, rules)
+        if why:
+            return why
+    return ""
+
+
+def _share(keys: Sequence[str], span: Span, weight: Callable[[str], float]) -> float:
+    total = sum(weight(k) for k in keys)
+    return sum(weight(k) for k in keys if k in span.keys) / total if total > 0 else 1.0
+
+
+def _against(
+    read: Read,
+    span: Span,
+    share: float,
+    clause: Clause,
+    candidates: Sequence[Span],
+    weight: Callable[[str], float],
+    names: Callable[[str], bool],
+    rules: Rules,
+) -> str:
+    where = f"[{span.block}] {_quote(span.text, 60)}"
+    least = rules.aside_share if clause.head is not None else rules.min_share
+    if read.keys and share < least - 1e-9:
+        kind = "an example or aside" if clause.head is not None else "clause"
+        return f"{kind} {_quote(read.text)} shares {share:.2f} of its words with {where}"
+    for q in read.quantities:
+        # A number is held to the span its own part of the clause aligns to ("..., with 20 GB
+        # of storage", "... and the Team plan $12 per user per month").
+        near = _local(read, q.span)
+        local, _ = align([w.key for w in near if not w.number], [q], candidates, weight)
+        if local is None or not _vouched(q, local):
+            return f"{q.text!r} is not in {where}"
+        before = not attached(near, q)
+        mine = attached(near, q, before) & local.keys
+        if not mine:
+            continue
+        own = frozenset().union(
+            *(local.attached(s, before) for s in local.quantities if _same(q, s))
+        )
+        others = frozenset().union(
+            *(local.attached(s, before) for s in local.quantities if not _same(q, s))
+        )
+        moved = (mine & others) - own
+        if own and moved:
+            return f"{q.text!r} is said of {sorted(moved)} here, not in [{local.block}] " + _quote(
+                local.text, 60
+            )
+    if read.negates and not span.negates:
+        return f"{_quote(read.text)} negates, {where} does not"
+    if span.negates and not read.negates and span.negated & set(read.keys):
+        flipped = next(iter(span.negated & set(read.keys)))
+        return f"{where} negates {flipped!r}, {_quote(read.text)} does not"
+    return _swapped(read, span, where, candidates, weight, names)
+
+
+# Where a part of a clause ends, for the words a number or a name is stated with.
+_PART = re.compile(
+    r"[;:()\u2013\u2014]|[,.!?](?=\s)|\s(?:and|but|or|while|whereas|which|who|although|though"
+    r"|because|when|where|with|after|before|until|since)(?=\s)"
+)
+
+
+def _local(read: Read, at: tuple[int, int]) -> list[Word]:
+    """The words of the part of the clause holding position `at`."""
+    start, end = 0, len(read.text)
+    for match in _PART.finditer(read.text, 0, at[0]):
+        start = match.end()
+    after = _PART.search(read.text, at[1])
+    if after is not None:
+        end = after.start()
+    return [w for w in read.words if w.start >= start and w.end <= end]
+
+
+def _vouched(q: Quantity, span: Span) -> bool:
+    """Whether the span states `q` as a number, date or time of its own (not the 30 of its
+    "22:30", which the lenient `Stated` counts for a sentence's bare numbers)."""
+    if any(_same(q, s) for s in span.quantities):
+        return True
+    stated = span.stated  # number words ("thirty days"), scales, a date's year
+    clock = {part for time in stated.times for part in time}
+    for value, unit in q.values:
+        if value in stated.bare or (value, unit) in stated.with_unit:
+            return True
+        if unit is None and value in stated.values and value not in clock:
+            return True
+    return bool(q.dates or q.times) and stated.vouches_for(q)
+
+
+def _same(q: Quantity, other: Quantity) -> bool:
+    return bool(
+        set(q.values) & set(other.values)
+        or set(q.dates) & set(other.dates)
+        or set(q.times) & set(other.times)
+    )
+
+
+def _swapped(
+    read: Read,
+    span: Span,
+    where: str,
+    candidates: Sequence[Span],
+    weight: Callable[[str], float],
+    names: Callable[[str], bool],
+) -> str:
+    """A word put in the place of the span's: its opposite, another of a closed class, a name,
+    or (strict) a word the issued blocks use elsewhere."""
+    have = span.keys | span.context
+    for k, word in enumerate(read.words):
+        if any(q.span[0] <= word.start < q.span[1] for q in read.quantities):
+            continue  # "May" of a date: the date is checked as a quantity
+        if k and read.words[k - 1].number:
+            continue  # a unit ("20 GB"), checked with its number
+        if (word.name or (word.capital and names(word.key))) and word.key not in have:
+            near = _local(read, (word.start, word.end))
+            keys = [w.key for w in near if not w.number]
+            local = None
+            if len(set(keys) - {word.key}) >= 2:  # a part that says something of the name
+                local, _ = align(keys, (), candidates, weight)
+            if local is None or word.key not in local.keys | local.context:
+                return f"the name {word.key!r} is not in {where}"
+    if (ranged := _range(read, span)) is not None:
+        return f"{ranged[0][1:]} to {ranged[1][1:]} is no range of {where}"
+    if (doubled := _doubled(read.words, span)) is not None:
+        return f"{doubled[0]!r} is written where {where} has {doubled[1]!r}"
+    if (took := _took_place(read.words, span)) is not None:
+        return f"{took[0]!r} stands where {where} has {took[1]!r}"
+    if (swapped := _transposed(read.words, span)) is not None:
+        return f"{swapped[0]!r} and {swapped[1]!r} are the other way round in {where}"
+    mine = [w.key for w in read.words]
+    theirs = [w.key for w in span.words]
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
+            continue
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+            a, b = mine[i], theirs[j]
+            if a == b or read.words[i].number or span.words[j].number:
+                continue
+            if opposite(a, b):
+                return f"{read.words[i].key!r} says the opposite of {b!r} in {where}"
+            if closed_class(a, b):
+                return f"{a!r} stands where {where} says {b!r}"
+            if b in mine:
+                if _anchor(read.words[i]) and not _listed(span, a, b):
+                    return f"{a!r} and {b!r} trade places against {where}"
+                continue  # a list written in another order
+            if read.words[i].name or names(a) or span.words[j].name:
+                return f"the name {a!r} stands where {where} says {b!r}"
+    return ""
+
+
+_LIST_GLUE = re.compile(r"[\s,;/&]*(?:\b(?:and|or|nor)\b)?[\s,;/&]*", re.IGNORECASE)
+
+
+_NAME = re.compile(r"\b[A-Z][\w-]*")
+
+
+def _anchor(word: Word) -> bool:
+    return word.number or word.name or word.capital
+
+
+def _neighbours(words: Sequence[Word], i: int) -> tuple[str | None, str | None]:
+    before = words[i - 1].key if i > 0 else None
+    after = words[i + 1].key if i + 1 < len(words) else None
+    return before, after
+
+
+def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
+    return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
+
+
+def _marked(word: Word, theirs: Sequence[Word]) -> bool:
+    return word.capital or any(
+        closed_class(word.key, w.key) or opposite(word.key, w.key) for w in theirs
+    )
+
+
+def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
+    """A name, a member of a closed class or a word with an opposite in the span, written where
+    the span has another: the words next to it in the clause are next to none of its own
+    places in the span, but next to the other's ("plain OneNote folders" against "plain
+    Markdown folders and from OneNote"; "is open at weekends" against "is closed at
+    weekends"). Names may trade places within a list."""
+    theirs = span.words
+    mine = [w.key for w in words]
+    for i, word in enumerate(words):
+        if word.number or not _marked(word, theirs):
+            continue
+        near = _neighbours(words, i)
+        if any(
+            _meets(near, _neighbours(theirs, k)) for k, w in enumerate(theirs) if w.key == word.key
+        ):
+            continue
+        for k, other in enumerate(theirs):
+            if other.key == word.key or not _meets(near, _neighbours(theirs, k)):
+                continue
+            if closed_class(word.key, other.key) or opposite(word.key, other.key):
+                return word.key, other.key
+            if (
+                word.capital
+                and other.capital
+                and other.key in mine
+                and word.key in span.keys
+                and not _listed(span, word.key, other.key)
+            ):
+                return word.key, other.key
+    return None
+
+
+_RANGE_GLUE = re.compile(r"\s*(?:to|-|–|—|and|through|until|till)\s*", re.IGNORECASE)
+
+
+def _range(read: Read, span: Span) -> tuple[str, str] | None:
+    """Two numbers written next to each other ("30 to 60 minutes") that the span does not
+    write next to each other: a range's ends taken from two ranges."""
+    theirs = {frozenset((x.key, y.key)) for x, y in pairwise(span.words) if x.number and y.number}
+    for x, y in pairwise(read.words):
+        pair = frozenset((x.key, y.key))
+        glue = _RANGE_GLUE.fullmatch(read.text[x.end : y.start]) is not None
+        both = x.number and y.number and len(pair) == 2 and glue
+        if both and pair not in theirs and pair <= span.keys_numbers:
+            return x.key, y.key
+    return None
+
+
+def _doubled(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
+    """A name written more often than the span writes it, where a name of the span is missing
+    ("Larkspur Central, Larkspur Central and Ashgrove" against "..., Millbrook and ...")."""
+    mine = [w.key for w in words if w.capital]
+    theirs = [w.key for w in span.words if w.capital]
+    missing = [k for k in theirs if k not in mine and not _NOT_NAMES.fullmatch(k)]
+    if not missing:
+        return None
+    for key in dict.fromkeys(mine):
+        if mine.count(key) > theirs.count(key) >= 1:
+            return key, missing[0]
+    return None
+
+
+_NOT_NAMES = re.compile(r"[a-z]{1,2}")
+
+
+def _listed(span: Span, a: str, b: str) -> bool:
+    """Whether `a` and `b` are items of one list in the span (only list glue and other names
+    between them)."""
+    at = {w.key: w for w in span.words}
+    x, y = at.get(a), at.get(b)
+    if x is None or y is None:
+        return True  # nothing to hold them to
+    first, second = (x, y) if x.start < y.start else (y, x)
+    between = _NAME.sub("", span.text[first.end : second.start])
+    return _LIST_GLUE.fullmatch(between) is not None
+
+
+def _transposed(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
+    """Two names or numbers next to each other in the span (nothing but glue between them,
+    "Settings > Account", "Monday to Friday") written the other way round, next to each other,
+    in the clause; a list ("Free, Pro and Team") may be written in any order."""
+    theirs = span.words
+    pairs = set()
+    for x, y in pairwise(theirs):
+        glue = span.text[x.end : y.start]
+        if _anchor(x) and _anchor(y) and x.key != y.key and not _LIST_GLUE.fullmatch(glue):
+            pairs.add((x.key, y.key))
+    if not pairs:
+        return None
+    for x, y in pairwise(words):
+        if (y.key, x.key) in pairs and (x.key, y.key) not in pairs:
+            return x.key, y.key
+    return None
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _refs(numbers: Sequence[int]) -> str:
+    return "".join(f"[{n}]" for n in numbers)
+
+
+def citations_of(units: Sequence[Clause]) -> list[Citation]:
+    """Every block the clauses cite, in order."""
+    return [Citation(n) for n in dict.fromkeys(n for c in units for n in c.cited)]

@@ -1,0 +1,208 @@
+"""Spans of a cited block and the one a clause aligns to (issue 27): each statement of a block
+(a sentence, a line, a list item, a table row) and each pair of adjacent ones, read once per
+context into ordered word keys with their positions, the quantities stated and what a negation
+in them governs. A clause is checked against the span that shares most of its weighted words,
+not against the whole block, so a number, a name or a "not" elsewhere in the block vouches for
+nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..language.opposites import unit_form
+from ..language.quantities import Quantity, Stated, canonical, scan
+from ..language.statements import negated_terms, statement_spans
+from ..language.terms import NEGATION_CUE, stem
+from ..text import STOP_WORDS
+
+__all__ = ["Span", "Word", "align", "block_spans", "read_span", "read_words"]
+
+# Words as the claim checks read them: letters (with inner apostrophes and hyphens) or a
+# number with its separators.
+_WORD = re.compile(r"[^\W\d_](?:[\w'’]*\w)?|\d+(?:[.,:]\d+)*")
+# Glue that says nothing of what a value is attached to ("$8 per month", "20 GB of storage").
+# Stop words that have an opposite ("before"/"after") are words here.
+_POLAR = frozenset({"before", "after", "above", "below", "over", "under", "more", "most", "few"})
+_GLUE = (STOP_WORDS - _POLAR) | {"within", "around", "about", "approximately", "up", "across"}
+_GLUE |= {"including"}
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a text as the checks compare it: `key` is its stem (a time unit's adjective
+    as the unit), or "#" and its digits for a number; `name` when it is written capitalised
+    mid-sentence, `capital` when capitalised at all."""
+
+    key: str
+    start: int
+    end: int
+    name: bool = False
+    capital: bool = False
+
+    @property
+    def number(self) -> bool:
+        return self.key.startswith("#")
+
+
+def read_words(text: str, lowered: str) -> tuple[Word, ...]:
+    """The words of `text` (`lowered` is its `canonical` form, the same length), stop words
+    left out."""
+    out = []
+    for match in _WORD.finditer(lowered):
+        token = match.group()
+        if token[0].isdigit():
+            out.append(Word("#" + token.rstrip(".,:"), match.start(), match.end()))
+            continue
+        token = token.replace("’", "'")
+        start = match.start()
+        capital = start < len(text) and text[start].isupper()
+        name = capital and start > 0 and not _opens(text, start)
+        if not name and (token in _GLUE or (token.endswith("'s") and token[:-2] in _GLUE)):
+            continue
+        key = unit_form(stem(token.removesuffix("'s")))
+        out.append(Word(key, start, match.end(), name, capital))
+    return tuple(out)
+
+
+def _opens(text: str, start: int) -> bool:
+    """Whether the word at `start` opens a sentence, line or cell (capitalised by rule)."""
+    before = text[:start].rstrip(" \t\"'“‘*_#>")
+    return not before or before[-1] in ".!?:\n|-•" or before.endswith(("1.", "1)"))
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A statement of a block (or two adjacent ones) as the claim checks read it."""
+
+    block: int
+    text: str
+    lowered: str
+    words: tuple[Word, ...]
+    keys: frozenset[str]
+    quantities: tuple[Quantity, ...]
+    stated: Stated
+    negated: frozenset[str]  # the stems a negation cue in it governs
+    negates: bool  # it has a negation cue
+    context: frozenset[str] = frozenset()  # the statement before's words ("It" names them)
+
+    @property
+    def keys_numbers(self) -> frozenset[str]:
+        return frozenset(w.key for w in self.words if w.number)
+
+    def attached(self, quantity: Quantity, before: bool = False) -> frozenset[str]:
+        return attached(self.words, quantity, before)
+
+
+def placed_quantities(text: str) -> tuple[tuple[Quantity, ...], str]:
+    """The quantities written in digits with their places in `text`, and `text` folded
+    (positions line up with `text`'s)."""
+    folded = text.casefold()
+    if len(folded) != len(text):
+        folded = text.lower() if len(text.lower()) == len(text) else text
+    found, _ = scan(folded)
+    return tuple(sorted(found, key=lambda q: q.span)), folded
+
+
+def read_span(block: int, text: str, context: frozenset[str] = frozenset()) -> Span:
+    # Number words ("thirty") are read as numbers for what the span vouches for; places are
+    # taken from the text as written.
+    found, words = scan(canonical(text))
+    placed, folded = placed_quantities(text)
+    read = read_words(text, folded)
+    negated = frozenset(stem(t) for t in negated_terms(words))
+    return Span(
+        block,
+        text,
+        folded,
+        read,
+        frozenset(w.key for w in read if not w.number),
+        placed,
+        Stated.of(found, words),
+        negated,
+        NEGATION_CUE.search(words) is not None,
+        context,
+    )
+
+
+# The words after a number that say what it counts, up to the next number.
+_ATTACHED = 4
+
+
+def attached(words: Sequence[Word], quantity: Quantity, before: bool = False) -> frozenset[str]:
+    """What a number counts: the words after it up to the next number (at most four), or with
+    `before` the two before it back to the previous number ("released on 2024-05-01")."""
+    start, end = quantity.span
+    if before:
+        back: list[str] = []
+        for word in reversed(words):
+            if word.end > start:
+                continue
+            if word.number or len(back) == 2:
+                break
+            back.append(word.key)
+        return frozenset(back)
+    after: list[str] = []
+    for word in words:
+        if word.start < end:
+            continue
+        if word.number or len(after) == _ATTACHED:
+            break
+        after.append(word.key)
+    return frozenset(after)
+
+
+def block_spans(block: int, text: str) -> tuple[Span, ...]:
+    """Each statement of block `block`, knowing the words of the one before ("It includes
+    ..."); a table row is read under its header row."""
+    out: list[Span] = []
+    header: str | None = None  # a table's header row: its rows are read under it
+    statements = statement_spans(text)
+    for i, (s, e) in enumerate(statements):
+        line = text[s:e]
+        if _RULE.fullmatch(line):
+            continue
+        if not line.startswith("|"):
+            header = None
+        elif header is None and i + 1 < len(statements):
+            after = text[statements[i + 1][0] : statements[i + 1][1]]
+            header = line if _RULE.fullmatch(after) else None
+        elif header is not None:
+            line = f"{header}\n{line}"
+        refers = _REFERS.match(text, s) is not None
+        out.append(read_span(block, line, out[-1].keys if out and refers else frozenset()))
+    return tuple(out)
+
+
+_RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*")
+
+
+# A statement opening with one of these names what the statement before it named.
+_REFERS = re.compile(
+    r"[\s\W]*(?:it|its|they|their|this|these|those|he|she|his|her|both|such|each)\b",
+    re.IGNORECASE,
+)
+
+
+def align(
+    keys: Iterable[str],
+    quantities: Sequence[Quantity],
+    spans: Iterable[Span],
+    weight: Callable[[str], float],
+) -> tuple[Span | None, float]:
+    """The span sharing most of `keys`' weight (its numbers stated there count too, a shorter
+    span winning a tie), and the share of the weight it has."""
+    weights: Mapping[str, float] = {k: weight(k) for k in keys}
+    total = sum(weights.values())
+    best: tuple[float, float, int, Span | None] = (-1.0, 0.0, 0, None)
+    for span in spans:
+        shared = sum(w for k, w in weights.items() if k in span.keys)
+        share = shared / total if total > 0 else 1.0
+        vouched = sum(1 for q in quantities if span.stated.vouches_for(q))
+        score = share + (0.1 * vouched / len(quantities) if quantities else 0.0)
+        candidate = (score, share, -len(span.text), span)
+        if candidate[:3] > best[:3]:
+            best = candidate
+    return best[3], best[1]
