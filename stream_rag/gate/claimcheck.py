@@ -51,8 +51,8 @@ class Rules:
         return BALANCED if mode == "balanced" else STRICT
 
 
-STRICT = Rules(min_share=0.25, aside_share=0.5)
-BALANCED = Rules(min_share=0.2, aside_share=0.34, elsewhere=0.7, margin=0.35)
+STRICT = Rules(min_share=0.25, aside_share=0.75)
+BALANCED = Rules(min_share=0.2, aside_share=0.5, elsewhere=0.7, margin=0.35)
 
 
 @dataclass(frozen=True, slots=True)
