@@ -238,6 +238,9 @@ class Settings:
     question_log_days: int = 30
     # Ratings (POST /v1/feedback) a minute per key and address.
     feedback_rpm: int = 20
+    # A /v1/chat answer's events are kept this long for a client resuming it (GET
+    # /v1/streams/{id}, Last-Event-ID) on any replica; 0 records nothing.
+    stream_keep_s: float = 600.0
 
     def __post_init__(self) -> None:
         for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
@@ -362,6 +365,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
         if not 1 <= self.max_json_kb <= 100_000:
             raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
+        if self.stream_keep_s < 0:
+            raise InvalidFieldError("STREAM_RAG_STREAM_KEEP_S must be >= 0")
         if not (self.job_lease_s > 0 and self.job_poll_s > 0):
             raise InvalidFieldError("STREAM_RAG_JOB_LEASE_S and _POLL_S must be > 0")
         if self.database_url is not None and not is_postgres_url(self.database_url):

@@ -20,6 +20,7 @@ from ..errors import InvalidFieldError
 from ..events import Done, Error, SentenceOut, to_sse
 from ..sse import ServerSentEvent
 from . import chatview, openai_compat, state
+from . import resume as resume_api
 from .answerwrites import AnswerStream, AnswerWrites
 from .asklog import AnswerRecord, conversation_of
 from .web import EventIds, is_reconnect
@@ -32,7 +33,11 @@ async def chat(request: Request) -> Response:
     kept in the question log under its id (what `POST /v1/feedback` rates)."""
     if request.method == "GET":
         if is_reconnect(request):
-            return Response(status_code=204)
+            # EventSource reconnecting: the rest of its answer if recorded, else 204 (which
+            # stops EventSource for good rather than pay for a second answer).
+            resume = resume_api.last_event(request.headers.get("last-event-id"))
+            found = None if resume is None else await resume_api.resumed(request, *resume)
+            return found or Response(status_code=204)
         params = request.query_params
         raw_top_k = params.get("top_k")
         if raw_top_k is not None and not state.is_ascii_int(raw_top_k):
@@ -63,10 +68,16 @@ async def chat(request: Request) -> Response:
         key_id=tenancy.principal(request).id,
     )
 
+    streams, live = resume_api.recorder(request)
+    if streams is not None:
+        await anyio.to_thread.run_sync(streams.open, ids.answer, tenancy.principal(request).id)
+        live.add(ids.answer)
+
     async def events() -> AsyncIterator[ServerSentEvent]:
         # The answerer ends every stream with `done` or `error` (shutting_down included):
         # that event goes out with the response's end, in one write (answerwrites.py).
         kept = False
+        ended = False
         try:
             async for event in services.answerer.stream(question, options):
                 logged.see(event)
@@ -79,8 +90,20 @@ async def chat(request: Request) -> Response:
                     await anyio.to_thread.run_sync(log.record, logged.asked())
                     # The citations shown are downloadable from any replica once it ends.
                     await tenancy.stored_grants(request)
-                yield render(event, id=ids.next(), base_url=base_url)
+                sse = render(event, id=ids.next(), base_url=base_url)
+                if streams is not None:  # recorded before it is sent: a resume misses nothing
+                    last = isinstance(event, Done | Error)
+                    await anyio.to_thread.run_sync(
+                        streams.append, ids.answer, ids.seq, sse.event or "", sse.data or "", last
+                    )
+                    ended = last
+                yield sse
         finally:
+            if streams is not None:
+                live.discard(ids.answer)
+                if not ended:  # the client left (or Stop): a resumer ends too
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(streams.finish, ids.answer)
             if not kept:  # the visitor left (or Stop): logged as stopped, even when cancelled
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(log.record, logged.asked())

@@ -44,6 +44,7 @@ from ..retrieve.rerank import Reranker
 from ..services import Services, open_services
 from ..store.documents import DocumentStore
 from ..store.questions import QuestionLog
+from ..store.streams import StreamLog
 from . import (
     answers_api,
     documents_api,
@@ -51,11 +52,13 @@ from . import (
     insights_api,
     keys_api,
     openapi,
+    resume,
     search_api,
     state,
 )
 from .bodytimeout import BodyDeadline
 from .methods import MethodCheck
+from .resume import LiveStreams
 from .telemetry import PROMETHEUS_TEXT, ObservedApp, Telemetry
 from .web import cors_middleware
 
@@ -74,6 +77,8 @@ class State(TypedDict):
     access: Access
     startup: health.StartupIndexing
     questions: QuestionLog
+    streams: StreamLog | None
+    live_streams: LiveStreams
 
 
 def create_app(
@@ -118,6 +123,8 @@ def create_app(
         )
         services.answerer.drain = drain
         questions = QuestionLog(services.store, settings.question_log_days)
+        streams = StreamLog(services.store, settings.stream_keep_s)
+        live_streams = LiveStreams(streams)
         await anyio.to_thread.run_sync(questions.purge)
         # SIGTERM: indexing stops after the batch in hand (the rest resumes on restart).
         drain.on_drain(queue.stop)
@@ -142,6 +149,7 @@ def create_app(
                     group.start_soon(queue.poll, settings.job_poll_s)
                 async with anyio.create_task_group() as watchers:
                     watchers.start_soon(drain.run)
+                    watchers.start_soon(live_streams.beat)
                     # Past `hnsw_auto_points` exactly searched points: graphs, built when idle.
                     auto = AutoHnsw(services.index, settings.hnsw_auto_points)
                     if services.embedder is not None:
@@ -154,6 +162,8 @@ def create_app(
                         "access": access,
                         "startup": health.StartupIndexing(backlog),
                         "questions": questions,
+                        "streams": streams if settings.stream_keep_s else None,
+                        "live_streams": live_streams,
                     }
                     watchers.cancel_scope.cancel()
                 queue.close()
@@ -167,6 +177,7 @@ def create_app(
         # are most of the traffic (no other route's path matches theirs, so the order is free).
         _without_head(Route("/v1/chat", answers_api.chat, methods=["GET", "POST"])),
         Route("/v1/chat/completions", answers_api.chat_completions, methods=["POST"]),
+        Route("/v1/streams/{stream_id}", resume.stream, methods=["GET"]),
         Route("/v1/answer", answers_api.answer, methods=["POST"]),
         Route("/", home),
         Route("/healthz", healthz),

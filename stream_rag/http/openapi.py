@@ -182,8 +182,26 @@ PATHS: dict[str, dict[str, Any]] = {
                     "schema": {"type": "integer", "minimum": 1, "maximum": 100},
                 },
             ],
-            "responses": {"200": _SSE_ANSWER, "204": {"description": "a reconnect"}},
+            "responses": {
+                "200": _SSE_ANSWER,
+                "204": {"description": "a reconnect (Last-Event-ID) with nothing more to send"},
+            },
         },
+    },
+    "/v1/streams/{stream_id}": {
+        "get": {
+            "summary": "resume a /v1/chat answer on any replica: the events after Last-Event-ID "
+            "(or ?after=n), then the rest live; `error` `interrupted` if its server died",
+            "parameters": [
+                {"name": "stream_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+            ],
+            "responses": {
+                "200": _SSE_ANSWER,
+                "204": {"description": "nothing after the client's last event"},
+                **_errors(404),
+            },
+        }
     },
     "/v1/answer": {
         "post": {

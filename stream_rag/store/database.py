@@ -66,6 +66,10 @@ class Database:
         """A write transaction, for modules that keep their own tables."""
         return self._transaction()
 
+    def snapshot(self) -> contextlib.AbstractContextManager[Connection]:
+        """A read transaction (one committed state), for modules that keep their own tables."""
+        return self._snapshot()
+
     def meta_int(self, key: str) -> int:
         value = self.meta(key)
         return int(value) if value else 0

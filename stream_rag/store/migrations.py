@@ -261,6 +261,25 @@ ALTER TABLE chunks ADD COLUMN IF NOT EXISTS source_end BIGINT;
 ALTER TABLE versions ADD COLUMN IF NOT EXISTS extraction INTEGER;
 """
 
+# Answers' verified events, for a client resuming on any replica (store/streams.py).
+_STREAMS = """
+CREATE TABLE IF NOT EXISTS answer_streams (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    heartbeat DOUBLE PRECISION NOT NULL,
+    finished INTEGER NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS answer_streams_expiry ON answer_streams(expires_at);
+CREATE TABLE IF NOT EXISTS stream_events (
+    stream_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (stream_id, seq)
+);
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -289,6 +308,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE jobs ADD COLUMN IF NOT EXISTS lease_until DOUBLE PRECISION;",
     ),
     Migration(7, "chunk places and extraction version", _SQLITE_PLACES, _POSTGRES_PLACES),
+    Migration(8, "answer streams", _STREAMS, _STREAMS),
 )
 LATEST = MIGRATIONS[-1].version
 

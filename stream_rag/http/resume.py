@@ -1,0 +1,106 @@
+"""Resumable answers: a `/v1/chat` answer's events are recorded as they are emitted (store/
+streams.py), and `GET /v1/streams/{id}` or `GET /v1/chat` with `Last-Event-ID: <id>.<n>`, on
+any replica, replays what the client missed and follows the rest live. An answer whose process
+died ends for the resuming client with `error` `interrupted` within `STALE_S` seconds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..access import tenancy
+from ..errors import NotFoundError
+from ..events import Error, to_sse
+from ..sse import ServerSentEvent
+from ..store.streams import BEAT_S, Recorded, StreamLog
+from . import state
+from .eventstream import EventStream
+
+# How often a resuming client's stream asks the database for newer events.
+FOLLOW_S = 0.2
+
+
+class LiveStreams:
+    """The answers this process is producing: their heartbeats, every `BEAT_S`."""
+
+    def __init__(self, log: StreamLog) -> None:
+        self.log = log
+        self.ids: set[str] = set()
+
+    async def beat(self) -> None:
+        while True:
+            await anyio.sleep(BEAT_S)
+            if self.ids:
+                await anyio.to_thread.run_sync(self.log.beat, list(self.ids))
+
+
+def recorder(request: Request) -> tuple[StreamLog | None, set[str]]:
+    """The stream log (None when STREAM_RAG_STREAM_KEEP_S is 0) and this process's live ids."""
+    log: StreamLog | None = getattr(request.state, "streams", None)
+    live: LiveStreams | None = getattr(request.state, "live_streams", None)
+    return log, (live.ids if live is not None else set())
+
+
+def last_event(value: str | None) -> tuple[str, int] | None:
+    """`<stream id>.<n>` from a `Last-Event-ID` header."""
+    stream_id, _, seq = (value or "").strip().rpartition(".")
+    if not stream_id or not seq.isascii() or not seq.isdigit():
+        return None
+    return stream_id, int(seq)
+
+
+async def resumed(request: Request, stream_id: str, after: int) -> Response | None:
+    """The rest of a recorded stream for the key that asked it; None if there is none."""
+    log: StreamLog | None = getattr(request.state, "streams", None)
+    if log is None:
+        return None
+    first = await anyio.to_thread.run_sync(log.read, stream_id, after)
+    if first is None or first.owner != tenancy.principal(request).id:
+        return None
+    if first.finished and not first.events:
+        # The client has it all: 204 also stops an EventSource from reconnecting for good.
+        return Response(status_code=204)
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        record: Recorded | None = first
+        seen = after
+        while record is not None:
+            for seq, event, data in record.events:
+                yield ServerSentEvent(data=data, event=event, id=f"{stream_id}.{seq}")
+                seen = seq
+            if record.finished:
+                return
+            if record.stale:
+                message = "the server answering this stream stopped; ask again"
+                yield to_sse(Error("interrupted", message), id=f"{stream_id}.{seen + 1}")
+                return
+            await anyio.sleep(FOLLOW_S)
+            record = await anyio.to_thread.run_sync(log.read, stream_id, seen)
+
+    return EventStream(
+        events(),
+        headers={"X-Accel-Buffering": "no"},
+        ping=state.settings(request).sse_ping_s,
+    )
+
+
+async def stream(request: Request) -> Response:
+    """`GET /v1/streams/{id}` (`Last-Event-ID: <id>.<n>` or `?after=n`): a recorded answer's
+    events after the client's last one, then the rest live."""
+    stream_id = request.path_params["stream_id"]
+    after = 0
+    resume = last_event(request.headers.get("last-event-id"))
+    if resume is not None and resume[0] == stream_id:
+        after = resume[1]
+    elif (raw := request.query_params.get("after")) is not None:
+        if not (raw.isascii() and raw.isdigit()):
+            raise NotFoundError(f"no answer stream {stream_id!r}")
+        after = int(raw)
+    found = await resumed(request, stream_id, after)
+    if found is None:
+        raise NotFoundError(f"no answer stream {stream_id!r} (unknown, another key's, or expired)")
+    return found

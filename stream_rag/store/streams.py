@@ -1,0 +1,103 @@
+"""Answer streams as recorded for resuming (http/resume.py): the verified events each answer
+emitted (sentences, not tokens), in order, with the key that asked, a heartbeat from the
+process producing it, and whether it ended. Records expire after `keep_s`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .database import Database
+
+# A producer beats every BEAT_S; a stream whose beat is older than STALE_S lost its process.
+BEAT_S = 1.0
+STALE_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a resuming client may be sent of a stream: events after its last one."""
+
+    owner: str
+    events: tuple[tuple[int, str, str], ...]  # (seq, event name, data)
+    finished: bool
+    stale: bool
+
+
+class StreamLog:
+    """The `answer_streams` and `stream_events` tables; every method blocks."""
+
+    def __init__(self, database: Database, keep_s: float) -> None:
+        self.database = database
+        self.keep_s = keep_s
+        self._purged_at = -1e18
+
+    def open(self, stream_id: str, owner: str) -> None:
+        now = time.time()
+        if now - self._purged_at > 60:
+            self.purge(now)
+        with self.database.transaction() as db:
+            db.execute(
+                "INSERT INTO answer_streams (id, owner, heartbeat, finished, expires_at) "
+                "VALUES (?, ?, ?, 0, ?)",
+                (stream_id, owner, now, now + self.keep_s),
+            )
+
+    def append(self, stream_id: str, seq: int, event: str, data: str, final: bool) -> None:
+        """Record one emitted event (before it is sent); `final`: the stream's last."""
+        with self.database.transaction() as db:
+            db.execute(
+                "INSERT INTO stream_events (stream_id, seq, event, data) VALUES (?, ?, ?, ?)",
+                (stream_id, seq, event, data),
+            )
+            db.execute(
+                "UPDATE answer_streams SET heartbeat = ?, finished = ? WHERE id = ?",
+                (time.time(), 1 if final else 0, stream_id),
+            )
+
+    def finish(self, stream_id: str) -> None:
+        """The producer stopped without a last event (its client left): resumers end too."""
+        with self.database.transaction() as db:
+            db.execute("UPDATE answer_streams SET finished = 1 WHERE id = ?", (stream_id,))
+
+    def beat(self, stream_ids: Iterable[str]) -> None:
+        ids = list(stream_ids)
+        if ids:
+            marks = ",".join("?" * len(ids))
+            self.database.connection().execute(
+                f"UPDATE answer_streams SET heartbeat = ? WHERE id IN ({marks})",
+                (time.time(), *ids),
+            )
+
+    def read(self, stream_id: str, after: int) -> Recorded | None:
+        """The stream's events after `after`, or None if it is unknown or expired."""
+        with self.database.snapshot() as db:
+            row = db.execute(
+                "SELECT owner, heartbeat, finished, expires_at FROM answer_streams WHERE id = ?",
+                (stream_id,),
+            ).fetchone()
+            if row is None or float(row["expires_at"]) < time.time():
+                return None
+            events = db.execute(
+                "SELECT seq, event, data FROM stream_events WHERE stream_id = ? AND seq > ? "
+                "ORDER BY seq",
+                (stream_id, after),
+            ).fetchall()
+        return Recorded(
+            owner=str(row["owner"]),
+            events=tuple((int(e[0]), str(e[1]), str(e[2])) for e in events),
+            finished=bool(row["finished"]),
+            stale=time.time() - float(row["heartbeat"]) > STALE_S,
+        )
+
+    def purge(self, now: float | None = None) -> int:
+        self._purged_at = now = time.time() if now is None else now
+        with self.database.transaction() as db:
+            db.execute(
+                "DELETE FROM stream_events WHERE stream_id IN "
+                "(SELECT id FROM answer_streams WHERE expires_at < ?)",
+                (now,),
+            )
+            gone = db.execute("DELETE FROM answer_streams WHERE expires_at < ?", (now,))
+            return int(gone.rowcount)
