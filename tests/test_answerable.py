@@ -4,16 +4,20 @@ wording; a question the entry answers in other words is answered."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
 import anyio
+import pytest
 
+from stream_rag.answer.answerable import answering_order
 from stream_rag.answer.results import AnswerResult, Options
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.index.folders import ingest_paths
-from stream_rag.model.extractive import ExtractiveModel
+from stream_rag.model.extractive import ExtractiveModel, SentenceVectors
+from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.types import Message
 
@@ -91,3 +95,100 @@ def test_the_check_can_be_turned_off(tmp_path: Path, minilm: MiniLMEmbedder) -> 
     )
     assert result.refusal is None
     assert calls == 1
+
+
+class RecordingModel:
+    """A chat model that records each prompt and says the sources do not answer."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
+        self.prompts.append(next(m.content for m in messages if m.role == "user"))
+        yield "The sources do not answer this question."
+
+
+def _block(n: int, name: str, text: str) -> Block:
+    return Block(n, f"c{n}", f"d{n}", 1, "0" * 64, name, name, 0, len(text), text, {})
+
+
+def test_blocks_are_offered_in_the_answering_order(minilm: MiniLMEmbedder) -> None:
+    blocks = [
+        _block(1, "gym.md", "# The gym\n\nThe gym has a sauna and a pool for members.\n"),
+        _block(2, "prices.md", "# Prices\n\nA guest pass costs 12 euros for one visit.\n"),
+    ]
+    dense = SentenceVectors(minilm)
+    ordered = answering_order("How much does a guest pass cost?", blocks, dense)
+    assert [b.n for b in ordered] == [2, 1]  # numbers kept, order changed
+
+
+def test_a_chat_models_prompt_offers_blocks_in_the_answering_order(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "gym.md").write_text(
+        "# The gym\n\nThe gym has a sauna and a pool. Guests of members are welcome at the gym.\n"
+    )
+    (kb / "prices.md").write_text("# Prices\n\nA guest pass costs 12 euros for one visit.\n")
+    local = Settings(data_dir=tmp_path / "data")
+    model = RecordingModel()
+    services = open_services(local, embedder=minilm, model=model)
+    question = "How much does a guest pass for the gym cost?"
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+
+        async def run() -> AnswerResult:
+            try:
+                return await services.answerer.answer(question, Options())
+            finally:
+                await services.aclose()
+
+        result = anyio.run(run)
+        expected = answering_order(question, result.blocks, services.answerer.ranking)
+    finally:
+        services.close()
+    assert model.prompts, result.refusal
+    prompt = model.prompts[0]
+    offered = sorted(result.blocks, key=lambda b: prompt.index(f"[{b.n}] {b.name}"))
+    assert offered == expected
+    assert expected[0].filename == "prices.md"
+
+
+def test_sources_that_disagree_are_logged_for_the_team(
+    tmp_path: Path, minilm: MiniLMEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "refund-policy.md").write_text(
+        "Annual plans can be refunded within 30 days of purchase. Contact billing to ask.\n"
+    )
+    (kb / "billing-faq.md").write_text(
+        "Annual plans can be refunded within 14 days of purchase. Contact billing to ask.\n"
+    )
+    local = Settings(data_dir=tmp_path / "data")
+    services = open_services(local, embedder=minilm)
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+
+        async def run() -> AnswerResult:
+            try:
+                return await services.answerer.answer(
+                    "Within how many days can annual plans be refunded?", Options()
+                )
+            finally:
+                await services.aclose()
+
+        with caplog.at_level(logging.WARNING, logger="stream_rag"):
+            result = anyio.run(run)
+    finally:
+        services.close()
+    assert result.refusal is not None
+    assert result.refusal.reason == "conflicting_sources"
+    (logged,) = [r.getMessage() for r in caplog.records if "conflicting sources" in r.getMessage()]
+    assert "refund-policy.md v1" in logged
+    assert "billing-faq.md v1" in logged
+    assert "30 days" in logged
+    assert "14 days" in logged

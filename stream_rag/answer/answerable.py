@@ -35,7 +35,7 @@ from ..model.passages import Candidate, Scorer, rank_sentences
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 
-__all__ = ["Reading", "not_answered", "read_blocks"]
+__all__ = ["Reading", "answering_order", "not_answered", "read_blocks"]
 
 NOT_ANSWERED = (
     "The knowledge base does not answer this question, so I am not answering. "
@@ -80,7 +80,7 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
     if not ranked:
         return Reading(None, (), True, nearby)
     top = ranked[0]
-    good = [c for c in ranked if c.score >= GOOD * top.score and c.n == top.n]
+    good = [c for c in ranked if c.score >= GOOD * top.score]
     on_kind = not asked.asks_value or any(c.on_kind for c in good)
     entry = _terms(texts[top.n]) | _terms(name_words(names[top.n]))
     elsewhere: set[str] = set()
@@ -111,6 +111,17 @@ def not_answered(reading: Reading, template: str | None = None) -> Refusal | Non
     if reading.missing:
         detail["not_in_entry"] = list(reading.missing)
     return Refusal("not_answered", message, [detail])
+
+
+def answering_order(question: str, blocks: Sequence[Block], dense: Scorer | None) -> list[Block]:
+    """`blocks` in the order of their best sentence's score as the local generator ranks them
+    (the blocks it does not rank after, in retrieval's order): a chat model's prompt offers
+    first the block that answers, not the one retrieval liked best. Numbers are unchanged."""
+    texts = {b.n: b.text for b in blocks}
+    best: dict[int, float] = {}
+    for c in rank_sentences(question, texts, dense, {b.n: b.name for b in blocks}):
+        best.setdefault(c.n, c.score)
+    return sorted(blocks, key=lambda b: (b.n not in best, -best.get(b.n, 0.0), b.n))
 
 
 def _terms(text: str) -> set[str]:

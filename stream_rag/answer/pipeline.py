@@ -42,7 +42,7 @@ from ..model.usage import start as start_usage
 from ..prompt_format import CONDENSE_PROMPT, condense_request
 from ..retrieve.hybrid import Block, Retriever, SearchResult
 from ..types import Message
-from .answerable import not_answered, read_blocks
+from .answerable import answering_order, not_answered, read_blocks
 from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
 from .evidence import Similarity
@@ -311,6 +311,7 @@ class Answerer:
         blocks = prepared.blocks
         yield Sources(blocks, self.model.name)
         if prepared.refusal is not None:
+            _report(question, prepared.refusal)
             yield prepared.refusal
             yield Done(0, 0, None, _ms(started), 0, _reported(usage))
             return
@@ -327,7 +328,9 @@ class Answerer:
             return tally.count(units[-1].event(blocks))
 
         try:
-            messages = build_messages(question, blocks, history=options.history)
+            messages = build_messages(
+                question, self._offered(question, blocks), history=options.history
+            )
             async with aclosing(self.model.stream(messages)) as pieces:
                 async for piece in pieces:
                     tally.tokens += 1
@@ -373,14 +376,16 @@ class Answerer:
             question, self.model.name, tuple(blocks), query, usage=usage, timings_ms=timings
         )
         if prepared.refusal is not None:
+            _report(question, prepared.refusal)
             return replace(base, refusal=prepared.refusal)
         context = prepared.context
         judge = self._judge(context, blocks)
         attempts: list[Attempt] = []
         feedback: str | None = None
+        offered = self._offered(question, blocks)
         for _ in range(2):
             draft = await self._complete(
-                build_messages(question, blocks, feedback, history=options.history)
+                build_messages(question, offered, feedback, history=options.history)
             )
             judged = tuple(
                 [await judge_unit(judge, i, s) for i, s in enumerate(split_segments(draft))]
@@ -404,6 +409,13 @@ class Answerer:
             "unsupported_answer", UNSUPPORTED_ANSWER
         )
         return replace(base, refusal=refusal, attempts=tuple(attempts))
+
+    def _offered(self, question: str, blocks: Sequence[Block]) -> Sequence[Block]:
+        """The blocks in the order a chat model's prompt offers them: the answering block
+        first (`answering_order`); the local generator ranks them itself."""
+        if self.model.name == "local-extractive" or len(blocks) < 2:
+            return blocks
+        return answering_order(question, blocks, self.ranking)
 
     async def _complete(self, messages: list[Message]) -> str:
         parts: list[str] = []
@@ -435,6 +447,20 @@ def _verdict(sentence: str, context: GateContext | None, blocks: Sequence[Block]
     _, citations = extract(sentence)
     cited = tuple(dict.fromkeys(c.n for c in citations if 1 <= c.n <= len(blocks)))
     return Verdict(True, "ok", cited, 0.0, "not checked (ungated baseline)")
+
+
+def _report(question: str, refusal: Refusal) -> None:
+    """Sources that disagree are the team's to settle, not only the visitor's to read: each
+    such refusal is logged with both sides (the admin listing is `GET /v1/insights`)."""
+    if refusal.reason != "conflicting_sources":
+        return
+    pairs = [
+        f"{d['a']['name']} v{d['a']['version']} {d['a']['values']} vs "
+        f"{d['b']['name']} v{d['b']['version']} {d['b']['values']}"
+        for d in refusal.details
+        if isinstance(d.get("a"), dict) and isinstance(d.get("b"), dict)
+    ]
+    log.warning("conflicting sources for %r: %s", question[:200], "; ".join(pairs))
 
 
 def _reported(usage: Usage) -> dict[str, int] | None:
