@@ -58,12 +58,12 @@ def old_chunk_spans(text: str, target: int, overlap: int) -> list[tuple[int, int
                 units.append(Span(cut[0], cut[1], index))
     paragraph_ends = {u.paragraph: u.end for u in units}
     lists = chunking._list_paragraphs(text)
+    headings = chunking._heading_paragraphs(text)
     chunks: list[tuple[int, int]] = []
     current: list[Span] = []
     for unit in units:
         if current and chunking._should_break(current, unit, paragraph_ends, target, lists):
-            chunks.append((current[0].start, current[-1].end))
-            current = chunking._overlap_tail(current, overlap, unit, target)
+            current = chunking._next_chunk(chunks, current, unit, headings, overlap, target)
         current.append(unit)
     if current:
         chunks.append((current[0].start, current[-1].end))

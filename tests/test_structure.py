@@ -262,3 +262,12 @@ def test_versions_of_an_older_extraction_are_extracted_again_at_start(
         assert services.store.version(doc_id, version).status == "ready"
     finally:
         services.close()
+
+
+def test_a_chunk_does_not_end_with_a_heading() -> None:
+    first = " ".join(f"Sentence {i} of the first section is here." for i in range(20))
+    second = " ".join(f"Sentence {i} of the second section is here." for i in range(5))
+    text = f"# Guide\n\n{first}\n\n## Moving house\n\n{second}"
+    chunks = [text[s:e] for s, e in chunk_spans(text, len(first) + 40, 100)]
+    assert not any(chunk.rstrip().endswith("Moving house") for chunk in chunks)
+    assert chunks[-1].startswith("## Moving house\n\nSentence 0 of the second")

@@ -205,16 +205,53 @@ def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[
     units = _units(text, target_chars)
     paragraph_ends = {u.paragraph: u.end for u in units}
     lists = _list_paragraphs(text)
+    headings = _heading_paragraphs(text)
     chunks: list[tuple[int, int]] = []
     current: list[Span] = []
     for unit in units:
         if current and _should_break(current, unit, paragraph_ends, target_chars, lists):
-            chunks.append((current[0].start, current[-1].end))
-            current = _overlap_tail(current, overlap_chars, unit, target_chars)
+            current = _next_chunk(chunks, current, unit, headings, overlap_chars, target_chars)
         current.append(unit)
     if current:
         chunks.append((current[0].start, current[-1].end))
     return chunks
+
+
+def _next_chunk(
+    chunks: list[tuple[int, int]],
+    current: list[Span],
+    unit: Span,
+    headings: set[int],
+    overlap: int,
+    target: int,
+) -> list[Span]:
+    """End the chunk `current` (appended to `chunks`) and begin the next. Headings at its end
+    go to the next one, which starts at them with no overlap: a heading is the context of
+    what follows it, and a chunk ending in one carries a title its text never gets to."""
+    keep = len(current)
+    while keep > 1 and current[keep - 1].paragraph in headings:
+        keep -= 1
+    if keep < len(current) and current[keep - 1].paragraph not in headings:
+        chunks.append((current[0].start, current[keep - 1].end))
+        carried = current[keep:]
+        if unit.end - carried[0].start <= target:
+            return carried
+        return []  # the heading with the next sentence would not fit: no carry
+    chunks.append((current[0].start, current[-1].end))
+    return _overlap_tail(current, overlap, unit, target)
+
+
+def _heading_paragraphs(text: str) -> set[int]:
+    """Indexes of the paragraphs that are a heading (as `pieces` judges one)."""
+    return {
+        index
+        for index, (start, end) in enumerate(paragraph_spans(text))
+        if "\n" not in text[start:end] and _is_heading(text[start:end])
+    }
+
+
+def _is_heading(line: str) -> bool:
+    return line.lstrip().startswith("#") or bool(_QUESTION_LINE.match(line)) or _title_like(line)
 
 
 def _should_break(
