@@ -193,3 +193,98 @@ def test_two_replicas_and_a_worker(
         timeout=HANG_GUARD_S,
     )
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
+@pytest.fixture
+def fake_llm(tmp_path: Path) -> Iterator[str]:
+    """The scripted OpenAI-compatible server, pausing 20 s after its 12th piece: an answer is
+    mid-stream (a sentence out, more to come) for long enough to resume it elsewhere."""
+    port = free_port()
+    command = [str(BIN / "stream-rag"), "fake-llm", "--port", str(port)]
+    command += ["--stall-after", "12", "--stall-s", "20"]
+    log = tmp_path / "fake.log"
+    with process(command, log, {}) as child:
+        wait_for(answering(f"http://127.0.0.1:{port}/v1/models", child, log), "the fake LLM")
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+def test_answers_resume_on_the_other_replica(
+    tmp_path: Path, postgres_url: str, qdrant: str, fake_llm: str, http: httpx.Client
+) -> None:
+    keys = KeyStore(tmp_path / "keys", postgres_url)
+    admin = {"Authorization": "Bearer " + keys.create(name="a", scopes=["admin"])[1]}
+    chat = {"Authorization": "Bearer " + keys.create(name="w", scopes=["chat"])[1]}
+    keys.close()
+    env = {
+        "STREAM_RAG_DATABASE_URL": postgres_url,
+        "STREAM_RAG_QDRANT_URL": qdrant,
+        "STREAM_RAG_LLM_BASE_URL": fake_llm,
+        "STREAM_RAG_LLM_STALL_S": "60",
+        "STREAM_RAG_MIN_EVIDENCE": "0",
+        "STREAM_RAG_CHECK_CONFLICTS": "false",
+        "STREAM_RAG_ACCESS_LOG": "false",
+    }
+    ports = {"a": free_port(), "b": free_port()}
+    a, b = (f"http://127.0.0.1:{ports[n]}" for n in "ab")
+
+    def replica(name: str) -> tuple[list[str], Path, dict[str, str]]:
+        command = [str(BIN / "stream-rag"), "serve", "--port", str(ports[name])]
+        return (
+            command,
+            tmp_path / f"{name}.log",
+            {**env, "STREAM_RAG_DATA_DIR": str(tmp_path / name)},
+        )
+
+    body = (
+        b"The gym opens at 6 am. Guests need a badge from reception. "
+        b"Lockers are cleaned every Friday night. Towels cost two dollars at the desk."
+    )
+    question = {"question": "When does the gym open, what do guests need, and what about lockers?"}
+
+    def first_sentence(lines: Iterator[str], parser: EventStreamParser) -> list[tuple[str, str]]:
+        """Events up to the first sentence (event, id), reading an open stream."""
+        seen: list[tuple[str, str]] = []
+        for line in lines:
+            for event in parser.feed(line + "\n"):
+                seen.append((event.event, event.id or ""))
+                if event.event == "sentence":
+                    return seen
+        raise AssertionError(f"the stream ended before a sentence: {seen}")
+
+    def rest(base: str, last_id: str) -> list[tuple[str, str, str]]:
+        stream_id = last_id.rpartition(".")[0]
+        got = http.get(f"{base}/v1/streams/{stream_id}", headers={**chat, "Last-Event-ID": last_id})
+        assert got.status_code == 200, got.text
+        return [(e.event, e.id or "", e.data or "") for e in EventStreamParser().feed(got.text)]
+
+    with process(*replica("a")) as a_proc, process(*replica("b")) as b_proc:
+        wait_for(answering(f"{a}/healthz", a_proc, tmp_path / "a.log"), "replica A")
+        wait_for(answering(f"{b}/healthz", b_proc, tmp_path / "b.log"), "replica B")
+        made = http.post(f"{a}/v1/documents", files={"file": ("gym.txt", body)}, headers=admin)
+        doc_id = made.json()["document"]["id"]
+        wait_for(lambda: statuses(http, b, doc_id, admin) == ["ready"], "indexing")
+        # Resumed on B while A still generates: the replay, then live to `done`, exactly the
+        # events A sends after the client's last one.
+        with http.stream("POST", f"{a}/v1/chat", json=question, headers=chat) as on_a:
+            parser, lines = EventStreamParser(), on_a.iter_lines()
+            seen = first_sentence(lines, parser)
+            from_b = rest(b, seen[-1][1])
+            from_a = [
+                (e.event, e.id or "", e.data or "")
+                for line in lines
+                for e in parser.feed(line + "\n")
+            ]
+        assert from_b[-1][0] == "done", from_b
+        assert from_b == from_a
+        assert any(event == "sentence" for event, _, _ in from_b)
+        # A killed mid-answer: resumed on B, the replay, then `error` `interrupted`.
+        with http.stream("POST", f"{a}/v1/chat", json=question, headers=chat) as on_a:
+            seen = first_sentence(on_a.iter_lines(), EventStreamParser())
+            a_proc.send_signal(signal.SIGKILL)
+            a_proc.wait()
+        stream_id = seen[-1][1].rpartition(".")[0]
+        replay = rest(b, f"{stream_id}.1")
+        names = [event for event, _, _ in replay]
+        assert "sentence" in names
+        assert names[-1] == "error"
+        assert '"interrupted"' in replay[-1][2]
