@@ -132,8 +132,8 @@ def test_docker_compose_config_validates() -> None:
     command = compose_command()
     if command is None:
         pytest.skip("neither `docker compose` nor `docker-compose` is installed")
-    env = {**os.environ, "QDRANT_API_KEY": "0" * 64}
-    for profile in ([], ["--profile", "demo"]):
+    env = {**os.environ, "QDRANT_API_KEY": "0" * 64, "POSTGRES_PASSWORD": "1" * 64}
+    for profile in ([], ["--profile", "demo"], ["--profile", "scale"]):
         done = subprocess.run(
             [*command, *profile, "config", "--quiet"],
             cwd=ROOT,
@@ -186,3 +186,28 @@ def test_first_start_creates_one_admin_key_and_requires_it(tmp_path: Path) -> No
     )
     assert again.stdout.count('"id"') == 1
     assert printed[0].encode() not in (tmp_path / "data" / "stream_rag.sqlite3").read_bytes()
+
+
+def test_the_scale_profile_shares_one_database_and_index_behind_an_sse_proxy() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    scale = {name for name, s in services.items() if s.get("profiles") == ["scale"]}
+    assert scale == {"postgres", "app-a", "app-b", "worker", "proxy"}
+    assert re.fullmatch(r"postgres:\d+\.\d+(-alpine)?", services["postgres"]["image"])
+    assert re.fullmatch(r"nginx:\d+\.\d+\.\d+(-alpine)?", services["proxy"]["image"])
+    for name in ("app-a", "app-b", "worker"):
+        env = services[name]["environment"]
+        assert env["STREAM_RAG_DATABASE_URL"].startswith("postgresql://"), name
+        assert env["STREAM_RAG_QDRANT_URL"] == "http://qdrant:6333", name
+        assert env["STREAM_RAG_INDEX_IN_PROCESS"] == "false", name
+    assert services["worker"]["command"] == ["stream-rag", "worker"]
+    conf = (ROOT / "deploy" / "nginx-scale.conf").read_text()
+    for directive in (
+        "proxy_buffering off",
+        "proxy_read_timeout 3600s",
+        "app-a:8000",
+        "app-b:8000",
+    ):
+        assert directive in conf, directive
+    mount = services["proxy"]["volumes"][0]
+    assert mount.startswith("./deploy/nginx-scale.conf:")

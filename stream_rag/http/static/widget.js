@@ -128,6 +128,8 @@ textarea:focus-visible { outline-offset: 0; }
   // A stream silent this long is dead (a phone that changed networks closes nothing): the
   // server sends a keep-alive comment every STREAM_RAG_SSE_PING_S (15 s by default).
   const SILENCE_MS = 60000;
+  // Tries at resuming an answer whose connection dropped (GET /v1/streams/{id}, Last-Event-ID).
+  const RESUME_TRIES = 3;
   const CONFLICT_HEADING = "The sources disagree on this, so I am not choosing between them.";
 
   const REASONS = {
@@ -469,11 +471,34 @@ textarea:focus-visible { outline-offset: 0; }
           clearTimeout(silence);
           silence = setTimeout(() => { turn.lost = true; turn.controller.abort(); }, SILENCE_MS);
         };
-        heard();
-        for await (const event of readEvents(response.body, heard)) {
-          const over = turn.handle(event);
-          this.follow();
-          if (over) break;
+        let lastId = null;
+        const consume = async (stream) => {
+          heard();
+          for await (const event of readEvents(stream, heard)) {
+            if (event.id) lastId = event.id;
+            const over = turn.handle(event);
+            this.follow();
+            if (over) return true;
+          }
+          return false;
+        };
+        const dropped = (error) => {
+          if (turn.controller.signal.aborted || !lastId) throw error;
+          return false;
+        };
+        let over = await consume(response.body).catch(dropped);
+        // A dropped connection: the same answer resumes (on any server) after the last event.
+        for (let attempt = 0; !over && lastId && attempt < RESUME_TRIES; attempt++) {
+          await new Promise((done) => setTimeout(done, 500 * 2 ** attempt));
+          const stream = lastId.slice(0, lastId.lastIndexOf("."));
+          const resumed = await fetch(`${this.api}/v1/streams/${encodeURIComponent(stream)}`, {
+            headers: this.headers({ Accept: "text/event-stream", "Last-Event-ID": lastId }),
+            signal: turn.controller.signal,
+            credentials: "omit",
+            cache: "no-store",
+          }).catch(dropped);
+          if (!resumed || resumed.status === 204 || resumed.status === 404) break;
+          if (resumed.ok) over = await consume(resumed.body).catch(dropped);
         }
         if (!turn.finished && !turn.failed) {
           turn.fail(turn.sentences.length ? "the connection ended before the rest came." : "The answer broke off before it was complete.");
