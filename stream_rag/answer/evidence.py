@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 
 from ..ingest.chunking import pieces
 from ..language.coverage import derived
-from ..language.terms import names, stem
+from ..language.question import read_question
+from ..language.terms import stem
 from ..retrieve.hybrid import Block
 from ..text import compounds, tokenize
 
@@ -111,7 +112,7 @@ def entry_evidence(question: str, blocks: Sequence[Block], similarity: Similarit
 
 def unnamed(question: str, blocks: Sequence[Block]) -> list[str]:
     """The question's `names` that no block has, in its text or its document's name."""
-    asked = names(question)
+    asked = read_question(question).names
     if not asked:
         return []
     have: set[str] = set()

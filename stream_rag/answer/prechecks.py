@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..events import Refusal, Uncovered
-from ..language.asks import asks
 from ..language.coverage import left_out, name_words
 from ..language.followups import leans_on_history, resolve
+from ..language.question import read_question
 from ..retrieve.hybrid import Block
 from ..types import Turn
 from .conflicts import ConflictDetector
@@ -82,7 +82,7 @@ def parts_of(question: str) -> list[str]:
     local generator answers: what the sources disagree on may be what the fourth asks. Over
     `_MAX_CHECKED` the question is checked whole, as before it was split (each part costs a
     conflict search: a 4,000-character question can ask 190 things)."""
-    parts = asks(question, limit=None)
+    parts = list(read_question(question).parts)
     if len(parts) > _MAX_CHECKED:
         return [question]
     return [

@@ -16,9 +16,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from ..text import compounds, tokenize
-from .asks import asks
-from .followups import subject_words
-from .terms import names, stem
+from .question import read_question
+from .terms import stem
 
 __all__ = ["derived", "has_word", "left_out", "name_words", "own_words", "uncovered"]
 
@@ -34,7 +33,8 @@ def own_words(parts: Sequence[str]) -> list[set[str]]:
     and "bike" alone is the city bike's too), less those another part asks too; what it asks
     about, not how ("how much", "need")."""
     words = [
-        {w.casefold() for w in subject_words(part)} - {w.casefold() for w in _HOW.findall(part)}
+        {w.casefold() for w in read_question(part).subject}
+        - {w.casefold() for w in _HOW.findall(part)}
         for part in parts
     ]
     return [w.difference(*(o for j, o in enumerate(words) if j != i)) for i, w in enumerate(words)]
@@ -96,9 +96,9 @@ def uncovered(
         lacking = [w for w in own if not any(has_word(t, w) for t in texts)]
         if own and len(lacking) * 2 >= len(own):
             # "... and is there a gym?": no block says "gym" (the words as the part writes them)
-            out[i] = [w for w in subject_words(part) if w.casefold() in lacking]
+            out[i] = [w for w in read_question(part).subject if w.casefold() in lacking]
             continue
-        unnamed = [n for n in names(part) if not any(has_word(t, n) for t in titled)]
+        unnamed = [n for n in read_question(part).names if not any(has_word(t, n) for t in titled)]
         if unnamed:
             out[i] = unnamed  # "the Basic plan": the other plans' prices answer something else
     return out
@@ -110,7 +110,7 @@ def left_out(
     """The parts of a question asking several things (at most `max_parts`) that no text
     covers, each with what no text has, when another part is covered: an answer answers that
     one and says which it did not. A part asking nothing the others do not counts as neither."""
-    parts = asks(question, limit=None)
+    parts = list(read_question(question).parts)
     if not 2 <= len(parts) <= max_parts:
         return []
     own = own_words(parts)

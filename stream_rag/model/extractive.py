@@ -27,7 +27,7 @@ import anyio.to_thread
 import numpy as np
 
 from ..embed.backends import Embedder, Vectors
-from ..language.asks import asks
+from ..language.asks import MAX_ASKS
 from ..language.coverage import has_word, name_words, own_words, uncovered
 from ..language.followups import resolve
 from ..language.question import read_question
@@ -141,7 +141,7 @@ def compose(
     every name it asks about ("the Basic plan") is in some block. When one part is answered
     and another was left out so, that part's answer is the answer; else the question is
     answered as one, by `select`."""
-    parts = asks(question)
+    parts = list(read_question(question).parts[:MAX_ASKS])
     if len(parts) < 2:
         return select(question, blocks, limit, min_score, dense, names)
     words = own_words(parts)
