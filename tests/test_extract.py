@@ -86,8 +86,13 @@ def test_html_keeps_text_and_blocks_drops_scripts(tmp_path: Path) -> None:
         "<script>var secret = 1;</script><ul><li>One</li><li>Two</li></ul></body></html>"
     )
     text, _ = extract_text(write(tmp_path, "g.html", html.encode()), "text/html")
-    # Headings are `#` lines in every format; a list stays one paragraph.
-    assert text.split("\n\n") == ["# Guide", "# Refunds", "Within 30 days & more.", "- One\n- Two"]
+    # Headings are `#` lines in every format; a list stays one paragraph, each item a sentence.
+    assert text.split("\n\n") == [
+        "# Guide",
+        "# Refunds",
+        "Within 30 days & more.",
+        "- One.\n- Two.",
+    ]
     assert "secret" not in text
 
 

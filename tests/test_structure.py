@@ -117,7 +117,7 @@ def test_html_drops_navigation_and_footer_and_reads_faq_structures(tmp_path: Pat
         "Main Street store: Weekdays 9 am to 6 pm, Sunday Closed.",
         "## Is there a café?",
         "Yes, at Riverside.",
-        "3. Third\n4. Fourth",
+        "3. Third.\n4. Fourth.",
     ]
 
 

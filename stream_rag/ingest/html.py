@@ -333,6 +333,8 @@ def html_layout(src: str) -> Layout:
         elif block.kind == "li":
             layout.add(block.mark + " ")
         _write(layout, block)
+        if block.kind == "li":
+            layout.end_sentence()
         previous = block
     return layout
 

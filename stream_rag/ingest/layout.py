@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 
 # Bumped whenever extraction or chunking changes what a stored version's text or chunks would
 # be: versions extracted by an older one are extracted again at start (store/reextract.py).
-EXTRACTION_VERSION = 2
+EXTRACTION_VERSION = 3
+
+
+SENTENCE_ENDS = (".", "!", "?", ":", ";", "。", "！", "？", "：", "；")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,13 @@ class Layout:
     def copy(self, source_text: str, start: int, end: int) -> None:
         """Append `source_text[start:end]` verbatim."""
         self.add(source_text[start:end], (start, end), exact=True)
+
+    def end_sentence(self) -> None:
+        """End what was written with a full stop unless it ends a sentence or clause already
+        (a list item is a sentence of its own)."""
+        tail = "".join(self.parts[-3:]).rstrip()
+        if tail and not tail.endswith(SENTENCE_ENDS):
+            self.add(".")
 
     def ends_with(self, suffix: str) -> bool:
         return "".join(self.parts[-3:]).endswith(suffix) if self.parts else False

@@ -229,6 +229,7 @@ class _Reader:
                 i += 1
                 continue
             if not first:
+                self.layout.end_sentence()
                 self.layout.add("\n")
             s = self.lines[i][0]
             mark = item.group(2)
@@ -241,6 +242,7 @@ class _Reader:
             inline(self.layout, self.src, s + item.start(4), s + item.end(4))
             first = False
             i += 1
+        self.layout.end_sentence()
         return i
 
     def _table(self, i: int) -> int:

@@ -47,6 +47,7 @@ def docx_layout(document: Any) -> Layout:
             previous = "h"
         elif mark is not None:
             layout.add(f"{mark} {text}" if mark else text)
+            layout.end_sentence()
             previous = "li"
         else:
             layout.add(text)
