@@ -109,6 +109,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "keys":
             return keys.run(settings, args)
         if args.command == "migrate":
+            if args.to:
+                return database.move_to(settings, args.to)
             return database.migrate(settings)
         if args.command == "worker":
             return worker.run(settings)

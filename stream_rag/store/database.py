@@ -163,6 +163,9 @@ class SqliteBackend:
             self._connections.clear()
         self._local = threading.local()
 
+    def columns(self, table: str) -> list[str]:
+        return [str(r["name"]) for r in self.connection().execute(f"PRAGMA table_info({table})")]
+
     def applied(self) -> set[int]:
         rows = self.connection().execute("SELECT version FROM schema_migrations")
         return {int(r[0]) for r in rows}

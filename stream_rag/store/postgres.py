@@ -190,6 +190,14 @@ class PostgresBackend:
     def close(self) -> None:
         self.pool.close()
 
+    def columns(self, table: str) -> list[str]:
+        rows = self._pooled.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position",
+            (table,),
+        )
+        return [str(r[0]) for r in rows]
+
     def applied(self) -> set[int]:
         rows = self._pooled.execute("SELECT version FROM schema_migrations")
         return {int(r[0]) for r in rows}

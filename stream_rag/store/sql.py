@@ -53,6 +53,10 @@ class Backend(Protocol):
 
     def close(self) -> None: ...
 
+    def columns(self, table: str) -> list[str]:
+        """The names of `table`'s columns."""
+        ...
+
     def applied(self) -> set[int]:
         """The numbers of the migrations this database has applied."""
         ...
