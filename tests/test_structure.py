@@ -12,6 +12,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.ingest.chunking import chunk_spans, heading_context, sentence_spans
 from stream_rag.ingest.extract import DOCX, extract
 from stream_rag.ingest.extract_pool import InProcessExtractor
+from stream_rag.ingest.html import html_layout
 from stream_rag.ingest.layout import Place
 from stream_rag.ingest.markdown import markdown_layout
 from stream_rag.ingest.tables import row_sentences
@@ -271,3 +272,13 @@ def test_a_chunk_does_not_end_with_a_heading() -> None:
     chunks = [text[s:e] for s, e in chunk_spans(text, len(first) + 40, 100)]
     assert not any(chunk.rstrip().endswith("Moving house") for chunk in chunks)
     assert chunks[-1].startswith("## Moving house\n\nSentence 0 of the second")
+
+
+def test_lists_are_numbered_as_a_renderer_numbers_them() -> None:
+    markdown = "Steps:\n\n1. a\n1. b\n   1. x\n   1. y\n1. c\n\n3) d\n4) e\n- f\n"
+    assert markdown_layout(markdown).text() == (
+        "Steps:\n1. a.\n2. b.\n1. x.\n2. y.\n3. c.\n3) d.\n4) e.\n- f."
+    )
+    # A loose HTML list: paragraphs inside an item are its text, not items without numbers.
+    html = "<p>Steps:</p><ol><li><p>Log in.</p><p>Then wait</p></li><li><p>Open</p></li></ol>"
+    assert html_layout(html).text() == "Steps:\n1. Log in. Then wait.\n2. Open."

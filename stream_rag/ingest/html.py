@@ -139,7 +139,11 @@ class _Reader(HTMLParser):
             self.flush()
             self.tables.append(_Table())
         elif tag in _BLOCK_TAGS:
-            self.flush()
+            if self.current is not None and self.current.kind == "li":
+                # A paragraph inside a list item (a loose list) is the item's text.
+                self.current.parts.append((" ", 0, 0, False))
+            else:
+                self.flush()
         elif tag == "br":
             block = self.ensure()
             block.parts.append((" ", 0, 0, False))
@@ -161,6 +165,8 @@ class _Reader(HTMLParser):
             self.flush()
             if self.lists:
                 self.lists.pop()
+        elif tag in _BLOCK_TAGS and self.current is not None and self.current.kind == "li":
+            self.current.parts.append((" ", 0, 0, False))
         elif tag in _HEADINGS or tag in ("dt", "summary", "li") or tag in _BLOCK_TAGS:
             self.flush()
             if tag in ("dd", "details"):

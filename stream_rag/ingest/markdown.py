@@ -207,6 +207,9 @@ class _Reader:
         # A list stays in the paragraph of the sentence that leads in to it.
         self._break(lead_in=self.layout.ends_with(":"))
         first = True
+        # The next number per indent, as a renderer numbers them ("1." on every item of a
+        # list reads 1, 2, 3); a shallower item ends the deeper lists.
+        numbers: dict[int, tuple[int, str]] = {}
         while i < len(self.lines):
             text = self.line(i)
             item = _LIST_ITEM.match(text)
@@ -233,9 +236,17 @@ class _Reader:
                 self.layout.add("\n")
             s = self.lines[i][0]
             mark = item.group(2)
+            indent = len(item.group(1).expandtabs(4))
+            for deeper in [d for d in numbers if d > indent]:
+                del numbers[deeper]
             if mark[0].isdigit():
-                self.layout.copy(self.src, s + item.start(2), s + item.end(2))
+                number, delimiter = numbers.get(indent, (int(mark[:-1]), mark[-1]))
+                if delimiter != mark[-1]:  # another delimiter starts another list
+                    number, delimiter = int(mark[:-1]), mark[-1]
+                numbers[indent] = (number + 1, delimiter)
+                self.layout.add(f"{number}{delimiter}", (s + item.start(2), s + item.end(2)))
             else:
+                numbers.pop(indent, None)
                 self.layout.add("-", (s + item.start(2), s + item.end(2)))
             self.layout.add(" ")
             self._note_refs(s + item.start(4), s + item.end(4))
