@@ -1,6 +1,7 @@
 """A bounded soak on loopback: mixed traffic, one kill -9 and restart, then the audit.
 
     python -m loadtests.soak [--minutes 10] [--clients 4]
+    python -m loadtests.soak --postgres --replicas 2 [--minutes 10] [--clients 4]
 
 Runs `stream-rag serve` on a fresh data directory; client threads upload documents (.txt,
 .md, .pdf, .docx), add versions, delete documents, search and ask `/v1/chat`, at random. Half
@@ -9,11 +10,16 @@ At the end it waits for the indexing queue to drain, checks that every acknowled
 (that no acknowledged delete removed) downloads with the SHA-256 of the bytes sent, stops the
 server (SIGTERM) and runs `stream-rag doctor`, which must report zero differences. Exits 1 if
 any check fails.
+
+With `--postgres` the replicas share one PostgreSQL database and one Qdrant server
+(loadtests/shared_stack.py), clients spread over them, and the first replica is the one
+killed and restarted; the audit and the doctor then read the shared store.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import random
 import subprocess
@@ -28,6 +34,7 @@ from pathlib import Path
 import httpx
 
 from loadtests.server_proc import Server, descendants
+from loadtests.shared_stack import shared_stack
 from tests.helpers import make_docx, make_pdf
 
 WORDS = (
@@ -146,46 +153,66 @@ def main() -> int:
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--postgres", action="store_true", help="replicas on PostgreSQL and a Qdrant server"
+    )
+    parser.add_argument("--replicas", type=int, default=1, help="with --postgres")
     args = parser.parse_args()
+    if args.replicas > 1 and not args.postgres:
+        parser.error("--replicas needs --postgres (one embedded store belongs to one process)")
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        env: dict[str, str] = {}
+        if args.postgres:
+            database_url, qdrant_url = stack.enter_context(shared_stack(Path(tmp)))
+            env = {"STREAM_RAG_DATABASE_URL": database_url, "STREAM_RAG_QDRANT_URL": qdrant_url}
+        return soak(args, Path(tmp), env)
+
+
+def soak(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> int:
     duration = args.minutes * 60
     ok = True
-    with tempfile.TemporaryDirectory() as tmp:
-        data_dir = Path(tmp) / "data"
-        server = Server(data_dir)
-        print(f"# server up in {server.start():.1f} s; soak for {duration:.0f} s, one kill -9")
-        ledger, stop = Ledger(), threading.Event()
-        threads = [
-            threading.Thread(target=client, args=(server.url, ledger, args.seed + i, stop))
-            for i in range(args.clients)
-        ]
-        started = time.monotonic()
-        for thread in threads:
-            thread.start()
-        time.sleep(duration / 2)
-        workers = descendants(server.pid)
-        server.kill9()
-        killed_at = time.monotonic() - started
-        time.sleep(5)
-        orphans = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
-        restart_s = server.start()
-        print(
-            f"# kill -9 at {killed_at:.0f} s; restarted in {restart_s:.1f} s; extraction "
-            f"processes left behind by the killed server: {len(orphans)}"
+    servers = [Server(tmp / f"data{i}", env) for i in range(max(1, args.replicas))]
+    server, data_dir = servers[0], servers[0].data_dir
+    for each in servers:
+        print(f"# server up in {each.start():.1f} s")
+    print(f"# {len(servers)} replica(s); soak for {duration:.0f} s, one kill -9")
+    ledger, stop = Ledger(), threading.Event()
+    threads = [
+        threading.Thread(
+            target=client, args=(servers[i % len(servers)].url, ledger, args.seed + i, stop)
         )
-        time.sleep(max(0.0, duration - (time.monotonic() - started)))
-        stop.set()
-        for thread in threads:
-            thread.join()
-        busy = wait_indexed(server.url, 600)
-        checked, problems = audit_downloads(server.url, ledger)
-        code = server.stop()
-        doctor = subprocess.run(
-            [sys.executable, "-m", "stream_rag.cli", "--data-dir", str(data_dir), "doctor"],
-            capture_output=True,
-            text=True,
-            env=server.env,
-            check=False,
-        )
+        for i in range(args.clients)
+    ]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    time.sleep(duration / 2)
+    workers = descendants(server.pid)
+    server.kill9()
+    killed_at = time.monotonic() - started
+    time.sleep(5)
+    orphans = [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+    restart_s = server.start()
+    print(
+        f"# kill -9 at {killed_at:.0f} s; restarted in {restart_s:.1f} s; extraction "
+        f"processes left behind by the killed server: {len(orphans)}"
+    )
+    time.sleep(max(0.0, duration - (time.monotonic() - started)))
+    stop.set()
+    for thread in threads:
+        thread.join()
+    busy = wait_indexed(server.url, 600)
+    checked, problems = audit_downloads(servers[-1].url, ledger)
+    code = server.stop()
+    for other in servers[1:]:
+        other.stop()
+    doctor = subprocess.run(
+        [sys.executable, "-m", "stream_rag.cli", "--data-dir", str(data_dir), "doctor"],
+        capture_output=True,
+        text=True,
+        env=server.env,
+        check=False,
+    )
     print("operations:", ", ".join(f"{k} {v}" for k, v in sorted(ledger.ops.items())))
     errors = sum(v for k, v in ledger.ops.items() if k.split()[1].startswith("5"))
     print(f"5xx answers: {errors}; versions still indexing at the end: {busy}")
