@@ -23,6 +23,9 @@ def is_postgres_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
 
 
+GATE_MODES = ("strict", "balanced")
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every knob of the service. Field `foo` is read from `STREAM_RAG_FOO`."""
@@ -139,6 +142,10 @@ class Settings:
     condense: str = "lexical"
     # The citation gate's substance threshold (None: the tuned default in gate.py).
     gate_threshold: float | None = None
+    # The gate's operating point: "strict" (default; fewest unsupported sentences shown) or
+    # "balanced" (a little more recall: looser clause shares, no range-citation penalty
+    # beyond the default). docs/decisions/gate-operating-points.md.
+    gate_mode: str = "strict"
     # The gate's semantic second stage (needs the local MiniLM) and its pass probability.
     gate_semantic: bool = True
     gate_semantic_cutoff: float | None = None
@@ -309,6 +316,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_QUERY_CACHE_SIZE must be >= 0")
         if self.fusion not in ("weighted", "rrf"):
             raise InvalidFieldError("STREAM_RAG_FUSION must be 'weighted' or 'rrf'")
+        if self.gate_mode not in GATE_MODES:
+            raise InvalidFieldError("STREAM_RAG_GATE_MODE must be 'strict' or 'balanced'")
         if self.verify_style not in ("tei", "llm"):
             raise InvalidFieldError("STREAM_RAG_VERIFY_STYLE must be 'tei' or 'llm'")
         if self.verify_timeout_ms <= 0:

@@ -141,3 +141,23 @@ def test_each_sentence_of_a_block_passes_against_it(block: int, data: st.DataObj
     sentences = [s for s in BLOCKS[block].split(". ") if s]
     sentence = data.draw(st.sampled_from(sentences)).rstrip(".")
     assert check_sentence(f"{sentence} [{block + 1}].", ctx).ok, sentence
+
+
+def test_the_operating_points() -> None:
+    from stream_rag.config import Settings
+    from stream_rag.errors import InvalidFieldError
+
+    assert Settings().gate_mode == "strict"
+    with pytest.raises(InvalidFieldError):
+        Settings(gate_mode="lenient")
+    raw = "Visitors praise the friendly staff at the museum [1-5]."
+    assert not check_sentence(raw, GateContext(BLOCKS)).grey
+    assert check_sentence(raw, GateContext(BLOCKS, mode="balanced")).grey
+    # A name the cited block has elsewhere, in no name's place: evidence spread over its
+    # statements passes; in the place of the span's own name, it does not.
+    spread = (
+        "Guided tours of the Harbour Museum must be booked at least 2 days before the visit [2]."
+    )
+    assert check_sentence(spread, GateContext(BLOCKS)).ok
+    swapped = "Lost items are kept at the Riverside desk for 14 days [4]."
+    assert not check_sentence(swapped, GateContext(BLOCKS, mode="balanced")).ok

@@ -22,13 +22,14 @@ K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 
-def build_context(blocks: Sequence[Block], threshold: float) -> GateContext:
+def build_context(blocks: Sequence[Block], threshold: float, mode: str = "strict") -> GateContext:
     """A new context over `blocks`, from the features ingest stored with them."""
     return GateContext(
         [b.text for b in blocks],
         [b.doc_id for b in blocks],
         threshold=threshold,
         features=[b.features for b in blocks],
+        mode=mode,
     )
 
 
@@ -87,9 +88,9 @@ class ContextCache:
     def misses(self) -> int:
         return self._kept.misses
 
-    def get(self, blocks: Sequence[Block], threshold: float) -> GateContext:
-        key = (threshold, tuple((b.chunk_id, b.doc_id, b.text) for b in blocks))
-        return self._kept.get(key, lambda: build_context(blocks, threshold))
+    def get(self, blocks: Sequence[Block], threshold: float, mode: str = "strict") -> GateContext:
+        key = (threshold, mode, tuple((b.chunk_id, b.doc_id, b.text) for b in blocks))
+        return self._kept.get(key, lambda: build_context(blocks, threshold, mode))
 
 
 class KeptVerdicts:

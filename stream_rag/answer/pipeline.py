@@ -250,7 +250,7 @@ class Answerer:
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
         """The gate context over `blocks`: one built for the same blocks before, or new."""
         threshold = options.gate_threshold or self.settings.gate_threshold or DEFAULT_THRESHOLD
-        return self.contexts.get(blocks, threshold)
+        return self.contexts.get(blocks, threshold, self.settings.gate_mode)
 
     def _judge(
         self, context: GateContext | None, blocks: Sequence[Block]

@@ -41,6 +41,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     gate.add_argument("--threshold", type=float, help="substance threshold (default: tuned)")
     gate.add_argument("--curve", action="store_true", help="also sweep thresholds 0.30..0.90")
     gate.add_argument(
+        "--mode",
+        choices=["strict", "balanced"],
+        help="the gate's operating point (default: STREAM_RAG_GATE_MODE, strict)",
+    )
+    gate.add_argument(
         "--stages",
         choices=["lexical", "all"],
         default="all",
@@ -131,8 +136,10 @@ def _eval_gate(settings: Settings, args: argparse.Namespace) -> int:
 
         stages, status = eval_stages(settings)
         print(status)
-    result = score(examples, judge(examples, threshold, DEFAULT_MAX_UNSUPPORTED, stages))
-    print(report(result, threshold, DEFAULT_MAX_UNSUPPORTED))
+    mode = args.mode or settings.gate_mode
+    print(f"operating point: {mode}")
+    verdicts = judge(examples, threshold, DEFAULT_MAX_UNSUPPORTED, stages, mode)
+    print(report(score(examples, verdicts), threshold, DEFAULT_MAX_UNSUPPORTED))
     if args.curve:
-        print(curve(examples, DEFAULT_MAX_UNSUPPORTED))
+        print(curve(examples, DEFAULT_MAX_UNSUPPORTED, mode))
     return 0

@@ -45,6 +45,8 @@ class Rules:
     aside_share: float
     elsewhere: float = 0.6
     margin: float = 0.25
+    names_in_span: bool = True  # else a name need only be in a cited block
+    ranged_second_look: bool = False  # whether a range citation may go to the later stages
 
     @classmethod
     def of(cls, mode: str) -> Rules:
@@ -52,7 +54,14 @@ class Rules:
 
 
 STRICT = Rules(min_share=0.25, aside_share=0.75)
-BALANCED = Rules(min_share=0.2, aside_share=0.5, elsewhere=0.7, margin=0.35)
+BALANCED = Rules(
+    min_share=0.2,
+    aside_share=0.5,
+    elsewhere=0.7,
+    margin=0.35,
+    names_in_span=False,
+    ranged_second_look=True,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,7 +334,7 @@ def _against(
     if span.negates and not read.negates and span.negated & set(read.keys):
         flipped = next(iter(span.negated & set(read.keys)))
         return f"{where} negates {flipped!r}, {_quote(read.text)} does not"
-    return _swapped(read, span, where, candidates, weight, names)
+    return _swapped(read, span, where, candidates, weight, names, rules)
 
 
 # Where a part of a clause ends, for the words a number or a name is stated with.
@@ -376,16 +385,34 @@ def _swapped(
     candidates: Sequence[Span],
     weight: Callable[[str], float],
     names: Callable[[str], bool],
+    rules: Rules = STRICT,
 ) -> str:
-    """A word put in the place of the span's: its opposite, another of a closed class, a name,
-    or (strict) a word the issued blocks use elsewhere."""
+    """A word put in the place of the span's: a name not there (strict: not in the span or
+    the statement its "It" names; balanced: in no cited block), names swapped or doubled, a
+    range's ends from two ranges, its opposite, another of a closed class."""
     have = span.keys | span.context
+    written = {w.key for w in read.words}
+    # The span's own names the clause leaves out, with the words next to them: a name of the
+    # clause written between the same words stands in their place ("does not leave the
+    # Frankfurt" against "does not leave the European Union").
+    left_out = [
+        _neighbours(span.words, j)
+        for j, w in enumerate(span.words)
+        if w.name and w.key not in written
+    ]
+    cited = frozenset().union(*(s.keys for s in candidates))
     for k, word in enumerate(read.words):
         if any(q.span[0] <= word.start < q.span[1] for q in read.quantities):
             continue  # "May" of a date: the date is checked as a quantity
         if k and read.words[k - 1].number:
             continue  # a unit ("20 GB"), checked with its number
         if (word.name or (word.capital and names(word.key))) and word.key not in have:
+            # Named by a cited block elsewhere (balanced: by any issued block), where it takes
+            # no name's place in the span: evidence spread over statements.
+            issued = not rules.names_in_span and names(word.key)
+            displaced = any(_meets(_neighbours(read.words, k), near) for near in left_out)
+            if (word.key in cited or issued) and not displaced:
+                continue
             near = _local(read, (word.start, word.end))
             keys = [w.key for w in near if not w.number]
             local = None

@@ -79,11 +79,12 @@ def judge(
     threshold: float,
     max_unsupported: float | None,
     stages: Stages | None = None,
+    mode: str = "strict",
 ) -> list[Verdict]:
     """Verdicts of the lexical stage, or of every stage in `stages` (block vectors computed
     in memory, as for chunks indexed before they were stored)."""
     contexts = [
-        GateContext(ex.blocks, threshold=threshold, max_unsupported=max_unsupported)
+        GateContext(ex.blocks, threshold=threshold, max_unsupported=max_unsupported, mode=mode)
         for ex in examples
     ]
     if stages is None:
@@ -149,11 +150,11 @@ def report(result: Result, threshold: float, max_unsupported: float | None) -> s
     return "\n".join(lines)
 
 
-def curve(examples: Sequence[Example], max_unsupported: float | None) -> str:
+def curve(examples: Sequence[Example], max_unsupported: float | None, mode: str = "strict") -> str:
     lines = ["threshold  pass    reject  balanced"]
     for step in range(30, 91, 5):
         threshold = step / 100
-        result = score(examples, judge(examples, threshold, max_unsupported))
+        result = score(examples, judge(examples, threshold, max_unsupported, mode=mode))
         lines.append(
             f"{threshold:9.2f}  {result.pass_rate:.3f}   {result.reject_rate:.3f}"
             f"   {result.balanced_accuracy:.3f}"

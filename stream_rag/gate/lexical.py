@@ -214,7 +214,7 @@ class GateContext:
         )
         if why:
             return Verdict(False, "claim_mismatch", verdict.cited, verdict.score, why)
-        if verdict.grey and any(unit.ranged for unit in units):
+        if verdict.grey and not self.rules.ranged_second_look and any(u.ranged for u in units):
             detail = f"{verdict.detail}; a range or every-block citation gets no second look"
             return Verdict(False, verdict.reason, verdict.cited, verdict.score, detail)
         return verdict

@@ -60,11 +60,17 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
         start = match.start()
         capital = start < len(text) and text[start].isupper()
         name = capital and start > 0 and not _opens(text, start)
-        if not name and (token in _GLUE or (token.endswith("'s") and token[:-2] in _GLUE)):
+        glue = token in _GLUE or (token.endswith("'s") and token[:-2] in _GLUE)
+        if glue and name and _NAMED_NEXT.match(text, match.end()):
+            name = False  # "The Bronx", "The Guardian": the name is the next word
+        if glue and not name:
             continue
         key = unit_form(stem(token.removesuffix("'s")))
         out.append(Word(key, start, match.end(), name, capital))
     return tuple(out)
+
+
+_NAMED_NEXT = re.compile(r"\s+[A-Z]")
 
 
 def _opens(text: str, start: int) -> bool:
