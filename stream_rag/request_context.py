@@ -4,6 +4,7 @@ its URLs are made absolute against."""
 
 from __future__ import annotations
 
+import os
 import random
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -14,14 +15,19 @@ T = TypeVar("T")
 
 REQUEST_ID: ContextVar[str | None] = ContextVar("stream_rag_request_id", default=None)
 
+# Our own generator: the module-level one is shared, and whatever seeds it (Hypothesis does,
+# per example; so may any library) would make ids repeat (answer_streams.id is unique).
+_IDS = random.Random()
+os.register_at_fork(after_in_child=_IDS.seed)
+
 
 def new_id() -> str:
     """16 random hex digits naming a request or an answer stream: unique, not secret (a client
-    may name its own request). From `random`'s generator, which is seeded from the system once
-    and again in a forked child: `secrets` reads the system's on every call, a system call that
+    may name its own request). From a generator of our own, seeded from the system once and
+    again in a forked child: `secrets` reads the system's on every call, a system call that
     lets go of the GIL, and on a busy server the event loop then waits for a worker thread to
     hand it back (up to the switch interval) before the request can go on."""
-    return f"{random.getrandbits(64):016x}"
+    return f"{_IDS.getrandbits(64):016x}"
 
 
 def current_request_id() -> str | None:
