@@ -282,3 +282,15 @@ def test_lists_are_numbered_as_a_renderer_numbers_them() -> None:
     # A loose HTML list: paragraphs inside an item are its text, not items without numbers.
     html = "<p>Steps:</p><ol><li><p>Log in.</p><p>Then wait</p></li><li><p>Open</p></li></ol>"
     assert html_layout(html).text() == "Steps:\n1. Log in. Then wait.\n2. Open."
+
+
+def test_a_chunk_starts_on_the_page_of_its_new_text(tmp_path: Path) -> None:
+    # The overlap does not reach back across a page: a chunk whose new text is on page 2
+    # starts there, so its citation opens the PDF at the page the passage is on.
+    path = tmp_path / "p.pdf"
+    first = [f"Sentence number {i} on the first page of the guide." for i in range(12)]
+    write_pdf(path, [first, ["The lantern runs for twelve hours on one charge."]])
+    extracted = InProcessExtractor().extract(path, "application/pdf", 400, 150)
+    (s, e), place = extracted.spans[-1], extracted.places[-1]
+    assert extracted.text[s:e] == "The lantern runs for twelve hours on one charge."
+    assert (place.page_start, place.page_end) == (2, 2)

@@ -6,6 +6,7 @@ exact place it came from; its text is always `text[start:end]`, never rewritten.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import re
 from collections.abc import Sequence
@@ -197,9 +198,13 @@ def _level(line: str) -> int:
     return hashes if 1 <= hashes <= 6 else TITLE_LEVEL
 
 
-def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[int, int]]:
+def chunk_spans(
+    text: str, target_chars: int, overlap_chars: int, walls: Sequence[int] = ()
+) -> list[tuple[int, int]]:
     """Pack sentences into chunks of about `target_chars`, preferring paragraph breaks and
-    repeating up to `overlap_chars` of trailing sentences at the start of the next chunk."""
+    repeating up to `overlap_chars` of trailing sentences at the start of the next chunk, but
+    never from before one of the sorted offsets `walls` (where a PDF page begins: a chunk
+    starts on the page its new text is on, which is the page its citations open at)."""
     if target_chars < 1 or not 0 <= overlap_chars < target_chars:
         raise ValueError("need target_chars >= 1 and 0 <= overlap_chars < target_chars")
     units = _units(text, target_chars)
@@ -211,6 +216,9 @@ def chunk_spans(text: str, target_chars: int, overlap_chars: int) -> list[tuple[
     for unit in units:
         if current and _should_break(current, unit, paragraph_ends, target_chars, lists):
             current = _next_chunk(chunks, current, unit, headings, overlap_chars, target_chars)
+            at = bisect.bisect_right(walls, unit.start) - 1
+            if at >= 0:
+                current = [span for span in current if span.start >= walls[at]]
         current.append(unit)
     if current:
         chunks.append((current[0].start, current[-1].end))

@@ -93,7 +93,8 @@ def extract_document(
     """Text and chunk spans of one file, with the content limits (not the process ones)."""
     extraction = extract(path, media_type, limits.content)
     text, served = extraction.text, extraction.media_type
-    spans = chunk_spans(text, chunk_chars, overlap_chars)
+    pages = [offset for offset, _ in extraction.pages]
+    spans = chunk_spans(text, chunk_chars, overlap_chars, pages)
     if len(spans) > limits.max_chunks:
         raise LimitExceededError(
             f"the document would give {len(spans):,} chunks, more than {limits.max_chunks:,} "
