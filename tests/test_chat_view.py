@@ -167,7 +167,13 @@ def answer_calls(question: str) -> list[tuple[str, str, dict[str, Any]]]:
 def every_route(d: Deployment) -> list[tuple[str, str, dict[str, Any]]]:
     """One call per method of every route the app has, with real ids in its path."""
     doc_id = next(iter(d.chunks))
-    values = {"doc_id": doc_id, "n": "1", "key_id": d.key_id, "conversation": "visitor-conv-1"}
+    values = {
+        "doc_id": doc_id,
+        "n": "1",
+        "key_id": d.key_id,
+        "conversation": "visitor-conv-1",
+        "stream_id": "no-such-stream",
+    }
     calls: list[tuple[str, str, dict[str, Any]]] = []
     for route in d.client.app.router.routes:  # type: ignore[attr-defined]
         if isinstance(route, Mount):

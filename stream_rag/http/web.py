@@ -4,6 +4,7 @@ caching that revalidates (absolute URLs behind a public address: request_context
 from __future__ import annotations
 
 import logging
+import secrets
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware import Middleware
@@ -13,7 +14,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..config import Settings
-from ..request_context import new_id
 
 # Headers a cross-origin widget sends: the JSON body, its API key, EventSource's reconnect id.
 CORS_HEADERS = ("Authorization", "Content-Type", "Last-Event-ID")
@@ -106,10 +106,13 @@ def cors_middleware(settings: Settings) -> list[Middleware]:
 
 class EventIds:
     """`id:` values for one answer stream: `<answer>.<seq>`. A browser's EventSource sends the
-    last one back as `Last-Event-ID` when it reconnects."""
+    last one back as `Last-Event-ID` when it reconnects. The answer id is from the system's
+    random source (once per answer, not per request): it is what resumes the answer, and the
+    visitors of one widget share one key, so another's id must not be guessable from theirs
+    (`random`'s generator is predictable from its outputs)."""
 
     def __init__(self) -> None:
-        self.answer = new_id()
+        self.answer = secrets.token_hex(8)
         self.seq = 0
 
     def next(self) -> str:
