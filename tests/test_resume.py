@@ -4,17 +4,22 @@ another key, an unknown id and a stream past its keep are 404 (or 204 for EventS
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import httpx
 from starlette.testclient import TestClient
 
 from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
+from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.sse import EventStreamParser, ReceivedEvent
 
 from .conftest import wait_indexed
+from .helpers import running_server
 
 POLICY = (
     b"The office gym opens at 6 am and closes at 10 pm on weekdays. "
@@ -69,3 +74,47 @@ def test_nothing_is_recorded_when_keep_is_zero(tmp_path: Path, minilm: MiniLMEmb
         original = events(client.post("/v1/chat", json={"question": "When?"}).text)
         stream_id = (original[0].id or "").rpartition(".")[0]
         assert client.get(f"/v1/streams/{stream_id}").status_code == 404
+
+
+def test_a_client_that_leaves_stops_the_answer_and_a_resume_says_so(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """The answer is not produced for nobody (a client leaving cancels the model request):
+    resuming it replays what was sent, then `error` `stopped`, never a hang."""
+    fake = create_fake_llm(FakeConfig(stall_after=12, stall_s=60))
+    with running_server(fake) as llm_url:
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        app = create_app(
+            Settings(data_dir=tmp_path / "d", min_evidence=0), embedder=minilm, model=model
+        )
+        with running_server(app) as url, httpx.Client(base_url=url, timeout=120) as http:
+            body = (
+                b"The gym opens at 6 am. Guests need a badge from reception. Lockers close at 9 pm."
+            )
+            made = http.post("/v1/documents", files={"file": ("gym.txt", body)}).json()
+            doc_id = made["document"]["id"]
+            deadline = time.monotonic() + 120
+            while http.get(f"/v1/documents/{doc_id}").json()["versions"][0]["status"] != "ready":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            question = {"question": "When does the gym open and what do guests need?"}
+            with http.stream("POST", "/v1/chat", json=question) as stream:
+                parser, first = EventStreamParser(), None
+                for line in stream.iter_lines():
+                    for event in parser.feed(line + "\n"):
+                        first = first or event.id
+                        if event.event == "sentence":
+                            break
+                    else:
+                        continue
+                    break
+            assert first is not None
+            stream_id = first.rpartition(".")[0]
+            while True:  # the server notices the client left, then records the end
+                rest = events(http.get(f"/v1/streams/{stream_id}?after=0").text)
+                if rest and rest[-1].event == "error":
+                    break
+                assert time.monotonic() < deadline, rest
+                time.sleep(0.05)
+            assert [e.event for e in rest][:2] == ["sources", "sentence"]
+            assert '"stopped"' in (rest[-1].data or "")

@@ -25,6 +25,9 @@ from .answerwrites import AnswerStream, AnswerWrites
 from .asklog import AnswerRecord, conversation_of
 from .web import EventIds, is_reconnect
 
+# What a client resuming an answer whose asking connection closed is told at its end.
+STOPPED = "the answer stopped when the connection that asked it closed; ask again"
+
 
 async def chat(request: Request) -> Response:
     """`POST {"question", "collection"?, "top_k"?, "min_evidence"?, "check_conflicts"?,
@@ -101,9 +104,12 @@ async def chat(request: Request) -> Response:
         finally:
             if streams is not None:
                 live.discard(ids.answer)
-                if not ended:  # the client left (or Stop): a resumer ends too
+                if not ended:  # the client left (or Stop): the answer stopped, and says so
+                    stopped = to_sse(Error("stopped", STOPPED), id=ids.next())
                     with anyio.CancelScope(shield=True):
-                        await anyio.to_thread.run_sync(streams.finish, ids.answer)
+                        await anyio.to_thread.run_sync(
+                            streams.append, ids.answer, ids.seq, "error", stopped.data or "", True
+                        )
             if not kept:  # the visitor left (or Stop): logged as stopped, even when cancelled
                 with anyio.CancelScope(shield=True):
                     await anyio.to_thread.run_sync(log.record, logged.asked())

@@ -56,11 +56,6 @@ class StreamLog:
                 (time.time(), 1 if final else 0, stream_id),
             )
 
-    def finish(self, stream_id: str) -> None:
-        """The producer stopped without a last event (its client left): resumers end too."""
-        with self.database.transaction() as db:
-            db.execute("UPDATE answer_streams SET finished = 1 WHERE id = ?", (stream_id,))
-
     def beat(self, stream_ids: Iterable[str]) -> None:
         ids = list(stream_ids)
         if ids:
