@@ -33,6 +33,7 @@ from stream_rag.store.documents import DocumentStore
 from stream_rag.store.migrations import LATEST, MIGRATIONS
 from stream_rag.store.questions import Asked, Cited, QuestionLog
 from stream_rag.store.quotas import Quota, QuotaExceededError
+from stream_rag.store.streams import StreamLog
 
 from .conftest import wait_indexed
 
@@ -307,3 +308,25 @@ def test_job_leases(store: DocumentStore) -> None:
     assert claim(store, key, b)
     assert store.set_ready(*key, tokens=1, chunks=1) == 1
     assert not claim(store, key, b)  # indexed: no longer queued
+
+
+def test_stream_records_and_their_expiry(store: DocumentStore) -> None:
+    log = StreamLog(store, keep_s=600)
+    log.open("s1", "key_a")
+    log.append("s1", 1, "sources", "{}", False)
+    log.append("s1", 2, "sentence", '{"text": "x"}', False)
+    recorded = log.read("s1", 1)
+    assert recorded is not None
+    assert (recorded.owner, recorded.finished, recorded.stale) == ("key_a", False, False)
+    assert recorded.events == ((2, "sentence", '{"text": "x"}'),)
+    log.append("s1", 3, "done", "{}", True)
+    done = log.read("s1", 3)
+    assert done is not None
+    assert done.finished
+    assert done.events == ()
+    assert log.read("nope", 0) is None
+    gone = StreamLog(store, keep_s=-1)  # records that expired at once
+    gone.open("s2", "key_a")
+    assert gone.read("s2", 0) is None
+    assert gone.purge() == 1
+    assert log.read("s1", 0) is not None  # the unexpired one stays
