@@ -85,12 +85,15 @@ def test_citation_click_downloads_the_cited_version_of_same_name_documents(
             text = source.inner_text()
             assert "test1.txt" in text
             assert "v1" in text
-            chip = t.locator(".chip").first
+            # A click opens the reader; its Download is the cited version's bytes.
+            t.locator(".chip").first.click()
+            download = page.locator(f"{CHAT} .reader a.download")
             with (
                 context.expect_event("response", lambda r: "/content" in r.url) as response,
                 context.expect_page() as popup,
             ):
-                chip.click()
+                download.click()
+            page.keyboard.press("Escape")
             doc_id = re.search(r"/v1/documents/(doc_\w+)/versions/1/content$", response.value.url)
             assert doc_id is not None, response.value.url
             assert response.value.body() == docs[doc_id.group(1)]

@@ -81,12 +81,23 @@ def test_keyboard_only_from_question_to_citation_and_copy(
         assert "Refunds for annual plans are possible within 30 days." in tip_text
         page.keyboard.press("Escape")
         assert tip.is_hidden()
+        # Enter opens the reader at the passage, its Back button focused; Download is before it.
+        page.keyboard.press("Enter")
+        reader = page.locator(f"{CHAT} .reader")
+        reader.locator(".cited").first.wait_for()
+        assert _focused_text(page) == "Back to the chat"
+        page.keyboard.press("Shift+Tab")
         with context.expect_event("response", lambda r: "/content" in r.url) as response:
             with context.expect_page() as popup:
                 page.keyboard.press("Enter")
             popup.value.close()
         assert response.value.url.endswith(f"/v1/documents/{doc['id']}/versions/1/content")
         page.bring_to_front()
+        # Escape closes the reader and focus is back on the chip.
+        page.keyboard.press("Escape")
+        assert reader.is_hidden()
+        assert _focused_text(page) == "1"
+        page.keyboard.press("Escape")  # the chip's card, shown again by the focus
         _tab_to(page, lambda a: a.startswith("button") and "Copy" in _focused_text(page))
         page.keyboard.press("Enter")
         t.get_by_role("button", name="Copied").wait_for()

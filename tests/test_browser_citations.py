@@ -59,22 +59,37 @@ def test_a_keyed_citation_opens_the_document_however_it_is_activated(
         chip = t.locator(".chip").first
         # No URL that answers 401 is offered (context menu: open in new tab, copy link).
         assert chip.get_attribute("href") is None
+        download = page.locator(f"{CHAT} .reader a.download")
+
+        def from_the_reader(how: Callable[[], None]) -> Callable[[], None]:
+            def activate() -> None:
+                chip.click()  # a plain click opens the reader, Download is in it
+                how()
+
+            return activate
+
         activations: list[Callable[[], None]] = [
-            lambda: chip.click(),
+            from_the_reader(lambda: download.click()),
+            from_the_reader(lambda: download.press("Enter")),
             lambda: chip.click(modifiers=["ControlOrMeta"]),
             lambda: chip.click(button="middle"),
-            lambda: chip.press("Enter"),
             lambda: t.locator(".sources a").first.click(button="middle"),
         ]
         for activate in activations:
             assert "Refunds for annual plans are possible" in _opened_text(context, activate)
+            page.keyboard.press("Escape")  # the reader, where it opened
         # HTML is never shown from a blob (it would run as the host page): it is saved.
         ask(page, "What colour are Falcon boats painted?")
         falcon = wait_done(page, 2).locator(".chip").first
-        for button in ("left", "middle"):
-            with page.expect_download() as download:
-                falcon.click(button=button)
-            assert Path(download.value.path()).read_bytes() == FALCON
+        for how in ("reader", "middle"):
+            with page.expect_download() as download_event:
+                if how == "reader":
+                    falcon.click()
+                    download.click()
+                else:
+                    falcon.click(button="middle")
+            assert Path(download_event.value.path()).read_bytes() == FALCON
+            page.keyboard.press("Escape")
     assert refused == []
 
 
@@ -119,17 +134,24 @@ def test_on_a_touch_screen_a_tap_shows_the_passage_and_a_second_opens_it(
             chip.tap()
             card.get_by_role("button", name="Close").tap()
             expect(card).to_be_hidden()
-            # Its Open button, or a second tap on the chip, opens the document.
+            # Its Open button, or a second tap on the chip, opens the reader at the passage,
+            # whose Download is the document.
+            reader = page.locator(f"{CHAT} .reader")
             for second in ("card", "chip"):
                 chip.tap()
                 expect(card).to_be_visible()
+                (card.get_by_role("link", name="Open") if second == "card" else chip).tap()
+                expect(reader.locator(".cited").first).to_contain_text("within 30 days")
+                assert len(context.pages) == 1
                 with (
                     context.expect_event("response", lambda r: "/content" in r.url) as response,
                     context.expect_page() as tab,
                 ):
-                    (card.get_by_role("link", name="Open") if second == "card" else chip).tap()
+                    reader.locator("a.download").tap()
                 assert response.value.body() == POLICY
                 tab.value.close()
+                reader.get_by_role("button", name="Back to the chat").tap()
+                expect(reader).to_be_hidden()
     finally:
         context.close()
     assert console.unexpected() == []

@@ -36,8 +36,9 @@ def test_a_keyed_pdf_is_shown_and_docx_or_html_saved_without_a_tab(
         page.goto(shop + "/")
         ask(page, "How long do Owl lanterns run on one charge?")
         chip = wait_done(page).locator(".chip").first
+        # A plain click opens the reader (test_browser_visitor.py); Ctrl+click the file.
         with context.expect_page() as popup:
-            chip.click()
+            chip.click(modifiers=["ControlOrMeta"])
         tab = popup.value
         tab.wait_for_url(re.compile(r"^blob:"))
         # Chromium shows a PDF in its viewer: the tab's document is the PDF itself.
@@ -56,7 +57,10 @@ def test_a_keyed_pdf_is_shown_and_docx_or_html_saved_without_a_tab(
             link = wait_done(page, n).locator(".chip").first
             for button in ("left", "middle"):
                 with page.expect_download() as download:
-                    link.click(button=button)
+                    if button == "left":
+                        link.click(modifiers=["ControlOrMeta"])
+                    else:
+                        link.click(button="middle")
                 assert Path(download.value.path()).read_bytes() == body
                 assert tabs == [], [t.url for t in tabs]
                 # Saved as the server names it (its file's name): it was the document's name, which
@@ -77,7 +81,7 @@ def test_a_shown_keyed_document_still_reloads_minutes_later(
         ask(page, "Refunds for annual plans?")
         chip = wait_done(page).locator(".chip").first
         with context.expect_page() as popup:
-            chip.click()
+            chip.click(modifiers=["ControlOrMeta"])
         tab = popup.value
         tab.wait_for_url(re.compile(r"^blob:"))
         page.clock.run_for("10:00")
@@ -85,11 +89,11 @@ def test_a_shown_keyed_document_still_reloads_minutes_later(
         assert "Refunds for annual plans are possible" in tab.locator("body").inner_text()
         # Opened again, the same version is the same blob: no second download, no second URL.
         with context.expect_page() as again:
-            chip.click()
+            chip.click(modifiers=["ControlOrMeta"])
         again.value.wait_for_url(tab.url)
 
 
-def test_enter_on_a_keyed_chip_after_a_touch_opens_it(
+def test_enter_on_a_keyed_chip_after_a_touch_opens_the_reader(
     tmp_path: Path, minilm: MiniLMEmbedder, browser: Browser, console: Console
 ) -> None:
     from playwright.sync_api import expect
@@ -112,10 +116,10 @@ def test_enter_on_a_keyed_chip_after_a_touch_opens_it(
             t.locator(".q").tap()
             expect(card).to_be_hidden()
             chip.focus()
-            with context.expect_page() as popup:
-                page.keyboard.press("Enter")
-            popup.value.wait_for_url(re.compile(r"^blob:"))
-            assert "Refunds for annual plans" in popup.value.locator("body").inner_text()
+            page.keyboard.press("Enter")
+            reader = page.locator(f"{CHAT} .reader")
+            expect(reader.locator(".cited").first).to_contain_text("Refunds for annual plans")
+            expect(card).to_be_hidden()
     finally:
         context.close()
     assert console.unexpected() == []

@@ -88,8 +88,8 @@ def test_the_log_follows_a_growing_answer_unless_scrolled_up(
                 ask(page, "Refunds for annual, monthly and team plans?")
                 wait_done(page, n)
             assert log.evaluate("l => l.scrollHeight > l.clientHeight + 50"), "log not full"
-            # The end of the newest answer (its Copy button) is in view, without scrolling.
-            copy = turn(page, 2).locator(".actions button")
+            # The end of the newest answer (its last button) is in view, without scrolling.
+            copy = turn(page, 2).locator(".actions button").last
             inside = """([l, b]) => { const r = l.getBoundingClientRect(),
                   s = b.getBoundingClientRect(); return s.top >= r.top && s.bottom <= r.bottom; }"""
             assert page.evaluate(inside, [log.element_handle(), copy.element_handle()])
@@ -117,11 +117,17 @@ def test_a_keyed_citation_download_that_fails_says_so(
         gone = httpx.delete(f"{stack.url}/v1/documents/{doc['id']}", headers=stack.headers)
         assert gone.status_code in (200, 204), gone.text
         console.allowed.append(re.compile(r"status of 404"))
+        # The reader says so in its place; the file itself (Ctrl+click), in the turn.
         t.locator(".chip").first.click()
+        reader = page.locator(f"{CHAT} .reader .doc .error")
+        reader.wait_for()
+        assert reader.inner_text() == "This document is not available any more."
+        page.keyboard.press("Escape")
+        t.locator(".chip").first.click(modifiers=["ControlOrMeta"])
         note = t.locator(".status", has_text="Could not open")
         note.wait_for()
         assert "policy.md" in note.inner_text()
-        assert "(not_found)" in note.inner_text()
+        assert "not available any more" in note.inner_text()
 
 
 def test_a_question_over_the_limit_is_kept_and_explained_not_cut(

@@ -140,6 +140,7 @@ _RULES: tuple[tuple[str, re.Pattern[str], str | None], ...] = tuple(
         ("GET HEAD", rf"/v1/documents/{_ID}/versions/{_ID}", "read"),
         ("GET HEAD", rf"/v1/documents/{_ID}/versions/{_ID}/chunks", "read"),
         ("GET HEAD", rf"/v1/documents/{_ID}/versions/{_ID}/content", DOWNLOAD),
+        ("GET HEAD", rf"/v1/documents/{_ID}/versions/{_ID}/text", DOWNLOAD),
         ("POST", r"/v1/search", "read"),
         ("GET POST", r"/v1/chat", "chat"),
         ("GET", rf"/v1/streams/{_ID}", "chat"),

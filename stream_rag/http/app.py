@@ -202,6 +202,11 @@ def create_app(
             "/v1/documents/{doc_id}/versions/{n}/chunks", documents_api.get_chunks, methods=["GET"]
         ),
         Route(
+            "/v1/documents/{doc_id}/versions/{n}/text",
+            documents_api.version_text,
+            methods=["GET", "HEAD"],
+        ),
+        Route(
             "/v1/documents/{doc_id}/versions/{n}/content",
             documents_api.version_content,
             methods=["GET", "HEAD"],

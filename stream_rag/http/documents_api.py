@@ -184,6 +184,39 @@ async def version_content(request: Request) -> Response:
     return await _content(request, await _version(request, _version_number(request)), latest=False)
 
 
+async def version_text(request: Request) -> JSONResponse:
+    """`?chunk=<chunk id>`: the version's extracted text (what was chunked and is cited), with
+    the cited chunk's span `[start, end)` (and page, where chunks record one): the widget's
+    reader shows it rendered at the passage. Who may download the version may read this."""
+    number = _version_number(request)
+    document = await _document(request, "download")
+    tenancy.downloadable(request, document, number)
+    record = await _version(request, number)
+    store = state.store(request)
+    text = await anyio.to_thread.run_sync(store.text, document.id, number)
+    passage: dict[str, object] | None = None
+    wanted = request.query_params.get("chunk")
+    if wanted:
+        found = await anyio.to_thread.run_sync(store.chunks_by_id, [wanted])
+        chunk = found.get(wanted)
+        if chunk is None or (chunk.doc_id, chunk.version) != (document.id, number):
+            raise NotFoundError(f"version {number} of {document.id!r} has no chunk {wanted!r}")
+        passage = {"chunk_id": chunk.id, "start": chunk.start, "end": chunk.end}
+        page = getattr(chunk, "page", None)
+        if isinstance(page, int):
+            passage["page"] = page
+    body = {
+        "doc_id": document.id,
+        "version": number,
+        "name": document.name,
+        "filename": record.filename,
+        "media_type": record.media_type.split(";")[0],
+        "text": text,
+        "passage": passage,
+    }
+    return JSONResponse(body, headers={"Cache-Control": "private, max-age=3600"})
+
+
 async def _document(request: Request, scope: str) -> Document:
     """The path's document, or 404 (the same as an unknown id) if the key may not see it."""
     store = state.store(request)

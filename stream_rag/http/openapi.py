@@ -243,6 +243,17 @@ PATHS: dict[str, dict[str, Any]] = {
             "responses": {"200": _json({"type": "object"}), **_errors(401, 403, 404)},
         }
     },
+    "/v1/documents/{doc_id}/versions/{n}/text": {
+        "get": {
+            "summary": "version n's extracted text, with a cited chunk's span (the reader)",
+            "parameters": [
+                _DOC_ID,
+                _VERSION_N,
+                {"name": "chunk", "in": "query", "schema": {"type": "string"}},
+            ],
+            "responses": {"200": _json({"type": "object"}), **_errors(401, 404)},
+        }
+    },
     "/v1/feedback": {
         "post": {
             "summary": "rate an answer this key was given (its events' id before the dot)",

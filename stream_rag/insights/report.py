@@ -76,6 +76,7 @@ def report(
         "rated_down": [
             {
                 "id": r.id,
+                "conversation": r.conversation,
                 "asked_at": r.asked_at,
                 "question": r.question,
                 "comment": r.comment,

@@ -292,3 +292,147 @@ if (key()) chat.dataset.key = key();
 chat.dataset.collection = collection();
 loadCollections();
 refresh();
+
+// -- Insights (admin keys): what visitors asked, the knowledge base's gaps, their ratings ----
+
+const insightsTab = $("insights-tab");
+const insightsSection = $("insights-section");
+const insightsBox = $("insights");
+const days = $("days");
+const REASON_TEXT = {
+  low_evidence: "the documents say too little about it",
+  conflicting_sources: "documents disagree",
+  no_results: "nothing in the documents matches",
+  nothing_verified: "no sentence of the answer checked out",
+};
+
+function insightsUrl(path) {
+  return api(`${path}${path.includes("?") ? "&" : "?"}days=${encodeURIComponent(days.value)}`);
+}
+
+/** The Insights button appears when the key may read them (an admin key, or open mode). */
+async function probeInsights() {
+  let allowed = false;
+  try {
+    const response = await fetch(insightsUrl("/v1/insights"), { headers: auth() });
+    allowed = response.ok;
+  } catch (_) { allowed = false; }
+  insightsTab.hidden = !allowed;
+  if (!allowed) insightsSection.hidden = true;
+}
+
+function section(title, className) {
+  const box = el("section", `panel ${className}`);
+  box.append(el("h3", null, title));
+  insightsBox.append(box);
+  return box;
+}
+
+function cite(list) {
+  return list.map((c) => `${c.name} (v${c.version})`).join(", ");
+}
+
+async function loadInsights() {
+  insightsBox.replaceChildren(el("p", "hint", "Loading…"));
+  let report;
+  try {
+    const response = await fetch(insightsUrl("/v1/insights"), { headers: auth() });
+    if (!response.ok) { insightsBox.replaceChildren(el("p", "status error", await errorText(response))); return; }
+    report = await response.json();
+  } catch (_) {
+    insightsBox.replaceChildren(el("p", "status error", "Could not reach the server."));
+    return;
+  }
+  insightsBox.replaceChildren();
+  const outcomes = report.outcomes || {};
+  insightsBox.append(el("p", "summary",
+    `${report.questions} questions in ${report.days} days: ${outcomes.answered || 0} answered, ` +
+    `${outcomes.refused || 0} not answered, ${outcomes.failed || 0} failed, ${outcomes.stopped || 0} stopped. ` +
+    `Rated helpful ${report.feedback.up}, not helpful ${report.feedback.down}. Questions are kept ${report.retention_days} days.`));
+
+  const time = section("Questions over time", "by-day");
+  const most = Math.max(1, ...report.by_day.map((d) => d.asked));
+  const table = el("table");
+  table.append(el("caption", "sr-only", "Questions per day: asked, answered, not answered"));
+  const head = el("tr");
+  for (const h of ["Day", "Asked", "Answered", "Not answered", ""]) head.append(el("th", null, h));
+  table.append(head);
+  for (const d of report.by_day) {
+    const row = el("tr");
+    const bar = el("td", "bar");
+    const fill = el("span");
+    fill.style.width = `${Math.round((100 * d.asked) / most)}%`;
+    bar.append(fill);
+    row.append(el("td", null, d.day), el("td", null, d.asked), el("td", null, d.answered || 0), el("td", null, d.refused || 0), bar);
+    table.append(row);
+  }
+  time.append(report.by_day.length ? table : el("p", "none", "No questions yet."));
+
+  const gaps = section("Not answered: the documents' gaps", "refused");
+  const reasons = el("ul");
+  for (const r of report.refused.by_reason) {
+    const li = el("li");
+    li.append(el("strong", null, `${REASON_TEXT[r.reason] || r.reason} (${r.count})`), `: ${r.examples.join(" · ")}`);
+    reasons.append(li);
+  }
+  gaps.append(el("h4", null, "By reason"), report.refused.by_reason.length ? reasons : el("p", "none", "None."));
+  const topics = el("ul", "topics");
+  for (const t of report.refused.topics) {
+    const li = el("li");
+    const more = el("details");
+    more.append(el("summary", null, `${t.label} (${t.count})`));
+    const asked = el("ul");
+    for (const q of t.questions) asked.append(el("li", null, q));
+    more.append(asked);
+    li.append(more);
+    topics.append(li);
+  }
+  gaps.append(el("h4", null, "By topic"), report.refused.topics.length ? topics : el("p", "none", "None."));
+
+  const down = section("Answers rated down", "rated-down");
+  const downs = el("ul");
+  for (const r of report.rated_down) {
+    const li = el("li");
+    li.append(el("strong", null, r.question));
+    if (r.comment) li.append(el("blockquote", null, r.comment));
+    li.append(el("p", "meta", `${r.asked_at.replace("T", " ").slice(0, 16)} · ${r.outcome}` +
+      (r.citations.length ? ` · cited ${cite(r.citations)}` : "")));
+    if (r.conversation) {
+      const forget = button("Delete conversation", async () => {
+        forget.disabled = true;
+        const response = await fetch(api(`/v1/conversations/${encodeURIComponent(r.conversation)}`), { method: "DELETE", headers: auth() });
+        if (!response.ok) say(`Could not delete the conversation: ${await errorText(response)}`, true);
+        loadInsights();
+      });
+      li.append(forget);
+    }
+    downs.append(li);
+  }
+  down.append(report.rated_down.length ? downs : el("p", "none", "None."));
+
+  const conflicts = section("Conflicts found between documents", "conflicts");
+  const pairs = el("ul");
+  for (const c of report.conflicts) pairs.append(el("li", null, `${cite([c.a])} and ${cite([c.b])}: ${c.count}×`));
+  conflicts.append(report.conflicts.length ? pairs : el("p", "none", "None."));
+
+  const cited = section("Documents cited most", "top-cited");
+  const top = el("ol");
+  for (const d of report.top_cited) top.append(el("li", null, `${d.name}: ${d.count}`));
+  cited.append(report.top_cited.length ? top : el("p", "none", "None yet."));
+}
+
+insightsTab.addEventListener("click", () => {
+  insightsSection.hidden = false;
+  loadInsights();
+  insightsSection.scrollIntoView({ block: "start" });
+  $("insights-title").focus();
+});
+days.addEventListener("change", loadInsights);
+$("insights-refresh").addEventListener("click", loadInsights);
+for (const kind of ["csv", "json"]) {
+  $(`export-${kind}`).addEventListener("click", () => {
+    download(insightsUrl(`/v1/insights/questions?format=${kind}`), `questions.${kind}`);
+  });
+}
+keyInput.addEventListener("change", probeInsights);
+probeInsights();

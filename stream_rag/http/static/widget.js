@@ -4,9 +4,15 @@
  *    or: <stream-rag-chat data-collection="support"></stream-rag-chat> plus the script tag.
  * Attributes: data-collection, data-api (default: where this script came from, path prefix and all),
  * data-key (a chat-scoped API key, sent as a Bearer token), data-title, data-theme (light or
- * dark; default: the system's).
+ * dark; default: the system's), data-mode ("inline", the default, or "bubble": a corner button
+ * that opens a panel), data-lang ("en" or "de"; default: the host page's), data-suggestions
+ * (questions offered before the first one, separated by "|"), data-handoff-url (the hand-off
+ * link shown with refusals and errors), data-text-<name> (any visitor text: data-text-greeting,
+ * data-text-refusal, data-text-handoff, ...; see TEXTS), data-details (developer details:
+ * ids, hashes, scores, withheld sentences and the API's own error words).
  * Theme it from the host page with CSS custom properties (--srw-accent, --srw-bg, ...).
- * Untrusted text (answers, names, passages, messages) is only ever set as textContent.
+ * Untrusted text (answers, names, passages, messages) is only ever set as textContent; the
+ * Markdown subset in answers is parsed into elements built one by one (markdown(), inline()).
  */
 (() => {
   "use strict";
@@ -50,10 +56,16 @@
 .turn { margin: .7em 0 1em; min-width: 0; }
 .q { background: var(--srw-q-bg); border-radius: var(--srw-radius); padding: .45em .7em; margin: 0 0 .5em auto;
   width: fit-content; max-width: 90%; white-space: pre-wrap; overflow-wrap: anywhere; }
-.a p.body { margin: 0; overflow-wrap: anywhere; }
+.a .body { overflow-wrap: anywhere; }
+.a .body > p { margin: 0 0 .45em; }
+.a .body > :last-child { margin-bottom: 0; }
+.a .body ul, .a .body ol { margin: .2em 0 .45em; padding-left: 1.4em; }
+.a .body li { margin: .1em 0; }
+.a .body h4 { font-size: 1em; margin: .5em 0 .2em; }
+.a .body pre, .doc pre { white-space: pre-wrap; background: var(--srw-q-bg); border-radius: 6px; padding: .4em .6em; margin: .3em 0; }
+code { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .92em; }
+:not(pre) > code { background: var(--srw-q-bg); border-radius: 4px; padding: 0 .25em; }
 .s.k-heading { display: block; font-weight: 600; margin-top: .3em; }
-.s.k-list_item { display: list-item; margin-left: 1.2em; }
-.s.k-code { display: block; white-space: pre-wrap; font-family: ui-monospace, Menlo, Consolas, monospace; }
 .chip { display: inline-block; min-width: 1.6em; padding: 0 .35em; margin-left: .2em; border-radius: 6px;
   background: var(--srw-chip-bg); color: var(--srw-chip-fg); font-size: .8em; line-height: 1.5;
   text-align: center; text-decoration: none; vertical-align: .1em; font-weight: 600; }
@@ -117,6 +129,53 @@ textarea:focus-visible { outline-offset: 0; }
 .hint { margin: 0; padding: .4em .9em 0; font-size: .9em; color: var(--srw-error-fg); }
 .hint:empty { display: none; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.root { position: relative; }
+.head { display: flex; align-items: center; gap: .4em; }
+.head .title { flex: 1 1 auto; }
+.head:not(:has(.title)) { justify-content: flex-end; padding: .3em .6em; border-bottom: 0; }
+.head button { font-weight: 400; }
+.head .x { font-size: 1.1em; line-height: 1; padding: .25em .55em; }
+.greeting { margin: .6em 0; }
+.suggest { display: flex; flex-wrap: wrap; gap: .4em; margin: .2em 0 .6em; }
+.suggest button { border-color: var(--srw-accent); color: var(--srw-accent); border-radius: 999px; text-align: left; }
+.handoff { margin: .35em 0 0; }
+.handoff a { font-weight: 600; }
+.rate { display: inline-flex; gap: .3em; }
+.rate svg { width: 1.1em; height: 1.1em; fill: currentColor; vertical-align: -.2em; }
+.rate .down svg { transform: rotate(180deg); }
+.rate button[aria-pressed=true] { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-color: var(--srw-accent); }
+.comment { display: flex; gap: .4em; flex-wrap: wrap; margin-top: .35em; width: 100%; }
+.comment textarea { min-height: 2.2em; }
+.thanks { color: var(--srw-muted); font-size: .9em; align-self: center; }
+/* The reader: a cited version, rendered, at the cited passage. */
+.reader { position: absolute; inset: 0; background: var(--srw-bg); display: flex; flex-direction: column; z-index: 2; }
+.reader[hidden] { display: none; }
+.reader .bar { display: flex; gap: .4em; align-items: center; padding: .5em .8em; border-bottom: 1px solid var(--srw-border); }
+.reader .bar h2 { font-size: 1em; margin: 0; flex: 1 1 auto; min-width: 0; overflow-wrap: anywhere; }
+.reader .bar a { font-size: .9em; }
+.doc { position: relative; overflow-y: auto; padding: .4em .9em 1em; flex: 1 1 auto; overflow-wrap: anywhere; }
+.doc p, .doc li { margin: .35em 0; }
+.doc h3, .doc h4 { margin: .7em 0 .3em; }
+.doc .page { color: var(--srw-muted); font-size: .85em; border-top: 1px dashed var(--srw-border); margin-top: .8em; padding-top: .2em; }
+.doc .cited { background: var(--srw-chip-bg); color: var(--srw-chip-fg); border-radius: 4px; box-shadow: 0 0 0 3px var(--srw-chip-bg); }
+.doc mark { background: #ffd54f; color: #000; border-radius: 3px; }
+/* Bubble mode: a launcher in the corner opens the panel. */
+:host([data-mode=bubble]) { position: fixed; right: max(16px, env(safe-area-inset-right)); bottom: max(16px, env(safe-area-inset-bottom));
+  z-index: 2147483000; display: block; }
+.launcher { all: initial; box-sizing: border-box; width: 56px; height: 56px; border-radius: 50%; background: var(--srw-accent);
+  color: var(--srw-accent-fg); display: grid; place-items: center; cursor: pointer; box-shadow: 0 4px 16px rgba(0,0,0,.28); position: relative; }
+.launcher:focus-visible { outline: 3px solid var(--srw-focus); outline-offset: 3px; }
+.launcher svg { width: 28px; height: 28px; fill: currentColor; }
+.launcher .dot { position: absolute; top: 3px; right: 3px; width: 14px; height: 14px; border-radius: 50%; background: #e5484d;
+  border: 2px solid var(--srw-bg); }
+.launcher .dot[hidden] { display: none; }
+:host([data-mode=bubble]) .root { position: absolute; right: 0; bottom: 68px; width: min(400px, calc(100vw - 32px)); max-width: none;
+  height: min(640px, calc(100vh - 104px)); box-shadow: 0 8px 32px rgba(0,0,0,.25); }
+:host([data-mode=bubble]) .root[hidden] { display: none; }
+:host([data-mode=bubble]) .log { max-height: none; flex: 1 1 auto; }
+@media (max-width: 480px) {
+  :host([data-mode=bubble]) .root { position: fixed; inset: 0; width: auto; height: auto; border-radius: 0; }
+}
 `;
 
   let SHEET = null;
@@ -141,6 +200,220 @@ textarea:focus-visible { outline-offset: 0; }
     hidden_text: "it held characters that hide or reorder what you would read",
     claim_mismatch: "a part of it is not what the cited source says",
   };
+
+  // What visitors read, in the languages shipped; a team changes any of it with
+  // data-text-<name> (data-text-refusal="..."), and {s}, {n} are filled in.
+  const TEXTS = {
+    en: {
+      title: "Questions? Ask us", open: "Open the chat", close: "Close the chat",
+      greeting: "Hi! Ask a question and I will answer from our documents, with their sources.",
+      placeholder: "Ask a question…", question: "Your question", answers: "Answers", ask: "Ask", stop: "Stop",
+      searching: "Searching the documents…", writing: "Writing a verified answer…", sources: "Sources",
+      refusal: "Sorry, I cannot answer that from our documents.",
+      conflict: "Our documents say different things about this, so I cannot give a reliable answer.",
+      handoffLead: "Need more help?", handoff: "Contact us",
+      rateLimited: "Too many questions right now, try again in {s} s.",
+      unavailable: "The chat is not available right now.",
+      busy: "The service is busy. Please try again in a moment.",
+      offline: "Could not reach the service. Check your connection and try again.",
+      failed: "Something went wrong while answering. Please try again.",
+      lost: "The connection was lost. Please try again.",
+      silent: "Nothing came for a minute: the connection was lost. Please try again.",
+      docGone: "This document is not available any more.",
+      incomplete: "The answer above is incomplete.", stopped: "Stopped.", retry: "Try again",
+      newConversation: "New conversation", deleteConversation: "Delete conversation",
+      helpful: "Helpful", notHelpful: "Not helpful", commentLabel: "What was missing? (optional)",
+      send: "Send", thanks: "Thank you for your feedback.", feedbackFailed: "Your feedback could not be sent.",
+      copy: "Copy answer", copied: "Copied", download: "Download", loading: "Opening the document…",
+      page: "Page {n}", uncovered: "The sources do not cover: ", unread: "New answer", back: "Back to the chat",
+      rateLimitedSoon: "Too many questions right now, please try again shortly.",
+      busyHint: "An answer is still coming: wait for it, or stop it (Escape).",
+      tooLong: "Your question is {n} characters long; questions can be at most {s}. Shorten it to ask.",
+    },
+    de: {
+      title: "Fragen? Fragen Sie uns", open: "Chat öffnen", close: "Chat schließen",
+      greeting: "Hallo! Stellen Sie eine Frage – ich antworte aus unseren Dokumenten, mit Quellen.",
+      placeholder: "Ihre Frage …", question: "Ihre Frage", answers: "Antworten", ask: "Fragen", stop: "Stopp",
+      searching: "Durchsuche die Dokumente …", writing: "Schreibe eine geprüfte Antwort …", sources: "Quellen",
+      refusal: "Das kann ich aus unseren Dokumenten leider nicht beantworten.",
+      conflict: "Unsere Dokumente sagen hierzu Verschiedenes, daher kann ich keine verlässliche Antwort geben.",
+      handoffLead: "Brauchen Sie mehr Hilfe?", handoff: "Kontakt aufnehmen",
+      rateLimited: "Gerade zu viele Fragen – bitte in {s} s erneut versuchen.",
+      unavailable: "Der Chat ist gerade nicht verfügbar.",
+      busy: "Der Dienst ist ausgelastet. Bitte versuchen Sie es gleich noch einmal.",
+      offline: "Der Dienst ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
+      failed: "Beim Antworten ist etwas schiefgegangen. Bitte versuchen Sie es erneut.",
+      lost: "Die Verbindung ist abgebrochen. Bitte versuchen Sie es erneut.",
+      silent: "Eine Minute lang kam nichts: die Verbindung ist abgebrochen. Bitte versuchen Sie es erneut.",
+      docGone: "Dieses Dokument ist nicht mehr verfügbar.",
+      incomplete: "Die Antwort oben ist unvollständig.", stopped: "Gestoppt.", retry: "Erneut versuchen",
+      newConversation: "Neues Gespräch", deleteConversation: "Gespräch löschen",
+      helpful: "Hilfreich", notHelpful: "Nicht hilfreich", commentLabel: "Was hat gefehlt? (optional)",
+      send: "Senden", thanks: "Danke für Ihr Feedback.", feedbackFailed: "Ihr Feedback konnte nicht gesendet werden.",
+      copy: "Antwort kopieren", copied: "Kopiert", download: "Herunterladen", loading: "Öffne das Dokument …",
+      page: "Seite {n}", uncovered: "Die Quellen decken nicht ab: ", unread: "Neue Antwort", back: "Zurück zum Chat",
+      rateLimitedSoon: "Gerade zu viele Fragen – bitte gleich noch einmal versuchen.",
+      busyHint: "Eine Antwort kommt noch: warten Sie, oder stoppen Sie sie (Escape).",
+      tooLong: "Ihre Frage ist {n} Zeichen lang; erlaubt sind höchstens {s}. Kürzen Sie sie.",
+    },
+  };
+
+  // Links in answers and documents: only these schemes, opened apart from the host page.
+  const LINK_SCHEMES = new Set(["http:", "https:", "mailto:"]);
+  const INLINE = /`([^`\n]+)`|\*\*(?=\S)(.+?)\*\*|__(?=\S)(.+?)__|\*(?=[^\s*])([^*\n]*?[^\s*])\*|(?<![\p{L}\p{N}_])_(?=[^\s_])([^_\n]*?[^\s_])_(?![\p{L}\p{N}_])|\[([^\]\n]{1,500})\]\(\s*<?([^\s()<>]{1,2000})>?\s*\)/gu;
+
+  /** A safe link: an absolute http(s) or mailto URL, else null. */
+  function safeUrl(raw) {
+    try {
+      const url = new URL(raw);
+      return LINK_SCHEMES.has(url.protocol) ? url.href : null;
+    } catch (_) { return null; }
+  }
+
+  /** Markdown's inline subset (code, strong, emphasis, links) appended to `into` as elements
+   * and text nodes; anything else, HTML included, stays the text it is. */
+  function inline(text, into, depth = 0) {
+    INLINE.lastIndex = 0;
+    const found = [];
+    for (let m; (m = INLINE.exec(text));) found.push({ m, index: m.index, end: INLINE.lastIndex });
+    let last = 0;
+    for (const { m, index, end } of found) {
+      if (index > last) into.append(text.slice(last, index));
+      last = end;
+      if (m[1] !== undefined) { into.append(el("code", null, m[1])); continue; }
+      if (depth > 3) { into.append(m[0]); continue; }
+      const strong = m[2] !== undefined ? m[2] : m[3];
+      const em = m[4] !== undefined ? m[4] : m[5];
+      if (strong !== undefined || em !== undefined) {
+        const node = el(strong !== undefined ? "strong" : "em");
+        inline(strong !== undefined ? strong : em, node, depth + 1);
+        into.append(node);
+        continue;
+      }
+      const href = safeUrl(m[7]);
+      const link = href ? el("a") : el("span");
+      if (href) {
+        link.href = href;
+        link.target = "_blank";
+        link.rel = "noopener noreferrer nofollow";
+        link.className = "ext";
+      }
+      inline(m[6], link, depth + 4); // no links in a link's label
+      into.append(link);
+    }
+    if (last < text.length) into.append(text.slice(last));
+  }
+
+  const LIST_MARK = /^\s{0,3}(?:[-*+•]|(\d{1,9})[.)]|[a-z][.)])\s+/;
+  const HEADING_MARK = /^\s{0,3}#{1,6}\s+|\s+#+\s*$/g;
+  const FENCE = /^\s*(```|~~~)[^\n]*\n?|\n?\s*(```|~~~)\s*$/g;
+
+  /** Markdown text (a document) rendered as blocks into `into`, each with the span of the text
+   * it came from (`data-start`, `data-end`). */
+  function markdown(text, into) {
+    const lines = text.split("\n");
+    let at = 0;
+    let list = null;
+    let fence = null;
+    let para = null;
+    const close = () => { para = null; list = null; };
+    for (const line of lines) {
+      const start = at;
+      at += line.length + 1;
+      const span = (node) => { node.dataset.start = node.dataset.start || start; node.dataset.end = at - 1; return node; };
+      if (fence) {
+        if (/^\s*(```|~~~)/.test(line)) { fence = null; continue; }
+        fence.firstChild.append((fence.firstChild.textContent ? "\n" : "") + line);
+        span(fence);
+        continue;
+      }
+      if (/^\s*(```|~~~)/.test(line)) {
+        close();
+        fence = span(el("pre"));
+        fence.append(el("code"));
+        into.append(fence);
+        continue;
+      }
+      if (!line.trim()) { close(); continue; }
+      if (/^\s{0,3}#{1,6}\s/.test(line)) {
+        close();
+        const level = Math.min(4, 2 + line.trim().indexOf(" ") - 1);
+        const h = span(el(`h${Math.max(3, level)}`));
+        inline(line.replace(HEADING_MARK, ""), h);
+        into.append(h);
+        continue;
+      }
+      const item = LIST_MARK.exec(line);
+      if (item) {
+        para = null;
+        const kind = item[1] ? "ol" : "ul";
+        if (!list || list.tagName.toLowerCase() !== kind) {
+          list = span(el(kind));
+          if (item[1]) list.start = Number(item[1]);
+          into.append(list);
+        }
+        const li = span(el("li"));
+        inline(line.slice(item[0].length), li);
+        list.append(li);
+        span(list);
+        continue;
+      }
+      if (list && /^\s+\S/.test(line)) {
+        list.lastChild.append(" ");
+        inline(line.trim(), list.lastChild);
+        span(list.lastChild);
+        span(list);
+        continue;
+      }
+      list = null;
+      if (!para) { para = span(el("p")); into.append(para); } else para.append(" ");
+      inline(line.trim(), para);
+      span(para);
+    }
+  }
+
+  /** Plain text (HTML's text, PDF, DOCX, .txt) as paragraphs with their spans; the part of a
+   * paragraph inside [from, to) is a <mark>. */
+  function paragraphs(text, into, from, to) {
+    const re = /\n\s*\n/g;
+    let start = 0;
+    const add = (end) => {
+      const chunk = text.slice(start, end);
+      if (chunk.trim()) {
+        const p = el("p");
+        p.dataset.start = start;
+        p.dataset.end = end;
+        const a = Math.max(from, start) - start;
+        const b = Math.min(to, end) - start;
+        if (a < b) p.append(chunk.slice(0, a), el("mark", null, chunk.slice(a, b)), chunk.slice(b));
+        else p.textContent = chunk;
+        into.append(p);
+      }
+    };
+    for (let m; (m = re.exec(text));) { add(m.index); start = re.lastIndex; }
+    add(text.length);
+  }
+
+  // A thumb (Material Icons' thumb_up, Apache-2.0); thumbs down is it turned over.
+  const THUMB = "M1 21h4V9H1v12zm22-11c0-1.1-.9-2-2-2h-6.31l.95-4.57.03-.32c0-.41-.17-.79-.44-1.06L14.17 1 7.59 7.59C7.22 7.95 7 8.45 7 9v10c0 1.1.9 2 2 2h9c.83 0 1.54-.5 1.84-1.22l3.02-7.05c.09-.23.14-.47.14-.73v-2z";
+
+  /** An SVG icon of one path, hidden from screen readers (its button has a label). */
+  function icon(d) {
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("viewBox", "0 0 24 24");
+    svg.setAttribute("aria-hidden", "true");
+    const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+    path.setAttribute("d", d);
+    svg.append(path);
+    return svg;
+  }
+
+  /** A random id (a conversation's): 32 hex digits. */
+  function newId() {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
 
   /** Create an element with a class and, optionally, text (always as textContent). */
   function el(tag, className, text) {
@@ -234,29 +507,46 @@ textarea:focus-visible { outline-offset: 0; }
       }
       const frame = el("div", "root");
       frame.setAttribute("part", "root");
-      const title = this.dataset.title;
-      if (title) frame.append(el("div", "head", title));
+      frame.id = "panel";
+      this.frame = frame;
+      const bubble = this.dataset.mode === "bubble";
+      const title = this.dataset.title || (bubble ? this.t("title") : "");
+      const head = el("div", "head");
+      if (title) head.append(el("div", "title", title));
+      this.fresh = el("button", "new", this.t("newConversation"));
+      this.fresh.type = "button";
+      this.fresh.hidden = true;
+      this.fresh.addEventListener("click", () => this.restart(false));
+      head.append(this.fresh);
+      if (bubble) {
+        const x = el("button", "x", "×");
+        x.type = "button";
+        x.setAttribute("aria-label", this.t("close"));
+        x.addEventListener("click", () => this.toggle(false));
+        head.append(x);
+      }
+      frame.append(head);
       this.log = el("div", "log");
       this.log.setAttribute("role", "log");
       this.log.setAttribute("aria-live", "polite");
-      this.log.setAttribute("aria-label", "Answers");
-      this.log.append(el("p", "empty", "Ask a question about the documents. Answers cite their sources."));
+      this.log.setAttribute("aria-label", this.t("answers"));
+      this.welcome();
       const form = el("form");
-      const label = el("label", "sr-only", "Your question");
+      const label = el("label", "sr-only", this.t("question"));
       const input = el("textarea");
       input.id = "q";
       label.htmlFor = "q";
       input.rows = 2;
-      input.placeholder = "Ask a question…  (Enter sends, Shift+Enter new line)";
-      input.setAttribute("aria-label", "Your question");
+      input.placeholder = this.t("placeholder");
+      input.setAttribute("aria-label", this.t("question"));
       // No maxLength: it cut a pasted question silently; too long, it is kept and explained.
       input.setAttribute("aria-describedby", "hint");
       this.hint = el("p", "hint");
       this.hint.id = "hint";
       this.hint.setAttribute("aria-live", "polite");
-      const send = el("button", "primary", "Ask");
+      const send = el("button", "primary", this.t("ask"));
       send.type = "submit";
-      const stop = el("button", "stop", "Stop");
+      const stop = el("button", "stop", this.t("stop"));
       stop.type = "button";
       stop.hidden = true;
       form.append(label, input, send, stop);
@@ -267,7 +557,10 @@ textarea:focus-visible { outline-offset: 0; }
       // A popover is in the top layer, where a transformed ancestor (a launcher sliding the
       // chat in) is not the containing block of position: fixed, as it would be otherwise.
       if (typeof this.tip.showPopover === "function") this.tip.popover = "manual";
-      frame.append(this.log, this.hint, form);
+      this.reader = el("section", "reader");
+      this.reader.hidden = true;
+      this.reader.setAttribute("role", "dialog");
+      frame.append(this.log, this.hint, form, this.reader);
       root.append(frame, this.tip);
       this.input = input;
       this.form = form;
@@ -275,6 +568,25 @@ textarea:focus-visible { outline-offset: 0; }
       this.stopButton = stop;
       this.turns = [];
       this.current = null;
+      if (bubble) {
+        const launcher = el("button", "launcher");
+        launcher.type = "button";
+        launcher.setAttribute("aria-controls", "panel");
+        launcher.setAttribute("aria-expanded", "false");
+        launcher.setAttribute("aria-label", this.t("open"));
+        launcher.setAttribute("part", "launcher");
+        const svg = icon("M4 3h16a2 2 0 0 1 2 2v11a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V5a2 2 0 0 1 2-2z");
+        this.dot = el("span", "dot");
+        this.dot.hidden = true;
+        this.dot.setAttribute("role", "status");
+        this.dot.setAttribute("aria-label", this.t("unread"));
+        launcher.append(svg, this.dot);
+        launcher.addEventListener("click", () => this.toggle(frame.hidden));
+        this.launcher = launcher;
+        frame.hidden = true;
+        root.append(launcher);
+      }
+      this.restore();
 
       form.addEventListener("submit", (e) => {
         e.preventDefault();
@@ -294,8 +606,10 @@ textarea:focus-visible { outline-offset: 0; }
         const link = linkOf(e);
         if (e.key === "Enter" && link && !link.hasAttribute("href")) this.activate(e, link);
         if (e.key === "Escape") {
-          if (!this.tip.hidden) this.dismissTip();
+          if (!this.reader.hidden) this.closeReader();
+          else if (!this.tip.hidden) this.dismissTip();
           else if (this.current) this.stop();
+          else if (this.launcher && !this.frame.hidden) this.toggle(false);
         }
       });
       const chipOf = (e) => (e.target instanceof Element ? e.target.closest(".chip") : null);
@@ -331,6 +645,247 @@ textarea:focus-visible { outline-offset: 0; }
 
     disconnectedCallback() {
       document.removeEventListener("pointerdown", this.outside, true);
+    }
+
+    /** A visitor text: the team's data-text-<name>, else the widget's language's, else English. */
+    t(name, vars) {
+      const own = this.dataset["text" + name[0].toUpperCase() + name.slice(1)];
+      const lang = String(this.dataset.lang || document.documentElement.lang || "en").slice(0, 2).toLowerCase();
+      let text = own !== undefined ? own : (TEXTS[lang] || TEXTS.en)[name] || TEXTS.en[name] || name;
+      for (const [key, value] of Object.entries(vars || {})) text = text.split(`{${key}}`).join(String(value));
+      return text;
+    }
+
+    /** Developer details (ids, hashes, scores, withheld sentences, the API's words) are shown. */
+    get details() {
+      return this.hasAttribute("data-details") && this.dataset.details !== "false";
+    }
+
+    /** The greeting and suggested questions, until the first question. */
+    welcome() {
+      const box = el("div", "empty");
+      box.append(el("p", "greeting", this.t("greeting")));
+      const offered = String(this.dataset.suggestions || "").split("|").map((q) => q.trim()).filter(Boolean);
+      if (offered.length) {
+        const row = el("div", "suggest");
+        for (const question of offered.slice(0, 6)) {
+          const b = el("button", null, question);
+          b.type = "button";
+          // The button goes with the greeting: focus moves to the question box, not the page.
+          b.addEventListener("click", () => { this.input.focus(); this.ask(question); });
+          row.append(b);
+        }
+        box.append(row);
+      }
+      this.log.append(box);
+    }
+
+    /** Open or close the bubble's panel. */
+    toggle(open, focus = true) {
+      if (!this.launcher) return;
+      this.frame.hidden = !open;
+      this.launcher.setAttribute("aria-expanded", String(open));
+      this.launcher.setAttribute("aria-label", this.t(open ? "close" : "open"));
+      if (open) {
+        this.dot.hidden = true;
+        if (focus) this.input.focus();
+        this.follow();
+      } else {
+        this.hideTip();
+        if (focus) this.launcher.focus();
+      }
+      this.save();
+    }
+
+    /** An answer ended while the bubble was closed: the launcher shows a dot. */
+    unread() {
+      if (this.launcher && this.frame.hidden && !this.restoring) this.dot.hidden = false;
+    }
+
+    /** The hand-off link ("Contact us") the team set, under a refusal or an error. */
+    handoff(box) {
+      const url = safeUrl(String(this.dataset.handoffUrl || ""));
+      if (!url) return;
+      const line = el("p", "handoff", `${this.t("handoffLead")} `);
+      const link = el("a", null, this.t("handoff"));
+      link.href = url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      line.append(link);
+      box.append(line);
+    }
+
+    /** What a failed response means for a visitor; the API's own words go to the console
+     * (and, with data-details, on screen). */
+    async problem(response) {
+      const words = await errorMessage(response);
+      console.warn(`stream-rag: HTTP ${response.status}: ${words}`);
+      if (this.details) return words;
+      if (response.status === 429) {
+        const wait = Math.ceil(Number(response.headers.get("Retry-After")));
+        return wait > 0 ? this.t("rateLimited", { s: wait }) : this.t("rateLimitedSoon");
+      }
+      if (response.status === 401 || response.status === 403) return this.t("unavailable");
+      if (response.status === 404) return this.t("docGone");
+      if (response.status >= 500) return this.t("busy");
+      return this.t("failed");
+    }
+
+    get storeKey() {
+      return `stream-rag-chat|${this.api}|${this.dataset.collection || ""}`;
+    }
+
+    /** The conversation, kept in this tab (sessionStorage) so a reload shows it again. */
+    save() {
+      if (this.restoring) return;
+      const data = {
+        conversation: this.conversation,
+        open: this.launcher ? !this.frame.hidden : false,
+        turns: this.turns.slice(-30).map((t) => ({ question: t.question, events: t.events, rating: t.rating || null })),
+      };
+      try { sessionStorage.setItem(this.storeKey, JSON.stringify(data)); } catch (_) { /* full or blocked: the page keeps it */ }
+    }
+
+    restore() {
+      let saved = null;
+      try { saved = JSON.parse(sessionStorage.getItem(this.storeKey) || "null"); } catch (_) { saved = null; }
+      const id = saved && saved.conversation;
+      this.conversation = typeof id === "string" && /^[A-Za-z0-9_-]{8,64}$/.test(id) ? id : newId();
+      this.restoring = true;
+      try {
+        for (const stored of (saved && Array.isArray(saved.turns) ? saved.turns : [])) {
+          if (!stored || typeof stored.question !== "string" || !Array.isArray(stored.events)) continue;
+          const empty = this.log.querySelector(".empty");
+          if (empty) empty.remove();
+          const turn = this.newTurn(stored.question);
+          for (const event of stored.events) if (event && typeof event.name === "string") turn.handle(event);
+          if (!turn.finished && !turn.failed) turn.stopped();
+          if (stored.rating === "up" || stored.rating === "down") turn.rated(stored.rating, true);
+        }
+      } finally {
+        this.restoring = false;
+      }
+      this.fresh.hidden = !this.turns.length;
+      if (saved && saved.open) this.toggle(true, false);
+    }
+
+    /** A new conversation: the log and this tab's copy are cleared. The server's copy of the
+     * questions is deleted too (they are the visitor's, and this is how a visitor deletes them). */
+    restart() {
+      if (this.current) this.stop();
+      const old = this.conversation;
+      this.closeReader();
+      this.hideTip();
+      this.turns = [];
+      this.log.replaceChildren();
+      this.welcome();
+      this.conversation = newId();
+      this.fresh.hidden = true;
+      this.save();
+      this.input.focus();
+      fetch(`${this.api}/v1/conversations/${old}`, { method: "DELETE", headers: this.headers(), credentials: "omit" })
+        .then((r) => { if (!r.ok) console.warn(`stream-rag: deleting the conversation answered ${r.status}`); })
+        .catch(() => console.warn("stream-rag: the conversation could not be deleted (network)"));
+    }
+
+    async sendFeedback(answerId, rating, comment) {
+      try {
+        const response = await fetch(`${this.api}/v1/feedback`, {
+          method: "POST",
+          headers: this.headers({ "Content-Type": "application/json" }),
+          body: JSON.stringify({ answer_id: answerId, rating, comment: comment || "" }),
+          credentials: "omit",
+        });
+        if (response.ok) return true;
+        console.warn(`stream-rag: feedback answered ${response.status}: ${await errorMessage(response)}`);
+      } catch (_) {
+        console.warn("stream-rag: feedback could not reach the server");
+      }
+      return false;
+    }
+
+    /** The reader: the cited version, rendered, scrolled to the cited passage (highlighted). */
+    async openReader(link) {
+      const block = link.srwBlock || {};
+      this.hideTip();
+      this.readerFrom = link;
+      const bar = el("div", "bar");
+      const title = el("h2", null, this.details ? `${block.name} · version ${block.version}` : block.name);
+      title.id = "reader-title";
+      this.reader.setAttribute("aria-labelledby", "reader-title");
+      const download = this.docLink("download", this.t("download"), block.url, block, link.srwTurn);
+      const back = el("button", "close", this.t("back"));
+      back.type = "button";
+      back.addEventListener("click", () => this.closeReader());
+      bar.append(title, download, back);
+      const doc = el("div", "doc");
+      doc.tabIndex = 0;
+      doc.append(el("p", "loading", this.t("loading")));
+      this.reader.replaceChildren(bar, doc);
+      this.reader.hidden = false;
+      back.focus();
+      const url = this.resolve(String(block.url || "").replace(/\/content$/, "/text"))
+        + (block.chunk_id ? `?chunk=${encodeURIComponent(block.chunk_id)}` : "");
+      let body;
+      try {
+        const response = await fetch(url, { headers: this.headers(), credentials: "omit" });
+        if (!response.ok) {
+          doc.replaceChildren(el("p", "error", await this.problem(response)));
+          return;
+        }
+        body = await response.json();
+      } catch (_) {
+        doc.replaceChildren(el("p", "error", this.t("offline")));
+        return;
+      }
+      if (this.reader.hidden || this.readerFrom !== link) return;
+      const passage = body.passage || {};
+      if (typeof passage.page === "number") title.append(` · ${this.t("page", { n: passage.page })}`);
+      this.render(doc, body);
+    }
+
+    render(doc, body) {
+      doc.replaceChildren();
+      const text = String(body.text || "");
+      const passage = body.passage || {};
+      const from = typeof passage.start === "number" ? passage.start : -1;
+      const to = typeof passage.end === "number" ? passage.end : -1;
+      const pages = Array.isArray(body.pages) ? body.pages : [];
+      if (/markdown/.test(String(body.media_type || ""))) {
+        markdown(text, doc);
+      } else if (pages.length) {
+        pages.forEach((start, i) => {
+          const end = i + 1 < pages.length ? pages[i + 1] : text.length;
+          const part = el("div", "sheet");
+          part.dataset.page = i + 1;
+          part.append(el("p", "page", this.t("page", { n: i + 1 })));
+          paragraphs(text.slice(start, end), part, from - start, to - start);
+          doc.append(part);
+        });
+      } else {
+        paragraphs(text, doc, from, to);
+      }
+      for (const node of doc.querySelectorAll("p[data-start], li[data-start], h3[data-start], h4[data-start], pre[data-start], mark")) {
+        const start = Number(node.dataset.start);
+        const end = Number(node.dataset.end);
+        if (node.tagName === "MARK" || (!node.closest(".sheet") && start < to && end > from)) {
+          (node.tagName === "MARK" ? node.parentNode : node).classList.add("cited");
+        }
+      }
+      const first = doc.querySelector(".cited");
+      if (first) doc.scrollTop = Math.max(0, first.offsetTop - doc.clientHeight / 4);
+    }
+
+    closeReader() {
+      if (this.reader.hidden) return;
+      const inside = this.reader.contains(this.shadowRoot.activeElement);
+      this.reader.hidden = true;
+      this.reader.replaceChildren();
+      if (inside && this.readerFrom && this.readerFrom.isConnected) {
+        this.quiet = true;
+        this.readerFrom.focus();
+        this.quiet = false;
+      }
     }
 
     /** A pinned passage card closes at a touch or click anywhere but on it or its chip. */
@@ -406,7 +961,7 @@ textarea:focus-visible { outline-offset: 0; }
       const length = [...question].length;
       const over = length > MAX_QUESTION_CHARS;
       this.hint.textContent = over
-        ? `Your question is ${length.toLocaleString("en-US")} characters long; questions can be at most ${MAX_QUESTION_CHARS.toLocaleString("en-US")}. Shorten it to ask.`
+        ? this.t("tooLong", { n: length.toLocaleString("en-US"), s: MAX_QUESTION_CHARS.toLocaleString("en-US") })
         : "";
       if (over) this.input.setAttribute("aria-invalid", "true");
       else this.input.removeAttribute("aria-invalid");
@@ -418,7 +973,7 @@ textarea:focus-visible { outline-offset: 0; }
       if (!question || this.tooLong(question)) return;
       if (this.current) {
         // Enter did nothing here: the question stays in the box and the reader learns why.
-        this.hint.textContent = BUSY;
+        this.hint.textContent = this.details ? BUSY : this.t("busyHint");
         return;
       }
       this.input.value = "";
@@ -440,11 +995,11 @@ textarea:focus-visible { outline-offset: 0; }
       this.sendButton.hidden = true;
       this.stopButton.hidden = false;
       if (focused && focused.tagName === "BUTTON") this.stopButton.focus();
-      const body = { question };
+      const body = { question, conversation: this.conversation };
       if (this.dataset.collection) body.collection = this.dataset.collection;
       const history = this.history();
       if (history.length) body.history = history;
-      turn.say("Searching the documents…");
+      turn.say(this.t("searching"));
       let silence = null;
       // Asked from the question box in view, the box stays in view as the answer grows.
       this.pageFollow = this.inView() ? scrollY : null;
@@ -458,13 +1013,15 @@ textarea:focus-visible { outline-offset: 0; }
       });
       try {
         let response = await post(body);
-        if (response.status === 400 && body.history) {
-          // A server that does not take `history` refused before answering: ask without it.
+        if (response.status === 400 && (body.history || body.conversation)) {
+          // A server that does not take `history` (or `conversation`) refused before answering:
+          // ask without them.
           delete body.history;
+          delete body.conversation;
           response = await post(body);
         }
         if (!response.ok) {
-          turn.fail(await errorMessage(response));
+          turn.fail(await this.problem(response));
           return;
         }
         const heard = () => {
@@ -501,12 +1058,16 @@ textarea:focus-visible { outline-offset: 0; }
           if (resumed.ok) over = await consume(resumed.body).catch(dropped);
         }
         if (!turn.finished && !turn.failed) {
-          turn.fail(turn.sentences.length ? "the connection ended before the rest came." : "The answer broke off before it was complete.");
+          if (!this.details) turn.fail(this.t("lost"));
+          else turn.fail(turn.sentences.length ? "the connection ended before the rest came." : "The answer broke off before it was complete.");
         }
       } catch (error) {
         const lower = (text) => (turn.sentences.length ? text[0].toLowerCase() + text.slice(1) : text);
-        if (turn.lost) turn.fail(lower("Nothing came from the server for a minute: the connection was lost."));
-        else if (turn.controller.signal.aborted) turn.stopped();
+        if (turn.controller.signal.aborted && !turn.lost) turn.stopped();
+        else if (!this.details) {
+          console.warn(`stream-rag: ${turn.lost ? "no data for a minute" : "network error"}: ${error}`);
+          turn.fail(this.t(turn.lost ? "silent" : silence !== null ? "lost" : "offline"));
+        } else if (turn.lost) turn.fail(lower("Nothing came from the server for a minute: the connection was lost."));
         // Once the server answered, a failure is the connection's, not a site it refuses.
         else if (silence !== null) turn.fail(lower("The connection to the server was lost. Retry to ask again."));
         else turn.fail("Could not reach the server: the connection failed or was lost, or this site may not use it.");
@@ -517,8 +1078,12 @@ textarea:focus-visible { outline-offset: 0; }
         this.stopButton.hidden = true;
         this.sendButton.hidden = false;
         if (hadFocus) this.input.focus();
-        if (this.hint.textContent === BUSY || this.hint.textContent === BUSY_RETRY) this.hint.textContent = "";
+        if ([BUSY, BUSY_RETRY, this.t("busyHint")].includes(this.hint.textContent)) this.hint.textContent = "";
+        // Shown once the answer is over: above the log, it would move the question box down
+        // while the page follows it.
+        this.fresh.hidden = false;
         this.follow();
+        this.save();
       }
     }
 
@@ -527,7 +1092,7 @@ textarea:focus-visible { outline-offset: 0; }
       const node = el("article", "turn");
       const q = el("p", "q", question);
       const a = el("div", "a");
-      const body = el("p", "body");
+      const body = el("div", "body");
       const status = el("p", "status");
       status.setAttribute("role", "status");
       a.append(body, status);
@@ -538,18 +1103,21 @@ textarea:focus-visible { outline-offset: 0; }
 
       const turn = {
         question, node, body, status, controller: new AbortController(),
-        blocks: new Map(), sentences: [], dropped: [], cited: new Map(),
-        finished: false, failed: false, refused: false,
-        withheld: null, sourcesList: null, uncovered: "",
+        blocks: new Map(), sentences: [], dropped: [], cited: new Map(), events: [],
+        finished: false, failed: false, refused: false, answerId: null, rating: null,
+        withheld: null, sourcesList: null, uncovered: "", open: null,
         say(text) { status.textContent = text; },
         /** Returns true when the stream is over. */
         handle(event) {
+          turn.events.push({ name: event.name, data: event.data, id: event.id || null });
+          if (event.id && !turn.answerId) turn.answerId = String(event.id).split(".")[0];
+          if (event.name === "__stopped") { turn.stopped(); return true; }
           let data;
           try { data = JSON.parse(event.data); } catch (_) { return false; }
           switch (event.name) {
             case "sources":
               for (const block of data.blocks || []) turn.blocks.set(block.n, block);
-              turn.say("Writing a verified answer…");
+              turn.say(chat.t("writing"));
               return false;
             case "sentence":
               try { performance.mark("stream-rag:sentence-received", { detail: { index: data.index } }); } catch (_) { /* old browser */ }
@@ -565,47 +1133,93 @@ textarea:focus-visible { outline-offset: 0; }
               turn.finish(data);
               return true;
             case "error":
-              turn.fail(`${data.message || "The answer failed."} (${data.code || "error"})`);
+              console.warn(`stream-rag: the answer failed: ${data.message} (${data.code})`);
+              if (chat.details) turn.fail(`${data.message || "The answer failed."} (${data.code || "error"})`);
+              else turn.fail(chat.t(data.code === "shutting_down" || data.code === "server_busy" ? "busy" : "failed"));
+              return true;
+            case "__failed":
+              if (!turn.failed) turn.fail(String(data.message || ""));
               return true;
             default:
               return false;
           }
         },
+        /** The block a unit of this kind goes into: a paragraph, a list, or its own. */
+        container(kind, text) {
+          if (kind === "list_item") {
+            const mark = LIST_MARK.exec(text);
+            const tag = mark && mark[1] ? "ol" : "ul";
+            if (!turn.open || turn.open.tagName.toLowerCase() !== tag) {
+              turn.open = el(tag);
+              if (mark && mark[1]) turn.open.start = Number(mark[1]);
+              body.append(turn.open);
+            }
+            const li = el("li");
+            turn.open.append(li);
+            return [li, mark ? text.slice(mark[0].length) : text];
+          }
+          if (kind === "heading") {
+            turn.open = null;
+            const h = el("h4");
+            body.append(h);
+            return [h, text.replace(HEADING_MARK, "")];
+          }
+          if (kind === "code") {
+            turn.open = null;
+            const pre = el("pre");
+            body.append(pre);
+            return [pre, text.replace(FENCE, "")];
+          }
+          if (!turn.open || turn.open.tagName !== "P") {
+            turn.open = el("p");
+            body.append(turn.open);
+          } else {
+            turn.open.append(document.createTextNode(" "));
+          }
+          return [turn.open, text];
+        },
         addSentence(data) {
           // Built whole, then inserted once: a shown sentence is never touched again.
-          const span = el("span", `s k-${data.kind || "sentence"}`, data.text);
+          const kind = data.kind || "sentence";
+          const span = el(kind === "code" ? "code" : "span", `s k-${kind}`);
           span.dataset.index = data.index;
+          const [into, text] = turn.container(kind, String(data.text || ""));
+          if (kind === "code") span.textContent = text;
+          else inline(text, span);
           for (const cite of data.citations || []) {
             const block = Object.assign({}, turn.blocks.get(cite.n) || {}, cite);
             const chip = chat.docLink("chip", String(cite.n), cite.url, block, turn);
             chip.dataset.n = cite.n;
             chip.setAttribute("aria-label",
-              `Source ${cite.n}: ${block.name}, version ${block.version}. Opens the document.`);
+              chat.details ? `Source ${cite.n}: ${block.name}, version ${block.version}. Opens the document.`
+                : `${chat.t("sources")} ${cite.n}: ${block.name}`);
             chip.srwSentence = data.text;
             span.append(chip);
             if (!turn.cited.has(cite.n)) { turn.cited.set(cite.n, block); turn.addSource(block); }
           }
-          if (turn.body.childNodes.length) turn.body.append(document.createTextNode(" "));
-          turn.body.append(span);
+          into.append(span);
           turn.sentences.push(data);
         },
         addSource(block) {
           if (!turn.sourcesList) {
             const box = el("div", "sources");
-            box.append(el("h3", null, "Sources"));
+            box.append(el("h3", null, chat.t("sources")));
             turn.sourcesList = el("ol");
             box.append(turn.sourcesList);
             a.insertBefore(box, status);
           }
           const item = el("li");
           const link = chat.docLink(null, block.name, block.url, block, turn);
-          item.append(el("span", "n", `[${block.n}] `), link, ` · v${block.version} · `,
-            el("code", null, `sha256 ${String(block.sha256 || "").slice(0, 12)}`));
-          item.title = `document ${block.doc_id}, version ${block.version}`;
+          item.append(el("span", "n", `[${block.n}] `), link);
+          if (chat.details) {
+            item.append(` · v${block.version} · `, el("code", null, `sha256 ${String(block.sha256 || "").slice(0, 12)}`));
+            item.title = `document ${block.doc_id}, version ${block.version}`;
+          }
           turn.sourcesList.append(item);
         },
         addDropped(data) {
           turn.dropped.push(data);
+          if (!chat.details) return; // withheld sentences are a developer's concern
           if (!turn.withheld) {
             turn.withheld = el("details", "withheld");
             turn.withheldSummary = el("summary");
@@ -623,6 +1237,14 @@ textarea:focus-visible { outline-offset: 0; }
           turn.refused = true;
           const box = el("div", "refusal");
           box.dataset.reason = data.reason;
+          chat.unread();
+          if (!chat.details) {
+            // A visitor reads the team's words; scores and file names are not theirs.
+            box.append(el("p", "msg", chat.t(data.reason === "conflicting_sources" ? "conflict" : "refusal")));
+            chat.handoff(box);
+            a.insertBefore(box, status);
+            return;
+          }
           const details = Array.isArray(data.details) ? data.details : [];
           // The server's message spells the conflict out for plain clients; shown side by
           // side below, a short heading says it better.
@@ -634,6 +1256,7 @@ textarea:focus-visible { outline-offset: 0; }
             box.append(el("p", "detail",
               `Best evidence ${details[0].evidence.toFixed(2)}, needed ${Number(details[0].threshold).toFixed(2)}.`));
           }
+          chat.handoff(box);
           a.insertBefore(box, status);
         },
         conflict(conflict) {
@@ -660,33 +1283,94 @@ textarea:focus-visible { outline-offset: 0; }
         finish(data) {
           turn.finished = true;
           turn.say("");
+          if (!turn.refused) chat.unread();
+          if (!turn.sentences.length && !turn.refused) return;
           if (turn.sentences.length) {
             // What the question asked that no source covers: the answer above leaves it out.
             const gaps = data && Array.isArray(data.uncovered) ? data.uncovered : [];
             if (gaps.length) {
-              turn.uncovered = `The sources do not cover: ${gaps.map((g) => g.question).join(" ")}`;
+              turn.uncovered = `${chat.t("uncovered")}${gaps.map((g) => g.question).join(" ")}`;
               a.append(el("p", "uncovered", turn.uncovered));
             }
-            const actions = el("div", "actions");
-            const copy = el("button", null, "Copy answer");
+          }
+          const actions = el("div", "actions");
+          if (turn.sentences.length) {
+            const copy = el("button", null, chat.t("copy"));
             copy.type = "button";
             copy.addEventListener("click", () => turn.copy(copy));
             actions.append(copy);
-            a.append(actions);
           }
+          if (turn.answerId) turn.feedback(actions);
+          a.append(actions);
+        },
+        /** Thumbs up and down; down asks what was missing (optional). */
+        feedback(actions) {
+          const box = el("span", "rate");
+          turn.rateButtons = {};
+          for (const [rating, label] of [["up", "helpful"], ["down", "notHelpful"]]) {
+            const b = el("button", rating);
+            b.append(icon(THUMB));
+            b.type = "button";
+            b.title = chat.t(label);
+            b.setAttribute("aria-label", chat.t(label));
+            b.setAttribute("aria-pressed", "false");
+            b.addEventListener("click", () => turn.rate(rating));
+            box.append(b);
+            turn.rateButtons[rating] = b;
+          }
+          turn.actions = actions;
+          actions.append(box);
+        },
+        rated(rating, quiet) {
+          turn.rating = rating;
+          for (const [name, b] of Object.entries(turn.rateButtons || {})) b.setAttribute("aria-pressed", String(name === rating));
+          if (quiet && turn.actions) turn.thank();
+        },
+        thank(text) {
+          const old = turn.actions.querySelector(".comment, .thanks");
+          if (old) old.remove();
+          turn.actions.append(el("span", "thanks", text || chat.t("thanks")));
+        },
+        async rate(rating) {
+          turn.rated(rating);
+          chat.save();
+          const sent = await chat.sendFeedback(turn.answerId, rating, "");
+          if (!sent) { turn.thank(chat.t("feedbackFailed")); return; }
+          if (rating === "up") { turn.thank(); return; }
+          const old = turn.actions.querySelector(".comment, .thanks");
+          if (old) old.remove();
+          const form = el("form", "comment");
+          const box = el("textarea");
+          box.rows = 2;
+          box.maxLength = 2000;
+          box.placeholder = chat.t("commentLabel");
+          box.setAttribute("aria-label", chat.t("commentLabel"));
+          const send = el("button", null, chat.t("send"));
+          send.type = "submit";
+          form.append(box, send);
+          form.addEventListener("submit", async (e) => {
+            e.preventDefault();
+            send.disabled = true;
+            const ok = await chat.sendFeedback(turn.answerId, "down", box.value.trim());
+            turn.thank(ok ? chat.t("thanks") : chat.t("feedbackFailed"));
+          });
+          turn.actions.append(form);
+          box.focus();
         },
         async copy(button) {
           const lines = [turn.sentences.map((s) => s.text + s.citations.map((c) => `[${c.n}]`).join("")).join(" "), ""];
           // Copied without it, the answer's silence on that part reads as a "no".
           if (turn.uncovered) lines.push(turn.uncovered, "");
-          lines.push("Sources:");
+          lines.push(`${chat.t("sources")}:`);
           for (const block of turn.cited.values()) {
-            lines.push(`[${block.n}] ${block.name}, version ${block.version} (sha256 ${block.sha256}): ${chat.resolve(block.url)}`);
+            lines.push(chat.details
+              ? `[${block.n}] ${block.name}, version ${block.version} (sha256 ${block.sha256}): ${chat.resolve(block.url)}`
+              : `[${block.n}] ${block.name}: ${chat.resolve(block.url)}`);
           }
           const text = lines.join("\n");
           try {
             await navigator.clipboard.writeText(text);
-            button.textContent = "Copied";
+            button.textContent = chat.t("copied");
           } catch (_) {
             // No async clipboard (a page served over plain http): the old way still works.
             const area = el("textarea", "sr-only");
@@ -696,32 +1380,40 @@ textarea:focus-visible { outline-offset: 0; }
             const copied = document.execCommand("copy");
             area.remove();
             button.focus();
-            button.textContent = copied ? "Copied" : "Copy failed";
+            button.textContent = copied ? chat.t("copied") : "Copy failed";
           }
         },
         stopped() {
           turn.finished = true;
           turn.partial = true;
-          turn.say(turn.sentences.length ? "Stopped. The answer above is incomplete." : "Stopped.");
+          if (!chat.restoring && turn.events[turn.events.length - 1]?.name !== "__stopped") turn.events.push({ name: "__stopped", data: "{}" });
+          const stopped = chat.details ? "Stopped." : chat.t("stopped");
+          const incomplete = chat.details ? "Stopped. The answer above is incomplete." : `${chat.t("stopped")} ${chat.t("incomplete")}`;
+          turn.say(turn.sentences.length ? incomplete : stopped);
         },
         fail(message) {
           turn.failed = true;
           turn.say("");
+          chat.unread();
+          if (!chat.restoring) turn.events.push({ name: "__failed", data: JSON.stringify({ message }) });
           const box = el("div", "error");
           box.setAttribute("role", "alert");
           // Sentences shown before the failure are only part of the answer: say so, as Stop does.
-          box.append(el("span", null, turn.sentences.length ? `The answer above is incomplete: ${message}` : message));
-          const retry = el("button", null, "Retry");
+          const shown = !turn.sentences.length ? message
+            : chat.details ? `The answer above is incomplete: ${message}` : `${chat.t("incomplete")} ${message}`;
+          box.append(el("span", null, shown));
+          const retry = el("button", null, chat.details ? "Retry" : chat.t("retry"));
           retry.type = "button";
           retry.addEventListener("click", () => {
             if (chat.current) {
-              chat.hint.textContent = BUSY_RETRY;
+              chat.hint.textContent = chat.details ? BUSY_RETRY : chat.t("busyHint");
               return;
             }
             retry.disabled = true;
             chat.run(question);
           });
           box.append(retry);
+          if (!chat.details) chat.handoff(box);
           a.append(box);
         },
       };
@@ -832,6 +1524,14 @@ textarea:focus-visible { outline-offset: 0; }
         this.showTip(link, true);
         return;
       }
+      // A plain click or Enter reads the passage in the widget; Ctrl/Cmd/Shift-click, a middle
+      // click and the reader's Download get the file itself, as links do.
+      const plain = event.type !== "auxclick" && !event.ctrlKey && !event.metaKey && !event.shiftKey && !event.altKey;
+      if (plain && !link.classList.contains("download") && link.srwBlock && link.srwBlock.doc_id) {
+        event.preventDefault();
+        this.openReader(link);
+        return;
+      }
       if (!this.dataset.key) {
         if (link.hasAttribute("href")) return;
         // Shown while the widget had a key it no longer has (the page's key field).
@@ -885,7 +1585,7 @@ textarea:focus-visible { outline-offset: 0; }
       let bytes;
       try {
         response = await fetch(address, { headers: this.headers(), credentials: "omit" });
-        if (!response.ok) { failed(await errorMessage(response)); return; }
+        if (!response.ok) { failed(await this.problem(response)); return; }
         bytes = await response.blob();
       } catch (_) {
         failed("could not reach the server.");
@@ -934,11 +1634,13 @@ textarea:focus-visible { outline-offset: 0; }
   function mount() {
     if (!SCRIPT || document.querySelector("stream-rag-chat")) return;
     const widget = document.createElement("stream-rag-chat");
-    for (const name of ["collection", "api", "key", "title", "theme"]) {
-      if (SCRIPT.dataset[name]) widget.dataset[name] = SCRIPT.dataset[name];
-    }
+    // Every data-* attribute of the tag is the widget's (data-mode, data-text-refusal, ...).
+    for (const [name, value] of Object.entries(SCRIPT.dataset)) widget.dataset[name] = value;
     if (!widget.dataset.api) widget.dataset.api = SCRIPT_BASE;
-    SCRIPT.after(widget);
+    // A bubble sits in the corner, wherever its tag is: at the end of the body, after the
+    // page's own content in the focus order.
+    if (widget.dataset.mode === "bubble") document.body.append(widget);
+    else SCRIPT.after(widget);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", mount);
   else mount();
