@@ -160,20 +160,22 @@ def test_a_hostile_document_is_inert_in_answers_and_in_the_reader(
             _,
         ),
     ):
-        stack.upload("wrapping.md", HOSTILE_DOC.encode(), collection="support")
+        # Plain text keeps the markup as it is (Markdown extraction drops inline HTML).
+        stack.upload("wrapping.txt", HOSTILE_DOC.encode(), collection="support")
         page = context.new_page()
         page.goto(shop + "/")
         ask(page, "How much does gift wrapping cost?")
         t = wait_done(page)
+        assert t.locator(".s").count() == 1, t.inner_text()
         assert "<img src=x onerror=window.__pwned=1>" in t.locator(".s").first.inner_text()
         assert t.locator("img").count() == 0
         t.locator(".chip").first.click()
         reader = page.locator(f"{CHAT} .reader")
         reader.locator(".cited").first.wait_for()
-        links = reader.locator(".doc a")
-        hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
-        assert hrefs == ["https://shop.example/wrap"]
-        assert reader.locator(".doc", has_text="the guide").count() == 1
+        # A text file is shown as its text: its markup, links included, is only text.
+        assert reader.locator(".doc a").count() == 0
+        assert "[the guide](javascript:window.__pwned=2)" in reader.locator(".doc").inner_text()
+        assert "<img src=x onerror=window.__pwned=1>" in reader.locator(".doc").inner_text()
         assert reader.locator("img").count() == 0
         assert page.evaluate("window.__pwned === undefined")
         assert json.dumps(page.evaluate("document.title")) == '"Host page"'

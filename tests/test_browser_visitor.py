@@ -56,8 +56,9 @@ FALCON_HTML = (
     + "".join(f"<p>Harbour note {i} lists the tides of the week.</p>" for i in range(40))
     + "<p>Falcon boats are painted blue by the harbour crew.</p></body></html>"
 ).encode()
+# Page 1 fills whole chunks (300 characters) of its own: the cited one starts on page 2.
 OWL_PAGES = [
-    "Owl lanterns come in three colours for garden paths.",
+    " ".join(f"Garden path lamp model {n} comes in a matt colour finish." for n in range(10, 20)),
     "Owl lanterns run for twelve hours on one charge of their battery.",
 ]
 
@@ -344,6 +345,9 @@ def test_the_reader_opens_each_kind_at_the_cited_passage(
             cited = reader.locator(".cited").all_inner_texts()
             assert any(passage in c for c in cited), cited
             assert _in_view(page, f"{CHAT} .reader .cited", f"{CHAT} .reader .doc")
+            # A PDF's passage names its page (the second here).
+            if name.endswith(".pdf"):
+                assert reader.locator("h2").inner_text().endswith("· Page 2")
             # The whole document is there, rendered: Markdown headings are headings.
             if name.endswith(".md"):
                 assert reader.locator(".doc h3", has_text="Wrapping").count() == 1

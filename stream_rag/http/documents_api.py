@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import codecs
 import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -14,7 +16,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from ..access import tenancy
 from ..errors import NotFoundError
 from ..store.quotas import Quota
-from ..types import Document, UploadResult, Version
+from ..types import Chunk, Document, UploadResult, Version
 from . import names, state
 from .upload import read_upload
 from .web import not_modified
@@ -185,36 +187,73 @@ async def version_content(request: Request) -> Response:
 
 
 async def version_text(request: Request) -> JSONResponse:
-    """`?chunk=<chunk id>`: the version's extracted text (what was chunked and is cited), with
-    the cited chunk's span `[start, end)` (and page, where chunks record one): the widget's
-    reader shows it rendered at the passage. Who may download the version may read this."""
+    """`?chunk=<chunk id>`: what the widget's reader shows of a version, with the cited chunk's
+    span `[start, end)` in it (and its PDF page). A Markdown or plain-text file is its stored
+    text (the reader renders it; the chunk's source span places the passage); other kinds are
+    the extracted text (HTML's text, PDF, DOCX). Who may download the version may read this."""
     number = _version_number(request)
     document = await _document(request, "download")
-    tenancy.downloadable(request, document, number)
+    await tenancy.downloadable(request, document, number)
     record = await _version(request, number)
     store = state.store(request)
-    text = await anyio.to_thread.run_sync(store.text, document.id, number)
-    passage: dict[str, object] | None = None
+    chunk = None
     wanted = request.query_params.get("chunk")
     if wanted:
         found = await anyio.to_thread.run_sync(store.chunks_by_id, [wanted])
         chunk = found.get(wanted)
         if chunk is None or (chunk.doc_id, chunk.version) != (document.id, number):
             raise NotFoundError(f"version {number} of {document.id!r} has no chunk {wanted!r}")
-        passage = {"chunk_id": chunk.id, "start": chunk.start, "end": chunk.end}
-        page = getattr(chunk, "page", None)
-        if isinstance(page, int):
-            passage["page"] = page
+    media_type = record.media_type.split(";")[0]
+    shown = None
+    if media_type in _SOURCE_SHOWN and (chunk is None or chunk.source_start is not None):
+        path = await anyio.to_thread.run_sync(store.content_path, record)
+        shown = await anyio.to_thread.run_sync(partial(_source_text, path, chunk))
+    if shown is None:
+        text = await anyio.to_thread.run_sync(store.text, document.id, number)
+        span = None if chunk is None else (chunk.start, chunk.end)
+        shown = (text, span, False)
+    text, span, source = shown
+    passage: dict[str, object] | None = None
+    if chunk is not None and span is not None:
+        passage = {"chunk_id": chunk.id, "start": span[0], "end": span[1]}
+        if chunk.page_start is not None:
+            passage["page"] = chunk.page_start
     body = {
         "doc_id": document.id,
         "version": number,
         "name": document.name,
         "filename": record.filename,
-        "media_type": record.media_type.split(";")[0],
+        "media_type": media_type,
+        "source": source,
         "text": text,
         "passage": passage,
     }
     return JSONResponse(body, headers={"Cache-Control": "private, max-age=3600"})
+
+
+# Kinds whose stored file the reader shows itself (rendered Markdown, plain text).
+_SOURCE_SHOWN = ("text/markdown", "text/plain")
+
+
+def _source_text(
+    path: Path, chunk: Chunk | None
+) -> tuple[str, tuple[int, int] | None, bool] | None:
+    """The stored UTF-8 file's text and the chunk's byte span as characters; None for a file
+    this cannot read (UTF-16): the caller shows the extracted text."""
+    data = path.read_bytes()
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    if chunk is None or chunk.source_start is None or chunk.source_end is None:
+        return text, None, True
+
+    def chars(offset: int) -> int:
+        prefix = data[len(codecs.BOM_UTF8) if bom else 0 : offset]
+        return len(prefix.decode("utf-8", errors="ignore"))
+
+    return text, (chars(chunk.source_start), chars(chunk.source_end)), True
 
 
 async def _document(request: Request, scope: str) -> Document:

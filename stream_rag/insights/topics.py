@@ -99,7 +99,7 @@ def cluster(
         texts = [distinct[i] for i in group]
         counts: Counter[str] = Counter()
         for text in texts:
-            counts.update(set(words(text)))
+            counts.update(list(dict.fromkeys(words(text))))  # once a question, first seen first
         label = ", ".join(w for w, _ in counts.most_common(3)) or texts[0][:40]
         repeated = tuple(t for t in texts for _ in range(asked[t]))
         topics.append(Topic(label, repeated))

@@ -175,6 +175,8 @@ textarea:focus-visible { outline-offset: 0; }
 :host([data-mode=bubble]) .log { max-height: none; flex: 1 1 auto; }
 @media (max-width: 480px) {
   :host([data-mode=bubble]) .root { position: fixed; inset: 0; width: auto; height: auto; border-radius: 0; }
+  /* The open panel fills the screen and has its own close button. */
+  .launcher[aria-expanded=true] { display: none; }
 }
 `;
 
@@ -824,7 +826,8 @@ textarea:focus-visible { outline-offset: 0; }
       this.reader.replaceChildren(bar, doc);
       this.reader.hidden = false;
       back.focus();
-      const url = this.resolve(String(block.url || "").replace(/\/content$/, "/text"))
+      // A PDF's URL ends in #page=N (the download opens there); the text has no pages.
+      const url = this.resolve(String(block.url || "").split("#")[0].replace(/\/content$/, "/text"))
         + (block.chunk_id ? `?chunk=${encodeURIComponent(block.chunk_id)}` : "");
       let body;
       try {
@@ -851,7 +854,7 @@ textarea:focus-visible { outline-offset: 0; }
       const from = typeof passage.start === "number" ? passage.start : -1;
       const to = typeof passage.end === "number" ? passage.end : -1;
       const pages = Array.isArray(body.pages) ? body.pages : [];
-      if (/markdown/.test(String(body.media_type || ""))) {
+      if (body.source && /markdown/.test(String(body.media_type || ""))) {
         markdown(text, doc);
       } else if (pages.length) {
         pages.forEach((start, i) => {
