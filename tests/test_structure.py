@@ -122,6 +122,14 @@ def test_html_drops_navigation_and_footer_and_reads_faq_structures(tmp_path: Pat
     ]
 
 
+def test_a_pages_header_is_left_out_only_beside_its_main_content() -> None:
+    # Without a main element a header may hold the page's own title: it is kept.
+    bare = "<header><nav>Home</nav><h1>Refunds</h1></header><p>Within 30 days.</p>"
+    assert html_layout(bare).text() == "# Refunds\n\nWithin 30 days."
+    site = "<header><p>Since 1987</p></header><main><h1>Refunds</h1><p>Within 30 days.</p></main>"
+    assert html_layout(site).text() == "# Refunds\n\nWithin 30 days."
+
+
 def test_row_sentences_merged_cells_and_no_header() -> None:
     rows = [["Zone", "Price", "Days"], ["Far", "Not available", "Not available"]]
     assert row_sentences(rows, header=True) == ["Far: Price and Days Not available."]

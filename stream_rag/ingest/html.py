@@ -29,6 +29,7 @@ _BOILERPLATE_WORDS = frozenset(
 )
 _VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "wbr", "col", "area", "source"})
 _SPACE = re.compile(r"\s+")
+_MAIN = re.compile(r"<(?:main|article)[\s>]", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -75,6 +76,9 @@ class _Reader(HTMLParser):
         self.tables: list[_Table] = []
         self.heading_level = 0
         self.in_main = 0
+        # A page with a main or article element: its header outside them is the site's (a
+        # logo, a tagline); without one, a header may hold the page's own title.
+        self.has_main = _MAIN.search(src) is not None
 
     def position(self) -> int:
         line, col = self.getpos()
@@ -299,7 +303,7 @@ class _Reader(HTMLParser):
         self.group += 1
 
     def _boilerplate(self, tag: str, attrs: dict[str, str | None]) -> bool:
-        if tag in _BOILERPLATE_TAGS or (tag == "header" and not self.in_main):
+        if tag in _BOILERPLATE_TAGS or (tag == "header" and self.has_main and not self.in_main):
             return True
         if (attrs.get("role") or "").lower() in _BOILERPLATE_ROLES:
             return True
