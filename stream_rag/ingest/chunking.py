@@ -207,10 +207,11 @@ def chunk_spans(
     starts on the page its new text is on, which is the page its citations open at)."""
     if target_chars < 1 or not 0 <= overlap_chars < target_chars:
         raise ValueError("need target_chars >= 1 and 0 <= overlap_chars < target_chars")
-    units = _units(text, target_chars)
+    paragraphs = paragraph_spans(text)
+    units = _units(text, target_chars, paragraphs)
     paragraph_ends = {u.paragraph: u.end for u in units}
-    lists = _list_paragraphs(text)
-    headings = _heading_paragraphs(text)
+    lists = _list_paragraphs(text, paragraphs)
+    headings = _heading_paragraphs(text, paragraphs)
     chunks: list[tuple[int, int]] = []
     current: list[Span] = []
     for unit in units:
@@ -249,11 +250,11 @@ def _next_chunk(
     return _overlap_tail(current, overlap, unit, target)
 
 
-def _heading_paragraphs(text: str) -> set[int]:
+def _heading_paragraphs(text: str, paragraphs: Sequence[tuple[int, int]] = ()) -> set[int]:
     """Indexes of the paragraphs that are a heading (as `pieces` judges one)."""
     return {
         index
-        for index, (start, end) in enumerate(paragraph_spans(text))
+        for index, (start, end) in enumerate(paragraphs or paragraph_spans(text))
         if "\n" not in text[start:end] and _is_heading(text[start:end])
     }
 
@@ -284,11 +285,11 @@ def _should_break(
     return False
 
 
-def _list_paragraphs(text: str) -> set[int]:
+def _list_paragraphs(text: str, paragraphs: Sequence[tuple[int, int]] = ()) -> set[int]:
     """Indexes of the paragraphs that hold list items or several table rows."""
     return {
         index
-        for index, (start, end) in enumerate(paragraph_spans(text))
+        for index, (start, end) in enumerate(paragraphs or paragraph_spans(text))
         if _ITEM_LINE.search(text, start, end)
     }
 
@@ -303,9 +304,9 @@ def _overlap_tail(previous: list[Span], overlap: int, nxt: Span, target: int) ->
     return tail
 
 
-def _units(text: str, target: int) -> list[Span]:
+def _units(text: str, target: int, paragraphs: Sequence[tuple[int, int]] = ()) -> list[Span]:
     units: list[Span] = []
-    for index, (p_start, p_end) in enumerate(paragraph_spans(text)):
+    for index, (p_start, p_end) in enumerate(paragraphs or paragraph_spans(text)):
         for s_start, s_end in sentence_spans(text, p_start, p_end):
             for piece in _split_long(text, s_start, s_end, target):
                 units.append(Span(piece[0], piece[1], index))

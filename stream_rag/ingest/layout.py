@@ -109,9 +109,9 @@ class Extraction:
     def _source(self, ends: list[int], start: int, end: int) -> tuple[int | None, int | None]:
         low: int | None = None
         high: int | None = None
-        for t_start, t_end, s_start, s_end, exact in self.pieces[
-            bisect.bisect_right(ends, start) :
-        ]:
+        # Indexed, not sliced: a slice copied the rest of the pieces for every chunk.
+        for k in range(bisect.bisect_right(ends, start), len(self.pieces)):
+            t_start, t_end, s_start, s_end, exact = self.pieces[k]
             if t_start >= end:
                 break
             if exact:
