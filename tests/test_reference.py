@@ -9,7 +9,7 @@ from pathlib import Path
 from stream_rag.cli.commands import build_parser
 from stream_rag.config import Settings
 from stream_rag.http.openapi import document
-from tools.mkdocs_hooks import NavItem, expand, listed_pages
+from tools.mkdocs_hooks import NavItem, expand, layout_page, listed_pages
 from tools.reference import (
     cli_page,
     help_text,
@@ -62,3 +62,12 @@ def test_a_glob_in_the_nav_lists_the_folder_pages_not_named_elsewhere(tmp_path: 
         {"Home": "index.md"},
         {"Guides": ["guides/model.md", "guides/zeta.md", "guides/beta.md"]},
     ]
+
+
+def test_the_layout_page_lists_every_module() -> None:
+    root = Path(__file__).resolve().parent.parent
+    page = layout_page(root)
+    for module in (root / "stream_rag").rglob("*.py"):
+        if module.name == "__init__.py":
+            continue
+        assert f"| `{module.name}` |" in page or f"/{module.name}` |" in page, module

@@ -3,6 +3,7 @@ elsewhere in the nav, ordered by title, so a page added there needs no edit of m
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -64,3 +65,69 @@ def on_config(config: Any) -> Any:
 def sort_key(title: str) -> str:
     """Titles sort without a leading article or code mark."""
     return re.sub(r"^(the|a|an)\s+|[`/]", "", title.lower())
+
+
+# --- The code layout page, written at build time ---------------------------------------
+
+# The data's path first (STYLE.md), then any other package, then the shared modules.
+STAGE_ORDER = (
+    "ingest",
+    "store",
+    "index",
+    "embed",
+    "retrieve",
+    "answer",
+    "gate",
+    "language",
+    "model",
+    "access",
+    "http",
+    "cli",
+    "loadtest",
+)
+
+
+def first_line(path: Path) -> str:
+    """A module docstring's first paragraph on one line, safe inside a table cell."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return " ".join(doc.split("\n\n", 1)[0].split()).replace("|", "\\|")
+
+
+def layout_page(root: Path) -> str:
+    """Every module of `stream_rag/` and its docstring's first paragraph, built with the site
+    so it never goes stale (nothing to commit when a module changes)."""
+    package = root / "stream_rag"
+    stages = sorted(
+        (p for p in package.iterdir() if (p / "__init__.py").is_file()),
+        key=lambda p: (STAGE_ORDER.index(p.name) if p.name in STAGE_ORDER else 99, p.name),
+    )
+    lines = [
+        "# Code layout",
+        "",
+        "Every module of `stream_rag/` with the first sentence of its docstring, one section per "
+        "stage in the order of the data's path ([the layers](../concepts/layout.md)).",
+        "",
+    ]
+    for stage in stages:
+        lines += [f"## `{stage.name}/`", "", first_line(stage / "__init__.py"), ""]
+        lines += ["| module | what it is |", "|---|---|"]
+        for module in sorted(stage.rglob("*.py")):
+            if module.name == "__init__.py" and module.parent == stage:
+                continue
+            name = module.relative_to(stage).as_posix()
+            lines.append(f"| `{name}` | {first_line(module)} |")
+        lines.append("")
+    lines += ["## Shared modules", "", "| module | what it is |", "|---|---|"]
+    for module in sorted(package.glob("*.py")):
+        if module.name != "__init__.py":
+            lines.append(f"| `{module.name}` | {first_line(module)} |")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+LAYOUT_PAGE = "reference/layout.md"
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if page.file.src_uri == LAYOUT_PAGE:
+        return layout_page(Path(config["docs_dir"]).parent)
+    return markdown
