@@ -330,3 +330,26 @@ def test_stream_records_and_their_expiry(store: DocumentStore) -> None:
     assert gone.read("s2", 0) is None
     assert gone.purge() == 1
     assert log.read("s1", 0) is not None  # the unexpired one stays
+
+
+def test_chunks_keep_their_source_bytes_and_versions_are_extracted_again(
+    store: DocumentStore,
+) -> None:
+    source = "# Returns\n\nReturn **unused** tools within 30 days. " * 6
+    added = store.add(stage(store, source.encode()), filename="r.md")
+    doc_id = added.document.id
+    chunks = store.chunks(doc_id, 1)
+    assert all("**" not in c.text for c in chunks)
+    for chunk in chunks:
+        assert chunk.source_start is not None
+        assert chunk.source_end is not None
+        assert chunk.page_start is None
+        original = source.encode()[chunk.source_start : chunk.source_end].decode()
+        assert original.replace("**", "").startswith(chunk.text.split("\n")[0])
+    assert store.outdated_versions() == []
+    with store.transaction() as db:
+        db.execute("UPDATE versions SET extraction = NULL WHERE doc_id = ?", (doc_id,))
+    assert store.outdated_versions() == [(doc_id, 1)]
+    assert store.reextract(doc_id, 1) == (len(chunks), len(chunks))
+    assert store.outdated_versions() == []
+    assert store.chunks(doc_id, 1) == chunks
