@@ -45,7 +45,8 @@ class Rules:
     aside_share: float
     elsewhere: float = 0.6
     margin: float = 0.25
-    names_in_span: bool = True  # else a name need only be in a cited block
+    names_in_span: bool = True  # else a name need only be in an issued block
+    numbers_in_part: bool = True  # else a number need only be in a statement of a cited block
     ranged_second_look: bool = False  # whether a range citation may go to the later stages
 
     @classmethod
@@ -55,11 +56,12 @@ class Rules:
 
 STRICT = Rules(min_share=0.25, aside_share=0.75)
 BALANCED = Rules(
-    min_share=0.2,
+    min_share=0.1,
     aside_share=0.5,
     elsewhere=0.7,
     margin=0.35,
     names_in_span=False,
+    numbers_in_part=False,
     ranged_second_look=True,
 )
 
@@ -313,7 +315,9 @@ def _against(
         near = _local(read, q.span)
         local, _ = align([w.key for w in near if not w.number], [q], candidates, weight)
         if local is None or not _vouched(q, local):
-            return f"{q.text!r} is not in {where}"
+            if rules.numbers_in_part or not any(_vouched(q, s) for s in candidates):
+                return f"{q.text!r} is not in {where}"
+            continue  # balanced: stated in another statement of a cited block
         before = not attached(near, q)
         mine = attached(near, q, before) & local.keys
         if not mine:
