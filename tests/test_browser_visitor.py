@@ -280,7 +280,7 @@ def test_a_rate_limit_says_when_to_try_again_and_the_console_keeps_the_apis_word
         assert any("too many requests from this visitor" in w for w in warnings), warnings
 
 
-def test_reload_keeps_the_conversation_and_new_conversation_forgets_it(
+def test_reload_keeps_the_conversation_and_delete_conversation_forgets_it(
     tmp_path: Path, minilm: MiniLMEmbedder, context: BrowserContext
 ) -> None:
     with visitor_site(tmp_path, minilm) as (shop, stack, _):
@@ -304,9 +304,8 @@ def test_reload_keeps_the_conversation_and_new_conversation_forgets_it(
             f"{stack.url}/v1/insights/questions", headers=stack.headers, timeout=30
         ).json()["questions"]
         assert {q["conversation"] for q in logged} == {body["conversation"]}
-        with page.expect_response("**/v1/conversations/*") as deleted:
-            page.locator(f"{CHAT} .head button.new").click()
-        assert deleted.value.json()["deleted"] == 2
+        # New conversation starts afresh in the tab; the team's log keeps the questions.
+        page.locator(f"{CHAT} .head button.new").click()
         assert page.locator(f"{CHAT} .turn").count() == 0
         page.reload()
         page.locator(f"{CHAT} .greeting").wait_for()
@@ -314,7 +313,24 @@ def test_reload_keeps_the_conversation_and_new_conversation_forgets_it(
         logged = httpx.get(
             f"{stack.url}/v1/insights/questions", headers=stack.headers, timeout=30
         ).json()["questions"]
-        assert logged == []
+        assert len(logged) == 2
+        # Delete conversation also deletes the server's copy of its questions.
+        ask(page, "Refunds for team plans?")
+        wait_done(page)
+        with page.expect_request("**/v1/chat") as again:
+            ask(page, "And for annual plans?")
+        third = again.value.post_data_json
+        assert third is not None
+        assert third["conversation"] != body["conversation"]
+        wait_done(page, 2)
+        with page.expect_response("**/v1/conversations/*") as deleted:
+            page.get_by_role("button", name="Delete conversation").click()
+        assert deleted.value.json()["deleted"] == 2
+        assert page.locator(f"{CHAT} .turn").count() == 0
+        logged = httpx.get(
+            f"{stack.url}/v1/insights/questions", headers=stack.headers, timeout=30
+        ).json()["questions"]
+        assert {q["conversation"] for q in logged} == {body["conversation"]}
 
 
 def test_the_reader_opens_each_kind_at_the_cited_passage(

@@ -135,6 +135,7 @@ textarea:focus-visible { outline-offset: 0; }
 .head:not(:has(.title)) { justify-content: flex-end; padding: .3em .6em; border-bottom: 0; }
 .head button { font-weight: 400; }
 .head .x { font-size: 1.1em; line-height: 1; padding: .25em .55em; }
+.head .forget svg { width: 1.1em; height: 1.1em; fill: currentColor; vertical-align: -.2em; }
 .greeting { margin: .6em 0; }
 .suggest { display: flex; flex-wrap: wrap; gap: .4em; margin: .2em 0 .6em; }
 .suggest button { border-color: var(--srw-accent); color: var(--srw-accent); border-radius: 999px; text-align: left; }
@@ -399,6 +400,9 @@ textarea:focus-visible { outline-offset: 0; }
   // A thumb (Material Icons' thumb_up, Apache-2.0); thumbs down is it turned over.
   const THUMB = "M1 21h4V9H1v12zm22-11c0-1.1-.9-2-2-2h-6.31l.95-4.57.03-.32c0-.41-.17-.79-.44-1.06L14.17 1 7.59 7.59C7.22 7.95 7 8.45 7 9v10c0 1.1.9 2 2 2h9c.83 0 1.54-.5 1.84-1.22l3.02-7.05c.09-.23.14-.47.14-.73v-2z";
 
+  // A bin (Material Icons' delete, Apache-2.0).
+  const TRASH = "M6 19c0 1.1.9 2 2 2h8c1.1 0 2-.9 2-2V7H6v12zM19 4h-3.5l-1-1h-5l-1 1H5v2h14V4z";
+
   /** An SVG icon of one path, hidden from screen readers (its button has a label). */
   function icon(d) {
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
@@ -519,7 +523,15 @@ textarea:focus-visible { outline-offset: 0; }
       this.fresh.type = "button";
       this.fresh.hidden = true;
       this.fresh.addEventListener("click", () => this.restart(false));
-      head.append(this.fresh);
+      // Deleting is the visitor's own choice: a new conversation keeps the team's log.
+      this.forget = el("button", "forget");
+      this.forget.type = "button";
+      this.forget.append(icon(TRASH));
+      this.forget.title = this.t("deleteConversation");
+      this.forget.setAttribute("aria-label", this.t("deleteConversation"));
+      this.forget.hidden = true;
+      this.forget.addEventListener("click", () => this.restart(true));
+      head.append(this.fresh, this.forget);
       if (bubble) {
         const x = el("button", "x", "×");
         x.type = "button";
@@ -767,13 +779,13 @@ textarea:focus-visible { outline-offset: 0; }
       } finally {
         this.restoring = false;
       }
-      this.fresh.hidden = !this.turns.length;
+      this.fresh.hidden = this.forget.hidden = !this.turns.length;
       if (saved && saved.open) this.toggle(true, false);
     }
 
-    /** A new conversation: the log and this tab's copy are cleared. The server's copy of the
-     * questions is deleted too (they are the visitor's, and this is how a visitor deletes them). */
-    restart() {
+    /** A new conversation: the log and this tab's copy are cleared; with `forget`, the server's
+     * copy of its questions is deleted too (they are the visitor's to delete). */
+    restart(forget) {
       if (this.current) this.stop();
       const old = this.conversation;
       this.closeReader();
@@ -783,8 +795,10 @@ textarea:focus-visible { outline-offset: 0; }
       this.welcome();
       this.conversation = newId();
       this.fresh.hidden = true;
+      this.forget.hidden = true;
       this.save();
       this.input.focus();
+      if (!forget) return;
       fetch(`${this.api}/v1/conversations/${old}`, { method: "DELETE", headers: this.headers(), credentials: "omit" })
         .then((r) => { if (!r.ok) console.warn(`stream-rag: deleting the conversation answered ${r.status}`); })
         .catch(() => console.warn("stream-rag: the conversation could not be deleted (network)"));
@@ -1084,7 +1098,7 @@ textarea:focus-visible { outline-offset: 0; }
         if ([BUSY, BUSY_RETRY, this.t("busyHint")].includes(this.hint.textContent)) this.hint.textContent = "";
         // Shown once the answer is over: above the log, it would move the question box down
         // while the page follows it.
-        this.fresh.hidden = false;
+        this.fresh.hidden = this.forget.hidden = false;
         this.follow();
         this.save();
       }
