@@ -118,3 +118,23 @@ def test_a_client_that_leaves_stops_the_answer_and_a_resume_says_so(
                 time.sleep(0.05)
             assert [e.event for e in rest][:2] == ["sources", "sentence"]
             assert '"stopped"' in (rest[-1].data or "")
+
+
+def test_a_resume_position_out_of_range_is_refused_not_a_crash(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    huge = "9" * 20  # past a 64-bit integer: the database cannot compare it
+    with TestClient(create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm)) as client:
+        made = client.post("/v1/documents", files={"file": ("gym.txt", POLICY)})
+        wait_indexed(client, made.json()["document"]["id"])
+        original = events(client.post("/v1/chat", json={"question": "When?"}).text)
+        stream_id = (original[0].id or "").rpartition(".")[0]
+        by_query = client.get(f"/v1/streams/{stream_id}?after={huge}")
+        assert by_query.status_code == 404, by_query.text
+        assert by_query.json()["error"]["code"] == "not_found"
+        position = {"Last-Event-ID": f"{stream_id}.{huge}"}
+        by_header = client.get(f"/v1/streams/{stream_id}", headers=position)
+        assert by_header.status_code == 404, by_header.text
+        assert by_header.json()["error"]["code"] == "not_found"
+        reconnect = client.get("/v1/chat", headers=position)
+        assert reconnect.status_code == 204, reconnect.text

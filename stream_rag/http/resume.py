@@ -46,9 +46,9 @@ def recorder(request: Request) -> tuple[StreamLog | None, set[str]]:
 
 
 def last_event(value: str | None) -> tuple[str, int] | None:
-    """`<stream id>.<n>` from a `Last-Event-ID` header."""
+    """`<stream id>.<n>` from a `Last-Event-ID` header (n as the database can compare it)."""
     stream_id, _, seq = (value or "").strip().rpartition(".")
-    if not stream_id or not seq.isascii() or not seq.isdigit():
+    if not stream_id or not state.is_ascii_int(seq):
         return None
     return stream_id, int(seq)
 
@@ -93,12 +93,15 @@ async def stream(request: Request) -> Response:
     events after the client's last one, then the rest live."""
     stream_id = request.path_params["stream_id"]
     after = 0
-    resume = last_event(request.headers.get("last-event-id"))
+    header = (request.headers.get("last-event-id") or "").strip()
+    resume = last_event(header)
     if resume is not None and resume[0] == stream_id:
         after = resume[1]
+    elif header.startswith(f"{stream_id}."):  # this stream, at a position it never had
+        raise NotFoundError(f"no event {header!r} in answer stream {stream_id!r}")
     elif (raw := request.query_params.get("after")) is not None:
-        if not (raw.isascii() and raw.isdigit()):
-            raise NotFoundError(f"no answer stream {stream_id!r}")
+        if not state.is_ascii_int(raw):
+            raise NotFoundError(f"no answer stream {stream_id!r} after {raw[:20]!r}")
         after = int(raw)
     found = await resumed(request, stream_id, after)
     if found is None:

@@ -121,9 +121,9 @@ class EventIds:
 
 
 def is_reconnect(request: Request) -> bool:
-    """An EventSource reconnecting after the stream ended. Answers are not resumable (the
-    model stream closed with the connection), and asking again would pay for a second answer
-    the client already has, so the caller answers 204, which stops EventSource for good."""
+    """An EventSource reconnecting (it sends `Last-Event-ID`): the caller resumes the recorded
+    answer (resume.py) or answers 204, which stops EventSource for good, rather than pay for a
+    second answer the client already has."""
     return bool(request.headers.get("last-event-id", "").strip())
 
 
