@@ -404,3 +404,9 @@ def test_feedback_is_sent_and_listed_in_insights(
         assert "It did not say how to ask for one." in down.inner_text()
         assert "policy.md" in down.inner_text()
         assert turn(page).locator(".thanks").count() == 1
+        # The team deletes that visitor's conversation (their questions are personal data).
+        with insights.expect_response("**/v1/conversations/*") as deleted:
+            down.get_by_role("button", name="Delete conversation").click()
+        assert deleted.value.json()["deleted"] == 1
+        insights.locator("#status", has_text="Deleted conversation").wait_for()
+        insights.locator("#insights .rated-down .none").wait_for()

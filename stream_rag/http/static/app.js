@@ -398,12 +398,7 @@ async function loadInsights() {
     li.append(el("p", "meta", `${r.asked_at.replace("T", " ").slice(0, 16)} · ${r.outcome}` +
       (r.citations.length ? ` · cited ${cite(r.citations)}` : "")));
     if (r.conversation) {
-      const forget = button("Delete conversation", async () => {
-        forget.disabled = true;
-        const response = await fetch(api(`/v1/conversations/${encodeURIComponent(r.conversation)}`), { method: "DELETE", headers: auth() });
-        if (!response.ok) say(`Could not delete the conversation: ${await errorText(response)}`, true);
-        loadInsights();
-      });
+      const forget = button("Delete conversation", () => { forget.disabled = true; forgetConversation(r.conversation); });
       li.append(forget);
     }
     downs.append(li);
@@ -420,6 +415,30 @@ async function loadInsights() {
   for (const d of report.top_cited) top.append(el("li", null, `${d.name}: ${d.count}`));
   cited.append(report.top_cited.length ? top : el("p", "none", "None yet."));
 }
+
+/** A visitor's questions are theirs: an admin deletes a conversation on request. */
+async function forgetConversation(id) {
+  let response;
+  try {
+    response = await fetch(api(`/v1/conversations/${encodeURIComponent(id)}`), { method: "DELETE", headers: auth() });
+  } catch (_) {
+    say("Could not delete the conversation: could not reach the server.", true);
+    return;
+  }
+  if (!response.ok) say(`Could not delete the conversation: ${await errorText(response)}`, true);
+  else {
+    const n = (await response.json()).deleted;
+    say(`Deleted conversation ${id}: ${n} question${n === 1 ? "" : "s"}.`);
+  }
+  loadInsights();
+}
+
+$("forget-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const id = $("forget-id").value.trim();
+  if (id) forgetConversation(id);
+  $("forget-id").value = "";
+});
 
 insightsTab.addEventListener("click", () => {
   insightsSection.hidden = false;
