@@ -161,3 +161,45 @@ def test_the_operating_points() -> None:
     assert check_sentence(spread, GateContext(BLOCKS)).ok
     swapped = "Lost items are kept at the Riverside desk for 14 days [4]."
     assert not check_sentence(swapped, GateContext(BLOCKS, mode="balanced")).ok
+
+
+TABLE = (
+    "# Rental prices\n\nAll prices include a helmet and a lock.\n\n"
+    "City bike: Half day (4 hours) €12, Full day €18, Week €75.\n"
+    "E-bike: Half day (4 hours) €25, Full day €38, Week €160.\n\n"
+    "## Deposit\n\nWe take a deposit of €100 per bike. The deposit is released when the bike "
+    "comes back undamaged."
+)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "City bike: Half day (4 hours) €12, Full day €18, Week €75. [1]",
+        "E-bike: Half day (4 hours) €25, Full day €38, Week €160 [1].",
+        "We take a deposit of €100 per bike. The deposit is released when the bike comes back "
+        "undamaged. [1]",
+    ],
+)
+def test_whole_statements_quoted_word_for_word_are_shown(raw: str) -> None:
+    # A table row read with its headers held two values and a parenthesis the attachment
+    # reading split wrongly ("'€12' is said of ['day', 'half'] here"): a verbatim quote of
+    # whole statements says exactly what its block says.
+    ok, reason, detail = verdict(GateContext([TABLE, BLOCKS[0]]), raw)
+    assert ok, (reason, detail)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # word for word, but the block that says it is not cited
+        "City bike: Half day (4 hours) €12, Full day €18, Week €75. [2]",
+        # a row's values swapped: not a quote, so held to its span
+        "City bike: Half day (4 hours) €18, Full day €12, Week €75. [1]",
+        # a statement cut short of what restricts it, plus a false clause
+        "We take a deposit of €100 per bike, and the deposit is never released. [1]",
+    ],
+)
+def test_near_quotes_are_still_judged_clause_by_clause(raw: str) -> None:
+    ok, _, _ = verdict(GateContext([TABLE, BLOCKS[0]]), raw)
+    assert not ok

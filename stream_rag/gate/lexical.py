@@ -7,6 +7,7 @@ tokenisation of the sentence. A failed check is data (a `Verdict` with a reason)
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,15 @@ def _refs(numbers: Iterable[int]) -> str:
 
 
 _MAX_VERDICTS = 256  # per context
+# Whole statements of a block a sentence may quote at once (a sentence can join a heading-less
+# line and the statement after it).
+_MAX_RUN = 3
+
+
+def _folded(text: str) -> str:
+    """`text` compared as words: NFKC, case folded, whitespace collapsed, closing punctuation
+    and quotes off its end."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!?\"'”’ ")
 
 
 class GateContext:
@@ -135,6 +145,7 @@ class GateContext:
         self.mode = mode
         self.rules = Rules.of(mode)
         self._spans: dict[int, tuple[Span, ...]] = {}
+        self._runs: dict[int, frozenset[str]] = {}
         self._names: frozenset[str] | None = None
         self.blocks = tuple(blocks)
         # Stored features, where given, spare tokenising and scanning the block again.
@@ -204,6 +215,8 @@ class GateContext:
         if units is None:
             marks = "".join(f"[{n}]" for n in verdict.cited)
             units = clauses(f"{sentence} {marks}", (), self.n_blocks)
+        if self.quotes_whole_statements(sentence, units):
+            return verdict
         why = check_claims(
             units,
             self.spans,
@@ -218,6 +231,37 @@ class GateContext:
             detail = f"{verdict.detail}; a range or every-block citation gets no second look"
             return Verdict(False, verdict.reason, verdict.cited, verdict.score, detail)
         return verdict
+
+    def quotes_whole_statements(self, sentence: str, units: Sequence[Clause]) -> bool:
+        """Whether `sentence` is, word for word, one or more whole consecutive statements of a
+        block that every clause cites: it then says exactly what that block says there, and
+        the claim checks (which read a clause's attachments, not its words) have nothing to
+        add. A statement cut short ("Refunds are available" of "... only for annual plans")
+        or a clause citing another block is judged clause by clause as before."""
+        if any(u.ranged for u in units):
+            return False
+        wanted = _folded(sentence)
+        if not wanted:
+            return False
+        common = set.intersection(*(set(u.cited) for u in units)) if units else set()
+        for n in sorted(common):
+            if 1 <= n <= self.n_blocks and wanted in self.statement_runs(n):
+                return True
+        return False
+
+    def statement_runs(self, n: int) -> frozenset[str]:
+        """Block n's runs of whole consecutive statements (up to `_MAX_RUN`), folded."""
+        found = self._runs.get(n)
+        if found is None:
+            text = self.blocks[n - 1]
+            parts = [" ".join(text[s:e].split()) for s, e in statement_spans(text)]
+            parts = [p for p in parts if p]
+            found = self._runs[n] = frozenset(
+                _folded(" ".join(parts[i:j]))
+                for i in range(len(parts))
+                for j in range(i + 1, min(i + _MAX_RUN, len(parts)) + 1)
+            )
+        return found
 
     def spans(self, n: int) -> tuple[Span, ...]:
         """Block n's statements and pairs of adjacent ones, read on first use."""
