@@ -28,6 +28,7 @@ from stream_rag.index.jobs import (
     start_attempt,
 )
 from stream_rag.index.questions import any_questions, load_questions, save_questions
+from stream_rag.ingest.extract_pool import ExtractionPool
 from stream_rag.store.blobs import StagedFile
 from stream_rag.store.documents import DocumentStore
 from stream_rag.store.migrations import LATEST, MIGRATIONS
@@ -353,3 +354,24 @@ def test_chunks_keep_their_source_bytes_and_versions_are_extracted_again(
     assert store.reextract(doc_id, 1) == (len(chunks), len(chunks))
     assert store.outdated_versions() == []
     assert store.chunks(doc_id, 1) == chunks
+
+
+def test_a_version_the_extractor_could_not_take_now_stays_outdated(tmp_path: Path) -> None:
+    # A closed pool (a stop during start-up's extraction) says nothing about the file: the
+    # version keeps its text and is extracted again at the next start, not marked current.
+    pool = ExtractionPool(workers=1)
+    store = DocumentStore(tmp_path / "data", chunk_chars=200, extractor=pool)
+    try:
+        added = store.add(
+            stage(store, b"# Returns\n\nReturn tools within 30 days."), filename="r.md"
+        )
+        doc_id = added.document.id
+        with store.transaction() as db:
+            db.execute("UPDATE versions SET extraction = NULL WHERE doc_id = ?", (doc_id,))
+        before = store.text(doc_id, 1)
+        pool.close()
+        assert store.reextract(doc_id, 1) == (1, 1)
+        assert store.outdated_versions() == [(doc_id, 1)]
+        assert store.text(doc_id, 1) == before
+    finally:
+        store.close()

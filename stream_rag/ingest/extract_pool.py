@@ -27,7 +27,13 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ClientGoneError, ExtractionError, LimitExceededError, StreamRagError
+from ..errors import (
+    ClientGoneError,
+    ExtractionError,
+    LimitExceededError,
+    ShuttingDownError,
+    StreamRagError,
+)
 from .chunking import chunk_spans
 from .extract import ExtractLimits, extract
 from .layout import Place
@@ -190,7 +196,7 @@ class ExtractionPool:
             self._retire(old)
         with self._lock:
             if self._closed:
-                raise ExtractionError("the server is shutting down")
+                raise ShuttingDownError("the server is shutting down")
             worker = _Worker(self._context, self.limits)
             self._all.add(worker)
             return worker

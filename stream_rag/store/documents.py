@@ -13,7 +13,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ClientGoneError, NotFoundError, QueueFullError, StreamRagError
+from ..errors import (
+    ClientGoneError,
+    ExtractionError,
+    NotFoundError,
+    QueueFullError,
+    StreamRagError,
+)
 from ..ingest.extract import media_type_for
 from ..ingest.extract_pool import Extractor, InProcessExtractor, Wanted
 from ..ingest.layout import EXTRACTION_VERSION, Place
@@ -306,7 +312,7 @@ class DocumentStore(IndexingState):
                 self.chunk_chars,
                 self.chunk_overlap_chars,
             )
-        except StreamRagError as exc:
+        except ExtractionError as exc:  # the file's own failure: asking again would repeat it
             log.warning(
                 "%s v%d kept its old text: extracting it again failed (%s)", doc_id, version, exc
             )
@@ -315,6 +321,9 @@ class DocumentStore(IndexingState):
                     "UPDATE versions SET extraction = ? WHERE doc_id = ? AND version = ?",
                     (EXTRACTION_VERSION, doc_id, version),
                 )
+            return record.chunk_count, record.chunk_count
+        except StreamRagError as exc:  # the extractor's, not the file's (stopping, not started)
+            log.warning("%s v%d is extracted again at the next start (%s)", doc_id, version, exc)
             return record.chunk_count, record.chunk_count
         places = extracted.places or [Place()] * len(extracted.spans)
         with self._transaction() as db:
