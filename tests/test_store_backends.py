@@ -263,6 +263,21 @@ def test_migrations_are_recorded_once(tmp_path: Path, database_url: str | None) 
         second.close()
 
 
+def test_a_migration_cut_short_is_finished_at_the_next_open(tmp_path: Path) -> None:
+    # A process stopped after a migration's columns were added but before it was recorded
+    # (or a second process that applied it meanwhile): opening again must not fail.
+    first = DocumentStore(tmp_path / "data")
+    with first.transaction() as db:
+        db.execute("DELETE FROM schema_migrations WHERE version IN (6, 7)")
+    first.close()
+    again = DocumentStore(tmp_path / "data")
+    try:
+        assert again.backend.applied() == {m.version for m in MIGRATIONS}
+        assert "source_end" in again.backend.columns("chunks")
+    finally:
+        again.close()
+
+
 def test_the_server_stores_indexes_and_answers_on_either(
     tmp_path: Path, database_url: str | None, minilm: MiniLMEmbedder
 ) -> None:

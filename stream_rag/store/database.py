@@ -9,6 +9,7 @@ also keeps the idempotent upgrades of releases before them (`_ensure_column`).
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -16,11 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..config import is_postgres_url
-from .migrations import MIGRATIONS, SCHEMA_MIGRATIONS, Migration
+from .migrations import MIGRATIONS, SCHEMA_MIGRATIONS, Migration, statements
 from .records import utc_now
 from .sql import Backend, Connection
 
 SCHEMA_VERSION = 2
+# SQLite has no ADD COLUMN IF NOT EXISTS: such a statement is skipped when the column is there.
+_ADD_COLUMN = re.compile(
+    r"ALTER TABLE (?P<table>\w+) ADD COLUMN (?P<column>\w+) .*", re.IGNORECASE | re.DOTALL
+)
 
 # Ids per `IN (...)` statement: well under SQLite's limit on host parameters (999 before 3.32).
 _IN_BATCH = 500
@@ -198,15 +203,27 @@ class SqliteBackend:
         self._ensure_column("chunk_sentence_vectors", "tokens", "BLOB")
 
     def _apply(self, migration: Migration) -> None:
+        """One transaction (SQLite's DDL is transactional) under the write lock, so another
+        process opening the file at once waits and then finds it applied. A column already
+        there is not added again: a store a release before this one left part-way (it applied
+        each statement on its own) still opens."""
         db = self.connection()
-        # executescript commits on its own; migration texts are idempotent.
-        if migration.sqlite:
-            db.executescript(migration.sqlite)
-        db.execute(
-            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (version) DO NOTHING",
-            (migration.version, migration.name, utc_now()),
-        )
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if migration.version not in self.applied():
+                for statement in statements(migration.sqlite):
+                    added = _ADD_COLUMN.fullmatch(statement)
+                    if added and added["column"] in self.columns(added["table"]):
+                        continue
+                    db.execute(statement)
+                db.execute(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    (migration.version, migration.name, utc_now()),
+                )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _ensure_column(self, table: str, column: str, declaration: str) -> None:
         """Add `column` to `table` unless it is there already (an idempotent migration)."""
