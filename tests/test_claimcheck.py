@@ -114,6 +114,9 @@ def test_clauses_and_their_markers() -> None:
         Clause("(see D)", (3,), head=2),
     ]
     assert clauses("[2] A leading marker covers the sentence.", (), 3)[0].cited == (2,)
+    # "such as" without a comma restricts its noun: one clause, not an example.
+    assert len(clauses("Parts such as lids are sold in the shop [1].", (), 3)) == 1
+    assert len(clauses("Parts are sold in the shop, such as lids [1].", (), 3)) == 2
     ranged = clauses("Everything is true [1-3].", (), 3)
     assert ranged[0].ranged
     assert not clauses("Two are true [1][2].", (), 3)[0].ranged

@@ -86,8 +86,11 @@ _BREAK = re.compile(
     r"|\s+(?:but|whereas|although|though)\s+",
     re.IGNORECASE,
 )
+# An example or aside: "e.g.", "i.e.", "for example" anywhere; "such as", "including", "like"
+# only after a comma ("spare parts such as lids are sold ..." is one clause).
 _EXAMPLE = re.compile(
-    r",?\s*\b(?:e\.\s?g\.|i\.\s?e\.|for example|for instance|such as|including|like)(?:,|\s|$)\s*",
+    r"(?:,?\s*\b(?:e\.\s?g\.|i\.\s?e\.|for example|for instance)|,\s*(?:such as|including|like))"
+    r"(?:,|\s|$)\s*",
     re.IGNORECASE,
 )
 # While clauses are cut, marker run k stands as chr(_RUN + k), parenthesis k as chr(_HOLE + k).
