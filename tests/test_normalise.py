@@ -33,7 +33,7 @@ POLICY = b"Annual plans can be refunded within 30 days of purchase. Gift cards a
         ("with\u2060in 30 days\ufeff [1]", "within 30 days [1]"),
         ("\uff21nnual plans [1]", "Annual plans [1]"),
         ("within \U0001d7d1\U0001d7ce days [1]", "within 30 days [1]"),
-        ("the **annual** plan [1]", "the annual plan [1]"),
+        ("the **annual** plan [1]", "the **annual** plan [1]"),
         ("see [the policy](https://example.com/x) [1]", "see the policy [1]"),
         ("tagged\U000e0041\U000e0042 text", "tagged text"),
         ("an escape\x1b[31m here", "an escape[31m here"),

@@ -5,10 +5,10 @@ NFKC (fullwidth letters, mathematical digits and ligatures read as what they sho
 and format characters (soft hyphen, zero-width space, word joiner, BOM, tag characters, bidi
 marks) taken out, since a reader does not see them but a word-matcher does ("n\u00adot" is
 not "not" to a matcher; it is "not" on screen); markdown links written as their text (the
-model's URL is no part of any source) and emphasis markers dropped. Refused outright, because
-taking the character out would change what the reader was meant to see: bidi embeddings,
-overrides and isolates (`$\u202e08\u202c` shows as "$80"), and a word mixing look-alike
-scripts (Latin "not" spelt with a Cyrillic "\u043e").
+model's URL is no part of any source); emphasis stays (the widget renders it, the gate reads
+through it). Refused outright, because taking the character out would change what the reader
+was meant to see: bidi embeddings, overrides and isolates (`$\u202e08\u202c` shows as "$80"),
+and a word mixing look-alike scripts (Latin "not" spelt with a Cyrillic "\u043e").
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 _JOINERS = frozenset("\u200c\u200d")
 _KEPT_CONTROLS = frozenset("\n\t")
 _LINK = re.compile(r"(?<!!)\[([^\[\]\n]*[^\W\d][^\[\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
-_EMPHASIS = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _HIDDEN = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2060-\u206f\ufeff\ufff9-\ufffb]"
     r"|[\U000e0000-\U000e007f]"
@@ -81,6 +80,4 @@ def normalise_unit(raw: str) -> Normalised:
         return Normalised(text, f"the word {word!r} mixes look-alike scripts")
     if "](" in text:
         text = _LINK.sub(r"\1", text)
-    if "**" in text or "__" in text:
-        text = _EMPHASIS.sub(r"\2", text)
     return Normalised(text)
