@@ -167,12 +167,17 @@ def answer_calls(question: str) -> list[tuple[str, str, dict[str, Any]]]:
 def every_route(d: Deployment) -> list[tuple[str, str, dict[str, Any]]]:
     """One call per method of every route the app has, with real ids in its path."""
     doc_id = next(iter(d.chunks))
+    # The chat key's own answer, recorded: what resuming it replays is what the key was sent.
+    asked = d.client.post(
+        "/v1/chat", json={"question": "Where is visitor parking?"}, headers=d.chat
+    )
+    first_id = next(line for line in asked.text.splitlines() if line.startswith("id:"))
     values = {
         "doc_id": doc_id,
         "n": "1",
         "key_id": d.key_id,
         "conversation": "visitor-conv-1",
-        "stream_id": "no-such-stream",
+        "stream_id": first_id[3:].strip().rpartition(".")[0],
     }
     calls: list[tuple[str, str, dict[str, Any]]] = []
     for route in d.client.app.router.routes:  # type: ignore[attr-defined]
