@@ -87,3 +87,25 @@ def test_grants_outlive_a_restart(tmp_path: Path, minilm: MiniLMEmbedder) -> Non
         download = client.get(f"/v1/documents/{doc_id}/versions/1/content", headers=chat)
         assert download.status_code == 200, download.text
         assert download.content == POLICY
+
+
+def test_two_replicas_share_a_visitors_rating_limit(
+    tmp_path: Path, postgres_url: str, minilm: MiniLMEmbedder
+) -> None:
+    keys = KeyStore(tmp_path / "keys", postgres_url)
+    admin = {"Authorization": "Bearer " + keys.create(name="a", scopes=["admin"])[1]}
+    chat = {"Authorization": "Bearer " + keys.create(name="w", scopes=["chat"])[1]}
+    keys.close()
+
+    def replica(name: str) -> TestClient:
+        settings = Settings(data_dir=tmp_path / name, database_url=postgres_url, feedback_rpm=3)
+        return TestClient(create_app(settings, embedder=minilm))
+
+    with replica("a") as a, replica("b") as b:
+        upload_and_ask(a, admin, chat)
+        asked = a.post("/v1/chat", json={"question": "When does the gym open?"}, headers=chat)
+        answer_id = (EventStreamParser().feed(asked.text)[0].id or "").rpartition(".")[0]
+        rate = {"answer_id": answer_id, "rating": "up"}
+        # Three ratings a minute for this visitor, whichever replica takes them.
+        codes = [(a, b)[i % 2].post("/v1/feedback", json=rate, headers=chat) for i in range(4)]
+        assert [c.status_code for c in codes] == [200, 200, 200, 429]

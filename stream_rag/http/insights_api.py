@@ -29,11 +29,16 @@ def questions(request: Request) -> QuestionLog:
     return found
 
 
-def _limiter(request: Request) -> RateLimiter:
+async def _rating_wait(request: Request, who: str) -> float | None:
+    """Take one rating from `who`'s bucket: every replica's (the database's) when shared."""
+    rpm = state.settings(request).feedback_rpm
+    shared = tenancy.access(request).limits
+    if shared is not None:
+        return await anyio.to_thread.run_sync(shared.take, f"feedback:{who}", rpm)
     limiter: RateLimiter | None = getattr(request.app.state, "feedback_limiter", None)
     if limiter is None:
         limiter = request.app.state.feedback_limiter = RateLimiter()
-    return limiter
+    return limiter.take(who, rpm)
 
 
 async def feedback(request: Request) -> Response:
@@ -41,7 +46,7 @@ async def feedback(request: Request) -> Response:
     was not given (or no longer kept). A rating again replaces the earlier one."""
     who = tenancy.principal(request)
     client = request.client.host if request.client else "?"
-    wait = _limiter(request).take(f"{who.id}@{client}", state.settings(request).feedback_rpm)
+    wait = await _rating_wait(request, f"{who.id}@{client}")
     if wait is not None:
         return error_response(RateLimitError("too many ratings from this visitor; slow down", wait))
     body = await state.json_object(request)
