@@ -3,7 +3,10 @@ caching that revalidates (absolute URLs behind a public address: request_context
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import logging
+import os
 import secrets
 
 from starlette.datastructures import Headers, MutableHeaders
@@ -104,15 +107,26 @@ def cors_middleware(settings: Settings) -> list[Middleware]:
     ]
 
 
+# The key of answer ids, read from the system once (not per answer: that system call lets go
+# of the GIL on the event loop); `_answers` numbers this process's answers.
+_ANSWER_KEY = secrets.token_bytes(32)
+_answers = itertools.count()
+
+
+def answer_id() -> str:
+    """16 hex digits naming an answer: a keyed hash of (process, counter). The id is what
+    resumes the answer (GET /v1/streams/{id}) and a widget's visitors share one key, so it must
+    not be predictable from other answers' ids, as `random`'s generator is from its outputs."""
+    data = os.getpid().to_bytes(4, "little") + next(_answers).to_bytes(8, "little")
+    return hashlib.blake2b(data, key=_ANSWER_KEY, digest_size=8).hexdigest()
+
+
 class EventIds:
     """`id:` values for one answer stream: `<answer>.<seq>`. A browser's EventSource sends the
-    last one back as `Last-Event-ID` when it reconnects. The answer id is from the system's
-    random source (once per answer, not per request): it is what resumes the answer, and the
-    visitors of one widget share one key, so another's id must not be guessable from theirs
-    (`random`'s generator is predictable from its outputs)."""
+    last one back as `Last-Event-ID` when it reconnects."""
 
     def __init__(self) -> None:
-        self.answer = secrets.token_hex(8)
+        self.answer = answer_id()
         self.seq = 0
 
     def next(self) -> str:
