@@ -17,8 +17,10 @@ from starlette.routing import Mount, Route
 from starlette.testclient import TestClient
 
 from stream_rag.access.keys import KeyStore
+from stream_rag.answer.answerable import Reading, not_answered
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.http import chatview
 from stream_rag.http.app import create_app
 
 from .conftest import wait_indexed
@@ -268,3 +270,20 @@ def test_chat_keys_get_cited_text_with_the_sentence(deployment: Deployment) -> N
     )
     blocks = next(e for e in parsed(full.text) if isinstance(e, dict) and "blocks" in e)["blocks"]
     assert all(b["text"] for b in blocks)
+
+
+def test_a_not_answered_refusal_names_a_chat_key_labels_not_sentences() -> None:
+    # A one-line paragraph without a full stop is read as a heading: named in the refusal's
+    # "It covers nearby" to a reader, it is a sentence of a block nothing cited.
+    secret = "The staff discount code is BLUEFOX and it gives forty percent off"
+    reading = Reading(None, (), False, ("Shipping", secret, "Opening hours"))
+    refusal = not_answered(reading)
+    assert refusal is not None
+    assert secret in refusal.message  # what a read key sees
+    shown = chatview.refusal(refusal)
+    assert isinstance(shown["message"], str)
+    assert "BLUEFOX" not in json.dumps(shown)
+    assert shown["message"].endswith("It covers nearby: Shipping; Opening hours.")
+    custom = not_answered(Reading(None, (), False, (secret,)), "Try: {nearby}!")
+    assert custom is not None
+    assert chatview.refusal_text(custom) == "Try: nothing close!"

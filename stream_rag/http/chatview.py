@@ -54,7 +54,15 @@ def refusal(event: Refusal) -> dict[str, object]:
     return body
 
 
+# A heading named in a `not_answered` refusal ("It covers nearby: ...") reaches a chat key only
+# this short: a label. A one-line paragraph without a full stop reads as a heading too, and a
+# longer one is a sentence of an uncited block.
+LABEL_WORDS = 4
+
+
 def _message(event: Refusal) -> str:
+    if event.reason == "not_answered":
+        return _labels_only(event)
     if event.reason != "conflicting_sources":
         return event.message
     # The full message quotes each side's sentence: names only here.
@@ -67,6 +75,16 @@ def _message(event: Refusal) -> str:
     if len(names) < 2:
         return CONFLICT_LEAD
     return f"{CONFLICT_LEAD} “{names[0]}” and “{names[1]}” disagree."
+
+
+def _labels_only(event: Refusal) -> str:
+    """The refusal's message naming only the nearby headings that are labels."""
+    nearby = [str(h) for d in event.details for h in d.get("nearby") or ()]
+    joined = "; ".join(nearby)
+    if not joined or joined not in event.message:
+        return event.message
+    labels = [h for h in nearby if len(h.split()) <= LABEL_WORDS]
+    return event.message.replace(joined, "; ".join(labels) or "nothing close")
 
 
 def _scrub(value: object) -> Any:
