@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,7 @@ from stream_rag.index.jobs import (
 from stream_rag.index.questions import any_questions, load_questions, save_questions
 from stream_rag.ingest.extract_pool import ExtractionPool
 from stream_rag.store.blobs import StagedFile
+from stream_rag.store.blobs_db import PART_BYTES
 from stream_rag.store.documents import DocumentStore
 from stream_rag.store.migrations import LATEST, MIGRATIONS
 from stream_rag.store.questions import Asked, Cited, QuestionLog
@@ -390,3 +392,34 @@ def test_a_version_the_extractor_could_not_take_now_stays_outdated(tmp_path: Pat
         assert store.text(doc_id, 1) == before
     finally:
         store.close()
+
+
+def test_bytes_fetched_by_many_threads_at_once_are_cached_whole(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    # A replica that never saw the file: visitors open the same cited document at once.
+    data = bytes(range(256)) * (PART_BYTES * 2 // 256 + 4096)  # three parts
+    source = DocumentStore(tmp_path / "a", database_url=postgres_url)
+    replica = DocumentStore(tmp_path / "b", database_url=postgres_url)
+    try:
+        staged = stage(source, data)
+        with source.transaction():
+            source.blobs.commit(staged)
+        sha = staged.sha256
+        start = threading.Barrier(6)
+
+        def fetch() -> bytes:
+            start.wait()
+            path = replica.blobs.fetch(sha)
+            assert path is not None
+            return path.read_bytes()
+
+        with ThreadPoolExecutor(6) as pool:
+            fetched = list(pool.map(lambda _: fetch(), range(6)))
+        assert all(got == data for got in fetched)
+        cached = replica.blobs.fetch(sha)
+        assert cached is not None
+        assert hashlib.sha256(cached.read_bytes()).hexdigest() == sha
+    finally:
+        source.close()
+        replica.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 from pathlib import Path
 
 from .blobs import BlobStore, StagedFile
@@ -45,7 +46,8 @@ class DatabaseBlobStore(BlobStore):
         if cached is not None:
             return cached
         target = self.path_for(sha256)
-        partial = self._staging_dir() / f"fetch-{sha256}-{os.getpid()}.part"
+        # A name of its own: threads fetching the same bytes at once each write a whole file.
+        partial = self._staging_dir() / f"fetch-{sha256}-{secrets.token_hex(8)}.part"
         digest, found = hashlib.sha256(), False
         # One part per statement: a large file is never held whole in memory.
         with partial.open("wb") as out:
