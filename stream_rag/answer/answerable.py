@@ -128,16 +128,6 @@ def _terms(text: str) -> set[str]:
     return {stem(t) for t in tokenize(text)}
 
 
-def _entry_terms(top: Candidate, ranked: Sequence[Candidate], name: str) -> set[str]:
-    """The words of the best sentence's entry: the sentences under its heading, the heading,
-    its document's name."""
-    terms = _terms(name_words(name)) | _terms(top.title)
-    for c in ranked:
-        if c.n == top.n and c.section == top.section:
-            terms |= _terms(c.text)
-    return terms
-
-
 def _nearby(ranked: Sequence[Candidate]) -> tuple[str, ...]:
     """The headings over the best sentences, best first, each once: what the knowledge base
     covers close to the question."""

@@ -27,7 +27,7 @@ from ..language.opposites import closed_class, opposite
 from ..language.quantities import Quantity, canonical, scan
 from ..language.statements import negated_terms
 from ..language.terms import NEGATION_CUE, stem
-from .citations import MARKER_RE, MARKER_RUN_RE, Citation, parse_marker, strip_markers
+from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
 from .support import Span, Word, align, attached, placed_quantities, read_words
 
 __all__ = ["Clause", "Mode", "Rules", "check", "clauses", "quoted_marker"]
@@ -585,8 +585,3 @@ def _quote(text: str, limit: int = 80) -> str:
 
 def _refs(numbers: Sequence[int]) -> str:
     return "".join(f"[{n}]" for n in numbers)
-
-
-def citations_of(units: Sequence[Clause]) -> list[Citation]:
-    """Every block the clauses cite, in order."""
-    return [Citation(n) for n in dict.fromkeys(n for c in units for n in c.cited)]
