@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from starlette.testclient import TestClient
 
-from stream_rag.access.keys import KeyStore
+from stream_rag.access.keys import KeyStore, hash_secret
 from stream_rag.answer.readings import load_readings, store_readings
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -423,3 +424,59 @@ def test_bytes_fetched_by_many_threads_at_once_are_cached_whole(
     finally:
         source.close()
         replica.close()
+
+
+def test_a_store_of_the_release_before_migrations_upgrades_in_place(tmp_path: Path) -> None:
+    # The store as the release before numbered migrations left it: no migration record, none
+    # of the tables and columns added since, every version of an older extraction.
+    source = (
+        b"# Plants\n\n1. Water daily\n2. Feed weekly\n\n| Size | Price |\n|---|---|\n| S | 5 |\n"
+    )
+    store = DocumentStore(tmp_path / "data", chunk_chars=200)
+    added = store.add(stage(store, source), filename="plants.md").document
+    store.close()
+    keys = KeyStore(tmp_path / "data")
+    key, secret = keys.create(name="widget", scopes=["chat"])
+    keys.close()
+    old = sqlite3.connect(tmp_path / "data" / "stream_rag.sqlite3")
+    old.executescript(
+        "DROP TABLE schema_migrations; DROP TABLE feedback; DROP TABLE questions;"
+        "DROP TABLE rate_buckets; DROP TABLE citation_grants; DROP TABLE stream_events;"
+        "DROP TABLE answer_streams; ALTER TABLE versions DROP COLUMN extraction;"
+        "ALTER TABLE jobs DROP COLUMN lease_owner; ALTER TABLE jobs DROP COLUMN lease_until;"
+        + "".join(
+            f"ALTER TABLE chunks DROP COLUMN {c};"
+            for c in ("page_start", "page_end", "source_start", "source_end")
+        )
+        + "UPDATE versions SET text = 'old text'; UPDATE chunks SET text = 'old text';"
+    )
+    old.close()
+
+    upgraded = DocumentStore(tmp_path / "data", chunk_chars=200)
+    try:
+        assert upgraded.backend.applied() == {m.version for m in MIGRATIONS}
+        assert upgraded.outdated_versions() == [(added.id, 1)]
+        upgraded.reextract(added.id, 1)
+        assert upgraded.outdated_versions() == []
+        document = upgraded.get(added.id)
+        assert (document.id, document.name, document.collection) == (
+            added.id,
+            added.name,
+            added.collection,
+        )
+        assert [(v.version, v.sha256, v.size) for v in document.versions] == [
+            (1, added.latest.sha256, len(source))
+        ]
+        assert upgraded.content_path(document.latest).read_bytes() == source
+        text = upgraded.text(added.id, 1)
+        assert "old text" not in text
+        assert "Water daily." in text
+        chunks = upgraded.chunks(added.id, 1)
+        assert all(c.source_start is not None for c in chunks)
+    finally:
+        upgraded.close()
+    again = KeyStore(tmp_path / "data")
+    try:
+        assert again.find(hash_secret(secret)) == key
+    finally:
+        again.close()
