@@ -53,7 +53,7 @@ async def feedback(request: Request) -> Response:
     answer_id, rating, comment = body.get("answer_id"), body.get("rating"), body.get("comment", "")
     if not isinstance(answer_id, str) or not 1 <= len(answer_id) <= 64:
         raise InvalidFieldError("'answer_id' must be the answer's id (its events' id before '.')")
-    if rating not in RATINGS:
+    if not isinstance(rating, str) or rating not in RATINGS:  # {} or [] is unhashable
         raise InvalidFieldError('\'rating\' must be "up" or "down"')
     if not isinstance(comment, str) or len(comment) > MAX_COMMENT_CHARS:
         raise InvalidFieldError(
@@ -64,7 +64,7 @@ async def feedback(request: Request) -> Response:
         raise NotFoundError("the question log is off (STREAM_RAG_QUESTION_LOG_DAYS=0)")
     key_id = None if who.admin else who.id
     found = await anyio.to_thread.run_sync(
-        log.rate, answer_id, key_id, RATINGS[str(rating)], comment.strip()
+        log.rate, answer_id, key_id, RATINGS[rating], comment.strip()
     )
     if not found:
         raise NotFoundError(f"no answer {answer_id!r} to rate")
