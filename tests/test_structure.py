@@ -273,6 +273,36 @@ def test_versions_of_an_older_extraction_are_extracted_again_at_start(
         services.close()
 
 
+def test_a_live_version_extracted_again_is_indexed_again_though_not_the_newest(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    # Version 2 failed to index, so version 1 still answers: extracted again at start, its
+    # points must be made again from its new chunks (not only the newest version's).
+    data = tmp_path / "data"
+    services = open_services(Settings(data_dir=data), embedder=minilm)
+    try:
+        services.indexer.reconcile()
+        doc_id, _ = add(services.store, "r.md", MARKDOWN)
+        services.indexer.index_version(doc_id, 1)
+        stager = services.store.blobs.stager(10**7)
+        stager.write(MARKDOWN.encode() + b"\n\nA second version.")
+        services.store.add_version(doc_id, stager.finish(), filename="r.md")
+        services.store.set_failed(doc_id, 2, "the embedder was down")
+        with services.store.transaction() as db:
+            db.execute("UPDATE versions SET extraction = NULL WHERE doc_id = ?", (doc_id,))
+    finally:
+        services.close()
+    services = open_services(Settings(data_dir=data), embedder=minilm)
+    try:
+        assert services.store.live_versions([doc_id]) == {doc_id: 1}
+        assert (doc_id, 1) in services.indexer.reconcile()
+        # So too when everything is indexed again (another embedder, index or extraction).
+        services.store.set_meta("index_fingerprint", "another embedder")
+        assert (doc_id, 1) in services.indexer.reconcile()
+    finally:
+        services.close()
+
+
 def test_a_chunk_does_not_end_with_a_heading() -> None:
     first = " ".join(f"Sentence {i} of the first section is here." for i in range(20))
     second = " ".join(f"Sentence {i} of the second section is here." for i in range(5))

@@ -79,7 +79,7 @@ def optimize_remote(args: argparse.Namespace) -> int:
 
 
 def reindex(services: Services) -> int:
-    work = services.store.newest_versions()
+    work = services.indexer.current_versions()
     services.store.set_indexing(work)
     progress = Progress(len(work))
     for doc_id, version in work:

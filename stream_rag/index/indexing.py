@@ -324,6 +324,14 @@ class Indexer:
                 )
         return outdated
 
+    def current_versions(self) -> list[tuple[str, int]]:
+        """Every document's newest version, and its live one when that is older (the newer
+        failed or waits): the versions whose points searches use or will."""
+        newest = self.store.newest_versions()
+        live = self.store.live_versions([doc_id for doc_id, _ in newest])
+        known = set(newest)
+        return sorted([*newest, *((d, v) for d, v in live.items() if (d, v) not in known)])
+
     def reconcile(self) -> list[tuple[str, int]]:
         """Versions to (re)index at start-up: those a crash left `indexing`, or all of them
         when the index, embedder or extraction changed since they were indexed (versions an
@@ -334,12 +342,12 @@ class Indexer:
             self.store.set_meta("index_fingerprint", self.fingerprint)  # in the new form
             stored = self.fingerprint
         if stored != self.fingerprint:
-            work = self.store.newest_versions()
+            work = self.current_versions()
             self.store.set_indexing(work)
             self.store.set_meta("index_fingerprint", self.fingerprint)
             return work
         work = self.store.pending()
-        # The newest versions extracted again are indexed again, as a new version would be.
-        work += [key for key in self.store.newest_versions() if key in again and key not in work]
+        # The versions extracted again that answer or will are indexed again, as a new one is.
+        work += [key for key in self.current_versions() if key in again and key not in work]
         self.store.set_indexing(work)  # job rows for versions that have none (attempts kept)
         return work
