@@ -19,7 +19,7 @@ from stream_rag.access.keys import KeyStore
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
-from stream_rag.insights.report import export_csv
+from stream_rag.insights.report import export_csv, report
 from stream_rag.insights.topics import cluster
 from stream_rag.store.database import Database
 from stream_rag.store.questions import Asked, Cited, QuestionLog
@@ -208,3 +208,22 @@ def test_topics_without_an_embedder_group_shared_words() -> None:
     assert [t.data()["count"] for t in topics] == [3, 1]
     assert "norway" in topics[0].label
     assert "parcels" in topics[0].label
+
+
+def test_topics_read_only_the_newest_refused_questions() -> None:
+    # Embedding every refused question of a busy month (50,000 rows) took minutes; the
+    # topics are those of the newest ones, and the report says how many.
+    newest_first = [
+        Asked(f"q{i}", "default", question, "refused", reason="not_answered")
+        for i, question in enumerate(
+            ["Is the shop open on Sunday?", "Is the shop open at Easter?"]
+            + ["Do you ship parcels to Norway?"] * 3
+        )
+    ]
+    body = report(newest_first, topic_questions=2)
+    refused = body["refused"]
+    assert isinstance(refused, dict)
+    assert refused["topics_of"] == 2
+    assert [t["count"] for t in refused["topics"]] == [2]
+    assert "shop" in refused["topics"][0]["label"]
+    assert refused["by_reason"][0]["count"] == 5
