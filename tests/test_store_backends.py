@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,7 +30,12 @@ from stream_rag.index.jobs import (
     start_attempt,
 )
 from stream_rag.index.questions import any_questions, load_questions, save_questions
-from stream_rag.ingest.extract_pool import ExtractionPool
+from stream_rag.ingest.extract_pool import (
+    Extracted,
+    ExtractionPool,
+    InProcessExtractor,
+    Wanted,
+)
 from stream_rag.store.blobs import StagedFile
 from stream_rag.store.blobs_db import PART_BYTES
 from stream_rag.store.documents import DocumentStore
@@ -480,3 +485,59 @@ def test_a_store_of_the_release_before_migrations_upgrades_in_place(tmp_path: Pa
         assert again.find(hash_secret(secret)) == key
     finally:
         again.close()
+
+
+class MeanwhileExtractor(InProcessExtractor):
+    """Extracts in this thread, and first lets `meanwhile` run: what another process does to
+    the store while this one reads the file."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meanwhile: Callable[[], None] = lambda: None
+
+    def extract(
+        self,
+        path: Path,
+        media_type: str,
+        chunk_chars: int,
+        overlap_chars: int,
+        *,
+        wanted: Wanted | None = None,
+    ) -> Extracted:
+        self.meanwhile()
+        return super().extract(path, media_type, chunk_chars, overlap_chars, wanted=wanted)
+
+
+def test_reextracting_a_version_another_process_changed_meanwhile(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    extractor = MeanwhileExtractor()
+    store = DocumentStore(tmp_path / "data", extractor=extractor, database_url=database_url)
+    other = DocumentStore(tmp_path / "data", database_url=database_url)
+    try:
+        source = b"# Returns\n\nReturn tools within 30 days."
+        doc_id = store.add(stage(store, source), filename="r.md").document.id
+        outdated = "UPDATE versions SET extraction = NULL WHERE doc_id = ?"
+        with store.transaction() as db:
+            db.execute(outdated, (doc_id,))
+        first = store.chunks(doc_id, 1)[0].id
+
+        def extracted_and_indexed() -> None:  # another replica, starting at the same time
+            other.reextract(doc_id, 1)
+            other.set_chunk_features([(first, "{}")])
+
+        extractor.meanwhile = extracted_and_indexed
+        assert store.reextract(doc_id, 1) == (1, 1)
+        assert store.chunk_features([first]) == {first: "{}"}  # its work is kept
+        with store.transaction() as db:
+            db.execute(outdated, (doc_id,))
+
+        def deleted() -> None:  # a user deleting it through another replica's API
+            other.delete(doc_id)
+
+        extractor.meanwhile = deleted
+        with pytest.raises(NotFoundError):  # what Indexer.reextract skips
+            store.reextract(doc_id, 1)
+    finally:
+        other.close()
+        store.close()

@@ -322,11 +322,21 @@ class DocumentStore(IndexingState):
                     (EXTRACTION_VERSION, doc_id, version),
                 )
             return record.chunk_count, record.chunk_count
-        except StreamRagError as exc:  # the extractor's, not the file's (stopping, not started)
+        except (StreamRagError, OSError) as exc:  # not the file's: stopping, not started, gone
+            self.version(doc_id, version)  # NotFoundError when deleted meanwhile
             log.warning("%s v%d is extracted again at the next start (%s)", doc_id, version, exc)
             return record.chunk_count, record.chunk_count
         places = extracted.places or [Place()] * len(extracted.spans)
         with self._transaction() as db:
+            # Another process (a replica starting too, a user's delete) may have been first.
+            now = db.execute(
+                "SELECT extraction, chunk_count FROM versions WHERE doc_id = ? AND version = ?",
+                (doc_id, version),
+            ).fetchone()
+            if now is None:
+                raise NotFoundError(f"version {version} of {doc_id!r} was deleted")
+            if now["extraction"] is not None and now["extraction"] >= EXTRACTION_VERSION:
+                return int(now["chunk_count"]), int(now["chunk_count"])
             db.execute("DELETE FROM chunks WHERE doc_id = ? AND version = ?", (doc_id, version))
             insert_chunks(db, doc_id, version, extracted.text, extracted.spans, places)
             db.execute(
