@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 
 from ..errors import InputError
 from .blobs_db import PART_BYTES
@@ -61,10 +62,12 @@ def move(source: DocumentStore, target: Database, say: Callable[[str], None]) ->
                 f"INSERT INTO {table} ({quoted}) VALUES ({', '.join('?' * len(names))}) "
                 "ON CONFLICT DO NOTHING"
             )
-            rows = src.execute(f"SELECT {quoted} FROM {table}").fetchall()
-            for start in range(0, len(rows), _BATCH):
-                dst.executemany(insert, [tuple(row) for row in rows[start : start + _BATCH]])
-            count = len(rows)
+            # A batch at a time: a table of sentence vectors and word-piece states is larger
+            # than the memory a move should need.
+            rows, count = iter(src.execute(f"SELECT {quoted} FROM {table}")), 0
+            while batch := [tuple(row) for row in islice(rows, _BATCH)]:
+                dst.executemany(insert, batch)
+                count += len(batch)
             moved.rows[table] = count
             say(f"{table}: {count} rows")
         for (sha256,) in src.execute("SELECT DISTINCT sha256 FROM versions ORDER BY 1"):
