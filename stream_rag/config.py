@@ -248,6 +248,10 @@ class Settings:
     # A /v1/chat answer's events are kept this long for a client resuming it (GET
     # /v1/streams/{id}, Last-Event-ID) on any replica; 0 records nothing.
     stream_keep_s: float = 600.0
+    # A recorded answer whose asking connection closed goes on this long for a client to
+    # resume it (then as long as one follows it); 0 stops it when the connection closes (a
+    # widget's Stop only closes it: with a grace, Stop costs the grace's model tokens).
+    resume_grace_s: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
@@ -376,6 +380,8 @@ class Settings:
             raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
         if self.stream_keep_s < 0:
             raise InvalidFieldError("STREAM_RAG_STREAM_KEEP_S must be >= 0")
+        if not 0 <= self.resume_grace_s <= 3600:
+            raise InvalidFieldError("STREAM_RAG_RESUME_GRACE_S must be between 0 and 3600")
         if not (self.job_lease_s > 0 and self.job_poll_s > 0):
             raise InvalidFieldError("STREAM_RAG_JOB_LEASE_S and _POLL_S must be > 0")
         if self.database_url is not None and not is_postgres_url(self.database_url):

@@ -220,6 +220,8 @@ def test_answers_resume_on_the_other_replica(
         "STREAM_RAG_QDRANT_URL": qdrant,
         "STREAM_RAG_LLM_BASE_URL": fake_llm,
         "STREAM_RAG_LLM_STALL_S": "60",
+        # A dropped asker's answer goes on this long for a resume: not a race on a busy box.
+        "STREAM_RAG_RESUME_GRACE_S": "600",
         "STREAM_RAG_MIN_EVIDENCE": "0",
         "STREAM_RAG_CHECK_CONFLICTS": "false",
         "STREAM_RAG_ACCESS_LOG": "false",
@@ -277,6 +279,16 @@ def test_answers_resume_on_the_other_replica(
         assert from_b[-1][0] == "done", from_b
         assert from_b == from_a
         assert any(event == "sentence" for event, _, _ in from_b)
+        # The client's connection to A dropped after the first sentence: A goes on with the
+        # answer (STREAM_RAG_RESUME_GRACE_S), and B replays it, then follows it live to `done`.
+        with http.stream("POST", f"{a}/v1/chat", json=question, headers=chat) as on_a:
+            seen = first_sentence(on_a.iter_lines(), EventStreamParser())
+        resumed = rest(b, seen[-1][1])
+        assert resumed[-1][0] == "done", resumed
+        assert any(event == "sentence" for event, _, _ in resumed)
+        stream_id = seen[-1][1].rpartition(".")[0]
+        ids = [event_id for _, event_id in seen] + [event_id for _, event_id, _ in resumed]
+        assert ids == [f"{stream_id}.{n}" for n in range(1, len(ids) + 1)]
         # A killed mid-answer: resumed on B, the replay, then `error` `interrupted`.
         with http.stream("POST", f"{a}/v1/chat", json=question, headers=chat) as on_a:
             seen = first_sentence(on_a.iter_lines(), EventStreamParser())

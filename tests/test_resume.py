@@ -5,6 +5,8 @@ another key, an unknown id and a stream past its keep are 404 (or 204 for EventS
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -17,6 +19,8 @@ from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.sse import EventStreamParser, ReceivedEvent
+from stream_rag.store.database import Database
+from stream_rag.store.streams import StreamLog
 
 from .conftest import wait_indexed
 from .helpers import running_server
@@ -76,48 +80,79 @@ def test_nothing_is_recorded_when_keep_is_zero(tmp_path: Path, minilm: MiniLMEmb
         assert client.get(f"/v1/streams/{stream_id}").status_code == 404
 
 
-def test_a_client_that_leaves_stops_the_answer_and_a_resume_says_so(
-    tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    """The answer is not produced for nobody (a client leaving cancels the model request):
-    resuming it replays what was sent, then `error` `stopped`, never a hang."""
-    fake = create_fake_llm(FakeConfig(stall_after=12, stall_s=60))
+GYM = b"The gym opens at 6 am. Guests need a badge from reception. Lockers close at 9 pm."
+QUESTION = {"question": "When does the gym open and what do guests need?"}
+
+
+@contextmanager
+def gym_server(tmp_path: Path, minilm: MiniLMEmbedder, grace_s: float) -> Iterator[httpx.Client]:
+    """A real server whose model pauses 5 s after its first sentence (the asker leaves then)."""
+    fake = create_fake_llm(FakeConfig(stall_after=12, stall_s=5))
     with running_server(fake) as llm_url:
         model = OpenAIChatModel(f"{llm_url}/v1", "fake")
-        app = create_app(
-            Settings(data_dir=tmp_path / "d", min_evidence=0), embedder=minilm, model=model
-        )
+        settings = Settings(data_dir=tmp_path / "d", min_evidence=0, resume_grace_s=grace_s)
+        app = create_app(settings, embedder=minilm, model=model)
         with running_server(app) as url, httpx.Client(base_url=url, timeout=120) as http:
-            body = (
-                b"The gym opens at 6 am. Guests need a badge from reception. Lockers close at 9 pm."
-            )
-            made = http.post("/v1/documents", files={"file": ("gym.txt", body)}).json()
-            doc_id = made["document"]["id"]
+            doc_id = http.post("/v1/documents", files={"file": ("gym.txt", GYM)}).json()
             deadline = time.monotonic() + 120
-            while http.get(f"/v1/documents/{doc_id}").json()["versions"][0]["status"] != "ready":
+            path = f"/v1/documents/{doc_id['document']['id']}"
+            while http.get(path).json()["versions"][0]["status"] != "ready":
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
-            question = {"question": "When does the gym open and what do guests need?"}
-            with http.stream("POST", "/v1/chat", json=question) as stream:
-                parser, first = EventStreamParser(), None
-                for line in stream.iter_lines():
-                    for event in parser.feed(line + "\n"):
-                        first = first or event.id
-                        if event.event == "sentence":
-                            break
-                    else:
-                        continue
-                    break
-            assert first is not None
-            stream_id = first.rpartition(".")[0]
-            while True:  # the server notices the client left, then records the end
-                rest = events(http.get(f"/v1/streams/{stream_id}?after=0").text)
-                if rest and rest[-1].event == "error":
-                    break
-                assert time.monotonic() < deadline, rest
-                time.sleep(0.05)
-            assert [e.event for e in rest][:2] == ["sources", "sentence"]
-            assert '"stopped"' in (rest[-1].data or "")
+            yield http
+
+
+def asked_and_left(http: httpx.Client) -> list[ReceivedEvent]:
+    """Ask, read up to the first sentence, and close the connection."""
+    seen: list[ReceivedEvent] = []
+    with http.stream("POST", "/v1/chat", json=QUESTION) as stream:
+        parser = EventStreamParser()
+        for line in stream.iter_lines():
+            seen += [e for e in parser.feed(line + "\n") if e.data is not None]
+            if seen and seen[-1].event == "sentence":
+                return seen
+    raise AssertionError(f"the answer ended before a sentence: {seen}")
+
+
+def test_a_client_whose_connection_dropped_resumes_the_answer_to_its_end(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """The answer goes on after its asker left (STREAM_RAG_RESUME_GRACE_S), recorded: the
+    client reconnects and gets the replay, then the rest live, to `done`."""
+    with gym_server(tmp_path, minilm, grace_s=600) as http:
+        seen = asked_and_left(http)
+        last = seen[-1].id or ""
+        resumed = http.get(
+            f"/v1/streams/{last.rpartition('.')[0]}", headers={"Last-Event-ID": last}
+        )
+        assert resumed.status_code == 200, resumed.text
+        rest = events(resumed.text)
+        assert rest[-1].event == "done", rest
+        assert any(e.event == "sentence" for e in rest)
+        ids = [e.id for e in seen + rest]
+        assert ids == [f"{last.rpartition('.')[0]}.{n}" for n in range(1, len(ids) + 1)]
+
+
+def test_an_answer_nobody_resumes_stops_after_the_grace(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """No model tokens for nobody past the grace: its record ends with `error` `stopped`, and
+    a client resuming after that gets what was produced, then that error, never a hang."""
+    with gym_server(tmp_path, minilm, grace_s=0.05) as http:
+        seen = asked_and_left(http)
+        stream_id = (seen[-1].id or "").rpartition(".")[0]
+        # Watched in the database (a resume would follow it, and so keep it going).
+        log = StreamLog(Database(tmp_path / "d" / "stream_rag.sqlite3"), 600)
+        deadline = time.monotonic() + 120
+        while not (record := log.read(stream_id, 0)) or not record.finished:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert record.events[-1][1] == "error"
+        assert '"stopped"' in record.events[-1][2]
+        rest = events(http.get(f"/v1/streams/{stream_id}?after=0").text)
+        assert [e.event for e in rest][:2] == ["sources", "sentence"]
+        assert [e.event for e in rest].count("done") == 0
+        assert '"stopped"' in (rest[-1].data or "")
 
 
 def test_a_resume_position_out_of_range_is_refused_not_a_crash(

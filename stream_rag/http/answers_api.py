@@ -25,8 +25,9 @@ from .answerwrites import AnswerStream, AnswerWrites
 from .asklog import AnswerRecord, conversation_of
 from .web import EventIds, is_reconnect
 
-# What a client resuming an answer whose asking connection closed is told at its end.
-STOPPED = "the answer stopped when the connection that asked it closed; ask again"
+# What a client resuming an answer is told at its end when its asking connection closed and
+# no client resumed it within STREAM_RAG_RESUME_GRACE_S (or that is 0).
+STOPPED = "the answer stopped: the connection that asked it closed and nobody resumed it; ask again"
 
 
 async def chat(request: Request) -> Response:
@@ -115,9 +116,15 @@ async def chat(request: Request) -> Response:
                     await anyio.to_thread.run_sync(log.record, logged.asked())
 
     settings = state.settings(request)
+    on_leave = None
+    if streams is not None and settings.resume_grace_s > 0:
+        # A client whose connection dropped resumes it (the widget does): it goes on, recorded,
+        # while resumable; it holds its answer slot until it ends (the request is still open).
+        on_leave = partial(resume_api.grace, streams, ids.answer, settings.resume_grace_s)
     return AnswerStream(
         events(),
         writes,
+        on_leave=on_leave,
         ping=settings.sse_ping_s,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )

@@ -6,14 +6,15 @@ sends the pings when they are due (a task group of several tasks per answer cost
 of the event loop, more than the answer's events: `python -m loadtests.bench_tokens --only
 output`). A server shutdown needs nothing here: the app's `Drain` (lifecycle.py) ends answers
 still running after `STREAM_RAG_DRAIN_S` with `error: shutting_down`, and the stream then
-ends by itself.
+ends by itself. With `on_leave`, a client leaving does not cancel the stream at once: it runs
+on, sending nothing, until `on_leave` returns (http/resume.py's grace for a resumable answer).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from functools import partial
 
@@ -43,6 +44,7 @@ class EventStream(Response):
         ping: float = DEFAULT_PING_S,
         ping_message_factory: Callable[[], ServerSentEvent] | None = None,
         background: BackgroundTask | None = None,
+        on_leave: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.body_iterator = content
         self.status_code = status_code
@@ -50,6 +52,8 @@ class EventStream(Response):
         self.ping_interval = ping
         self.ping_message_factory = ping_message_factory
         self.active = True
+        self.on_leave = on_leave
+        self.detached = False  # the client left; the stream runs on, sending nothing
         self._send_lock = asyncio.Lock()
         self.init_headers({"Cache-Control": "no-store", **(headers or {})})
 
@@ -68,12 +72,15 @@ class EventStream(Response):
         try:
             with stream:
                 async for item in self.body_iterator:
+                    if self.detached:
+                        continue
                     body = item if isinstance(item, bytes) else item.encode()
                     async with self._send_lock:
                         await send({"type": "http.response.body", "body": body, "more_body": True})
                 async with self._send_lock:
                     self.active = False
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    if not self.detached:
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self.active = False
             if not watch.done():
@@ -96,6 +103,9 @@ class EventStream(Response):
                 continue
             if message["type"] == "http.disconnect":
                 self.active = False
+                if self.on_leave is not None:
+                    self.detached = True
+                    await self.on_leave()  # cancelled instead if the stream ends first
                 stream.cancel()
                 return
 

@@ -1,10 +1,14 @@
 """Resumable answers: a `/v1/chat` answer's events are recorded as they are emitted (store/
 streams.py), and `GET /v1/streams/{id}` or `GET /v1/chat` with `Last-Event-ID: <id>.<n>`, on
 any replica, replays what the client missed and follows the rest live. An answer whose process
-died ends for the resuming client with `error` `interrupted` within `STALE_S` seconds."""
+died ends for the resuming client with `error` `interrupted` within `STALE_S` seconds. An answer
+whose asking connection closed goes on for `STREAM_RAG_RESUME_GRACE_S`, and on while a client
+follows it (`grace`), so a client whose connection dropped resumes it to its end."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import AsyncIterator
 
 import anyio
@@ -16,7 +20,7 @@ from ..access import tenancy
 from ..errors import NotFoundError
 from ..events import Error, to_sse
 from ..sse import ServerSentEvent
-from ..store.streams import BEAT_S, Recorded, StreamLog
+from ..store.streams import BEAT_S, STALE_S, Recorded, StreamLog
 from . import state
 from .eventstream import EventStream
 
@@ -45,6 +49,21 @@ def recorder(request: Request) -> tuple[StreamLog | None, set[str]]:
     return log, (live.ids if live is not None else set())
 
 
+async def grace(log: StreamLog, stream_id: str, grace_s: float) -> None:
+    """Return when an answer whose asking connection closed should stop: once no client has
+    followed it for `grace_s` since the drop (`STALE_S` at least once one has: followers mark
+    the record every `BEAT_S`, on replicas whose clocks may differ by a second)."""
+    left = time.time()
+    while True:
+        await anyio.sleep(min(grace_s, BEAT_S))
+        followed = await anyio.to_thread.run_sync(log.followed, stream_id)
+        if followed is None:
+            if time.time() - left >= grace_s:
+                return
+        elif time.time() - max(left, followed) >= max(grace_s, STALE_S):
+            return
+
+
 def last_event(value: str | None) -> tuple[str, int] | None:
     """`<stream id>.<n>` from a `Last-Event-ID` header (n as the database can compare it)."""
     stream_id, _, seq = (value or "").strip().rpartition(".")
@@ -67,8 +86,12 @@ async def resumed(request: Request, stream_id: str, after: int) -> Response | No
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         record: Recorded | None = first
-        seen = after
+        seen, marked = after, -math.inf
         while record is not None:
+            if not record.finished and anyio.current_time() - marked >= BEAT_S:
+                # Its producer goes on while someone follows, though its asker left.
+                marked = anyio.current_time()
+                await anyio.to_thread.run_sync(log.follow, stream_id)
             for seq, event, data in record.events:
                 yield ServerSentEvent(data=data, event=event, id=f"{stream_id}.{seq}")
                 seen = seq

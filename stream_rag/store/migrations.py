@@ -309,6 +309,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(7, "chunk places and extraction version", _SQLITE_PLACES, _POSTGRES_PLACES),
     Migration(8, "answer streams", _STREAMS, _STREAMS),
+    # When a client last followed a stream (an answer whose asker left goes on while one does).
+    Migration(
+        9,
+        "stream followers",
+        "ALTER TABLE answer_streams ADD COLUMN followed DOUBLE PRECISION;",
+        "ALTER TABLE answer_streams ADD COLUMN IF NOT EXISTS followed DOUBLE PRECISION;",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -65,6 +65,21 @@ class StreamLog:
                 (time.time(), *ids),
             )
 
+    def follow(self, stream_id: str) -> None:
+        """Mark that a client follows the stream now (its producer goes on for it)."""
+        self.database.connection().execute(
+            "UPDATE answer_streams SET followed = ? WHERE id = ?", (time.time(), stream_id)
+        )
+
+    def followed(self, stream_id: str) -> float | None:
+        """When a client last followed the stream (`time.time()` of its replica), if ever."""
+        row = (
+            self.database.connection()
+            .execute("SELECT followed FROM answer_streams WHERE id = ?", (stream_id,))
+            .fetchone()
+        )
+        return None if row is None or row[0] is None else float(row[0])
+
     def read(self, stream_id: str, after: int) -> Recorded | None:
         """The stream's events after `after`, or None if it is unknown or expired."""
         with self.database.snapshot() as db:
