@@ -249,9 +249,9 @@ class Settings:
     # /v1/streams/{id}, Last-Event-ID) on any replica; 0 records nothing.
     stream_keep_s: float = 600.0
     # A recorded answer whose asking connection closed goes on this long for a client to
-    # resume it (then as long as one follows it); 0 stops it when the connection closes (a
-    # widget's Stop only closes it: with a grace, Stop costs the grace's model tokens).
-    resume_grace_s: float = 0.0
+    # resume it (then as long as one follows it, or until DELETE /v1/streams/{id}, the
+    # widget's Stop); 0 stops it when the connection closes.
+    resume_grace_s: float = 30.0
 
     def __post_init__(self) -> None:
         for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):

@@ -137,7 +137,8 @@ def test_client_disconnect_cancels_the_upstream_request(
 ) -> None:
     # At 2 pieces a second the answer would take half a minute: it must not complete.
     fake = create_fake_llm(FakeConfig(tokens_per_second=2, sentences=3))
-    with app_with_model(tmp_path, minilm, fake) as base_url:
+    # No grace for a resume (tests/test_resume.py has it): the answer stops with its client.
+    with app_with_model(tmp_path, minilm, fake, resume_grace_s=0) as base_url:
         with httpx.stream(
             "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=120
         ) as response:

@@ -264,7 +264,9 @@ def test_an_answer_for_a_half_closed_client_closes_the_model_request(
     stats = fake.state.stats
     with running_server(fake) as llm_url:
         model = OpenAIChatModel(f"{llm_url}/v1", "fake")
-        with serving(Settings(data_dir=tmp_path / "data"), minilm, model) as bound:
+        # No grace for a resume (tests/test_resume.py has it): /v1/chat stops with its client.
+        settings = Settings(data_dir=tmp_path / "data", resume_grace_s=0)
+        with serving(settings, minilm, model) as bound:
             upload(f"http://127.0.0.1:{bound}", "policy.md", POLICY)
             payload = json.dumps(body)
             head = (

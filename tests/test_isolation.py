@@ -97,6 +97,7 @@ def requests_for(
     for answer_id in answers:
         calls += [
             ("GET", f"/v1/streams/{answer_id}", {"params": {"after": "0"}}),
+            ("DELETE", f"/v1/streams/{answer_id}", {}),
             ("GET", "/v1/chat", {"headers": {"Last-Event-ID": f"{answer_id}.1"}}),
             ("POST", "/v1/feedback", {"json": {"answer_id": answer_id, "rating": "down"}}),
             ("DELETE", f"/v1/conversations/conv{answer_id}", {}),

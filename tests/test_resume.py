@@ -155,6 +155,26 @@ def test_an_answer_nobody_resumes_stops_after_the_grace(
         assert '"stopped"' in (rest[-1].data or "")
 
 
+def test_a_stopped_answer_stops_at_once_not_after_the_grace(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """`DELETE /v1/streams/{id}` (the widget's Stop) ends an answer whose asker left, though
+    the grace is ten minutes: its record ends with `error` `stopped`."""
+    with gym_server(tmp_path, minilm, grace_s=600) as http:
+        seen = asked_and_left(http)
+        stream_id = (seen[-1].id or "").rpartition(".")[0]
+        assert http.delete("/v1/streams/nope").status_code == 404
+        assert http.delete(f"/v1/streams/{stream_id}").status_code == 204
+        log = StreamLog(Database(tmp_path / "d" / "stream_rag.sqlite3"), 600)
+        deadline = time.monotonic() + 120
+        while not (record := log.read(stream_id, 0)) or not record.finished:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert record.events[-1][1] == "error"
+        assert '"stopped"' in record.events[-1][2]
+        assert http.delete(f"/v1/streams/{stream_id}").status_code == 204
+
+
 def test_a_resume_position_out_of_range_is_refused_not_a_crash(
     tmp_path: Path, minilm: MiniLMEmbedder
 ) -> None:

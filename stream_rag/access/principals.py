@@ -143,7 +143,7 @@ _RULES: tuple[tuple[str, re.Pattern[str], str | None], ...] = tuple(
         ("GET HEAD", rf"/v1/documents/{_ID}/versions/{_ID}/text", DOWNLOAD),
         ("POST", r"/v1/search", "read"),
         ("GET POST", r"/v1/chat", "chat"),
-        ("GET", rf"/v1/streams/{_ID}", "chat"),
+        ("GET DELETE", rf"/v1/streams/{_ID}", "chat"),
         ("POST", r"/v1/answer|/v1/chat/completions", "chat"),
         ("GET", r"/v1/models", "chat"),
         # A visitor rates answers and forgets their conversation with the page's chat key.

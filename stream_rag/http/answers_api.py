@@ -26,8 +26,9 @@ from .asklog import AnswerRecord, conversation_of
 from .web import EventIds, is_reconnect
 
 # What a client resuming an answer is told at its end when its asking connection closed and
-# no client resumed it within STREAM_RAG_RESUME_GRACE_S (or that is 0).
-STOPPED = "the answer stopped: the connection that asked it closed and nobody resumed it; ask again"
+# its client stopped it (DELETE /v1/streams/{id}) or no client resumed it within
+# STREAM_RAG_RESUME_GRACE_S (or that is 0).
+STOPPED = "the answer stopped: its client stopped it or left; ask again"
 
 
 async def chat(request: Request) -> Response:
@@ -75,7 +76,7 @@ async def chat(request: Request) -> Response:
     streams, live = resume_api.recorder(request)
     if streams is not None:
         await anyio.to_thread.run_sync(streams.open, ids.answer, tenancy.principal(request).id)
-        live.add(ids.answer)
+        live.ids.add(ids.answer)
 
     async def events() -> AsyncIterator[ServerSentEvent]:
         # The answerer ends every stream with `done` or `error` (shutting_down included):
@@ -104,7 +105,8 @@ async def chat(request: Request) -> Response:
                 yield sse
         finally:
             if streams is not None:
-                live.discard(ids.answer)
+                live.ids.discard(ids.answer)
+                live.stops.pop(ids.answer, None)
                 if not ended:  # the client left (or Stop): the answer stopped, and says so
                     stopped = to_sse(Error("stopped", STOPPED), id=ids.next())
                     with anyio.CancelScope(shield=True):
@@ -120,7 +122,8 @@ async def chat(request: Request) -> Response:
     if streams is not None and settings.resume_grace_s > 0:
         # A client whose connection dropped resumes it (the widget does): it goes on, recorded,
         # while resumable; it holds its answer slot until it ends (the request is still open).
-        on_leave = partial(resume_api.grace, streams, ids.answer, settings.resume_grace_s)
+        stop = live.stops[ids.answer] = anyio.Event()
+        on_leave = partial(resume_api.grace, streams, ids.answer, settings.resume_grace_s, stop)
     return AnswerStream(
         events(),
         writes,

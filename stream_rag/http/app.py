@@ -178,6 +178,7 @@ def create_app(
         _without_head(Route("/v1/chat", answers_api.chat, methods=["GET", "POST"])),
         Route("/v1/chat/completions", answers_api.chat_completions, methods=["POST"]),
         Route("/v1/streams/{stream_id}", resume.stream, methods=["GET"]),
+        Route("/v1/streams/{stream_id}", resume.stop, methods=["DELETE"]),
         Route("/v1/answer", answers_api.answer, methods=["POST"]),
         Route("/", home),
         Route("/healthz", healthz),

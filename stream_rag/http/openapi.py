@@ -189,6 +189,17 @@ PATHS: dict[str, dict[str, Any]] = {
         },
     },
     "/v1/streams/{stream_id}": {
+        "delete": {
+            "summary": "stop a /v1/chat answer whose connection closed (the widget's Stop): "
+            "it would go on for STREAM_RAG_RESUME_GRACE_S for a resume",
+            "parameters": [
+                {"name": "stream_id", "in": "path", "required": True, "schema": {"type": "string"}},
+            ],
+            "responses": {
+                "204": {"description": "asked stopped (or already over)"},
+                **_errors(404),
+            },
+        },
         "get": {
             "summary": "resume a /v1/chat answer on any replica: the events after Last-Event-ID "
             "(or ?after=n), then the rest live; `error` `interrupted` if its server died",
@@ -201,7 +212,7 @@ PATHS: dict[str, dict[str, Any]] = {
                 "204": {"description": "nothing after the client's last event"},
                 **_errors(404),
             },
-        }
+        },
     },
     "/v1/answer": {
         "post": {

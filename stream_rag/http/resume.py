@@ -34,6 +34,9 @@ class LiveStreams:
     def __init__(self, log: StreamLog) -> None:
         self.log = log
         self.ids: set[str] = set()
+        # Set when its client asks an answer stopped here (`stop`); other replicas' asks are
+        # read from the record.
+        self.stops: dict[str, anyio.Event] = {}
 
     async def beat(self) -> None:
         while True:
@@ -42,26 +45,46 @@ class LiveStreams:
                 await anyio.to_thread.run_sync(self.log.beat, list(self.ids))
 
 
-def recorder(request: Request) -> tuple[StreamLog | None, set[str]]:
-    """The stream log (None when STREAM_RAG_STREAM_KEEP_S is 0) and this process's live ids."""
+def recorder(request: Request) -> tuple[StreamLog | None, LiveStreams]:
+    """The stream log (None when STREAM_RAG_STREAM_KEEP_S is 0) and this process's live ones."""
     log: StreamLog | None = getattr(request.state, "streams", None)
-    live: LiveStreams | None = getattr(request.state, "live_streams", None)
-    return log, (live.ids if live is not None else set())
+    live: LiveStreams = request.state.live_streams
+    return log, live
 
 
-async def grace(log: StreamLog, stream_id: str, grace_s: float) -> None:
-    """Return when an answer whose asking connection closed should stop: once no client has
-    followed it for `grace_s` since the drop (`STALE_S` at least once one has: followers mark
-    the record every `BEAT_S`, on replicas whose clocks may differ by a second)."""
+async def grace(log: StreamLog, stream_id: str, grace_s: float, stop: anyio.Event) -> None:
+    """Return when an answer whose asking connection closed should stop: once its client asked
+    it stopped (`stop` here, or on another replica), or no client has followed it for `grace_s`
+    since the drop (`STALE_S` at least once one has: followers mark the record every `BEAT_S`,
+    on replicas whose clocks may differ by a second)."""
     left = time.time()
-    while True:
-        await anyio.sleep(min(grace_s, BEAT_S))
-        followed = await anyio.to_thread.run_sync(log.followed, stream_id)
+    while not stop.is_set():
+        with anyio.move_on_after(min(grace_s, BEAT_S)):
+            await stop.wait()
+            return
+        followed, asked = await anyio.to_thread.run_sync(log.followers, stream_id)
+        if asked:
+            return
         if followed is None:
             if time.time() - left >= grace_s:
                 return
         elif time.time() - max(left, followed) >= max(grace_s, STALE_S):
             return
+
+
+async def stop(request: Request) -> Response:
+    """`DELETE /v1/streams/{id}`: its client wants no more of the answer (the widget's Stop):
+    once its asking connection is closed, it stops at once instead of after the grace. 204."""
+    stream_id = request.path_params["stream_id"]
+    log, live = recorder(request)
+    found = None if log is None else await anyio.to_thread.run_sync(log.read, stream_id, 2**62)
+    if log is None or found is None or found.owner != tenancy.principal(request).id:
+        raise NotFoundError(f"no answer stream {stream_id!r} (unknown, another key's, or expired)")
+    if not found.finished:
+        if (here := live.stops.get(stream_id)) is not None:
+            here.set()
+        await anyio.to_thread.run_sync(log.ask_stop, stream_id)
+    return Response(status_code=204)
 
 
 def last_event(value: str | None) -> tuple[str, int] | None:

@@ -316,6 +316,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE answer_streams ADD COLUMN followed DOUBLE PRECISION;",
         "ALTER TABLE answer_streams ADD COLUMN IF NOT EXISTS followed DOUBLE PRECISION;",
     ),
+    # Its client asked it stopped (DELETE /v1/streams/{id}: the widget's Stop).
+    Migration(
+        10,
+        "stream stops",
+        "ALTER TABLE answer_streams ADD COLUMN stop_asked INTEGER NOT NULL DEFAULT 0;",
+        "ALTER TABLE answer_streams ADD COLUMN IF NOT EXISTS stop_asked INTEGER NOT NULL "
+        "DEFAULT 0;",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

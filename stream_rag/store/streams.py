@@ -71,14 +71,23 @@ class StreamLog:
             "UPDATE answer_streams SET followed = ? WHERE id = ?", (time.time(), stream_id)
         )
 
-    def followed(self, stream_id: str) -> float | None:
-        """When a client last followed the stream (`time.time()` of its replica), if ever."""
+    def ask_stop(self, stream_id: str) -> None:
+        """Its client wants no more of it (its producer stops once its asker is gone)."""
+        self.database.connection().execute(
+            "UPDATE answer_streams SET stop_asked = 1 WHERE id = ?", (stream_id,)
+        )
+
+    def followers(self, stream_id: str) -> tuple[float | None, bool]:
+        """When a client last followed the stream (`time.time()` of its replica), if ever, and
+        whether its client asked it stopped."""
         row = (
             self.database.connection()
-            .execute("SELECT followed FROM answer_streams WHERE id = ?", (stream_id,))
+            .execute("SELECT followed, stop_asked FROM answer_streams WHERE id = ?", (stream_id,))
             .fetchone()
         )
-        return None if row is None or row[0] is None else float(row[0])
+        if row is None:
+            return None, True
+        return (None if row[0] is None else float(row[0])), bool(row[1])
 
     def read(self, stream_id: str, after: int) -> Recorded | None:
         """The stream's events after `after`, or None if it is unknown or expired."""

@@ -1000,7 +1000,17 @@ textarea:focus-visible { outline-offset: 0; }
     }
 
     stop() {
-      if (this.current) this.current.controller.abort();
+      const turn = this.current;
+      if (!turn) return;
+      turn.controller.abort();
+      // A server may go on with an answer whose connection closed, for a resume: say it is not
+      // wanted (after its first event, which names it).
+      if (turn.lastId) {
+        const stream = turn.lastId.slice(0, turn.lastId.lastIndexOf("."));
+        fetch(`${this.api}/v1/streams/${encodeURIComponent(stream)}`, {
+          method: "DELETE", headers: this.headers({}), credentials: "omit", keepalive: true,
+        }).catch(() => {});
+      }
     }
 
     async run(question) {
@@ -1049,7 +1059,7 @@ textarea:focus-visible { outline-offset: 0; }
         const consume = async (stream) => {
           heard();
           for await (const event of readEvents(stream, heard)) {
-            if (event.id) lastId = event.id;
+            if (event.id) lastId = turn.lastId = event.id;
             const over = turn.handle(event);
             this.follow();
             if (over) return true;
