@@ -239,16 +239,28 @@ def test_concurrent_answers_per_key(tmp_path: Path, minilm: MiniLMEmbedder) -> N
             with httpx.stream(
                 "POST", f"{base_url}/v1/chat", json=body, headers=chat_h, timeout=60
             ) as first:
-                lines = first.iter_lines()
-                assert next(line for line in lines if line.startswith("event:")) == "event: sources"
+                head: list[str] = []
+                for line in first.iter_lines():  # up to the end of the first event
+                    if not line and head:
+                        break
+                    head.append(line)
+                assert "event: sources" in head, head
+                stream_id = next(x for x in head if x.startswith("id:"))[3:].strip()
+                stream_id = stream_id.rpartition(".")[0]
                 second = httpx.post(f"{base_url}/v1/answer", json=body, headers=chat_h)
                 assert second.status_code == 429
                 assert second.headers["Retry-After"] == "1"
                 # The limit is per key: an admin may still ask.
                 assert httpx.get(f"{base_url}/v1/models", headers=admin_h).is_success
-            # Closed: the slot frees once the server sees the client go. The probe is a
-            # question over the length limit, so it answers 400 without running a model.
+            # Closed: the answer goes on for a resume (STREAM_RAG_RESUME_GRACE_S), and keeps
+            # its slot (the model is pausing 30 s). The probe is a question over the length
+            # limit, so it answers 400 without running a model.
             probe = {"q": "x" * 5000}
+            held = httpx.get(f"{base_url}/v1/chat", params=probe, headers=chat_h)
+            assert held.status_code == 429, held.text
+            # Stopped by its client (the widget's Stop): the slot frees.
+            stopped = httpx.delete(f"{base_url}/v1/streams/{stream_id}", headers=chat_h)
+            assert stopped.status_code == 204, stopped.text
             deadline = time.monotonic() + 30
             while httpx.get(f"{base_url}/v1/chat", params=probe, headers=chat_h).status_code == 429:
                 assert time.monotonic() < deadline, "the closed stream still counts"
