@@ -1,14 +1,26 @@
 """Answer streams as recorded for resuming (http/resume.py): the verified events each answer
 emitted (sentences, not tokens), in order, with the key that asked, a heartbeat from the
-process producing it, and whether it ended. Records expire after `keep_s`."""
+process producing it, and whether it ended. Records expire after `keep_s`.
+
+Events are written behind: `append` queues the row and returns, and one writer thread stores
+whatever is queued in one transaction, so 100 streams cost a few transactions a sentence
+instead of 100 that wait on one another for the store's write lock (that wait was most of the
+sentence lag the recording added). A read flushes the queue first, so this process's own
+readers miss nothing; another replica sees an event once its batch is committed (a
+millisecond or so), and a process killed before that loses only events its resumer's replay
+would end with `interrupted` anyway."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .database import Database
+
+log = logging.getLogger(__name__)
 
 # A producer beats every BEAT_S; a stream whose beat is older than STALE_S lost its process.
 BEAT_S = 1.0
@@ -32,6 +44,10 @@ class StreamLog:
         self.database = database
         self.keep_s = keep_s
         self._purged_at = -1e18
+        self._queue: list[tuple[str, int, str, str, bool]] = []
+        self._queued = threading.Condition()
+        self._writing = threading.Lock()  # one batch at a time, so rows land in order
+        self._writer: threading.Thread | None = None
 
     def open(self, stream_id: str, owner: str) -> None:
         now = time.time()
@@ -45,16 +61,46 @@ class StreamLog:
             )
 
     def append(self, stream_id: str, seq: int, event: str, data: str, final: bool) -> None:
-        """Record one emitted event (before it is sent); `final`: the stream's last."""
-        with self.database.transaction() as db:
-            db.execute(
-                "INSERT INTO stream_events (stream_id, seq, event, data) VALUES (?, ?, ?, ?)",
-                (stream_id, seq, event, data),
-            )
-            db.execute(
-                "UPDATE answer_streams SET heartbeat = ?, finished = ? WHERE id = ?",
-                (time.time(), 1 if final else 0, stream_id),
-            )
+        """Queue one emitted event for the writer thread; `final`: the stream's last."""
+        with self._queued:
+            self._queue.append((stream_id, seq, event, data, final))
+            if self._writer is None:
+                self._writer = threading.Thread(
+                    target=self._write_behind, name="stream-log", daemon=True
+                )
+                self._writer.start()
+            self._queued.notify()
+
+    def flush(self) -> None:
+        """Store every queued event now (in the calling thread)."""
+        with self._writing:
+            with self._queued:
+                rows, self._queue = self._queue, []
+            if not rows:
+                return
+            now = time.time()
+            ends: dict[str, bool] = {}
+            for stream_id, _, _, _, final in rows:
+                ends[stream_id] = ends.get(stream_id, False) or final
+            with self.database.transaction() as db:
+                db.executemany(
+                    "INSERT INTO stream_events (stream_id, seq, event, data) VALUES (?, ?, ?, ?)",
+                    [(r[0], r[1], r[2], r[3]) for r in rows],
+                )
+                db.executemany(
+                    "UPDATE answer_streams SET heartbeat = ?, finished = ? WHERE id = ?",
+                    [(now, 1 if final else 0, stream_id) for stream_id, final in ends.items()],
+                )
+
+    def _write_behind(self) -> None:
+        while True:
+            with self._queued:
+                while not self._queue:
+                    self._queued.wait()
+            try:
+                self.flush()
+            except Exception:  # a record is best effort; the answer itself goes on
+                log.exception("answer stream records not stored")
 
     def beat(self, stream_ids: Iterable[str]) -> None:
         ids = list(stream_ids)
@@ -91,6 +137,7 @@ class StreamLog:
 
     def read(self, stream_id: str, after: int) -> Recorded | None:
         """The stream's events after `after`, or None if it is unknown or expired."""
+        self.flush()
         with self.database.snapshot() as db:
             row = db.execute(
                 "SELECT owner, heartbeat, finished, expires_at FROM answer_streams WHERE id = ?",
