@@ -2,13 +2,11 @@
 emitted (sentences, not tokens), in order, with the key that asked, a heartbeat from the
 process producing it, and whether it ended. Records expire after `keep_s`.
 
-Events are written behind: `append` queues the row and returns, and one writer thread stores
-whatever is queued in one transaction, so 100 streams cost a few transactions a sentence
-instead of 100 that wait on one another for the store's write lock (that wait was most of the
-sentence lag the recording added). A read flushes the queue first, so this process's own
-readers miss nothing; another replica sees an event once its batch is committed (a
-millisecond or so), and a process killed before that loses only events its resumer's replay
-would end with `interrupted` anyway."""
+Events are committed in groups: `append` queues the row and waits until it is stored, and one
+writer thread stores whatever is queued in one transaction, so 100 streams cost a few
+transactions a sentence instead of 100 that wait on one another for the store's write lock
+(that wait was most of the sentence lag the recording added). An event is still stored before
+it is sent, so a replica killed after sending it still replays it."""
 
 from __future__ import annotations
 
@@ -46,6 +44,8 @@ class StreamLog:
         self._purged_at = -1e18
         self._queue: list[tuple[str, int, str, str, bool]] = []
         self._queued = threading.Condition()
+        self._taken = 0  # rows queued so far, and of those stored (or failed) so far
+        self._stored = 0
         self._writing = threading.Lock()  # one batch at a time, so rows land in order
         self._writer: threading.Thread | None = None
 
@@ -61,15 +61,20 @@ class StreamLog:
             )
 
     def append(self, stream_id: str, seq: int, event: str, data: str, final: bool) -> None:
-        """Queue one emitted event for the writer thread; `final`: the stream's last."""
+        """Record one emitted event (before it is sent), in the writer thread's next group;
+        `final`: the stream's last."""
         with self._queued:
             self._queue.append((stream_id, seq, event, data, final))
+            self._taken += 1
+            mine = self._taken
             if self._writer is None:
                 self._writer = threading.Thread(
                     target=self._write_behind, name="stream-log", daemon=True
                 )
                 self._writer.start()
-            self._queued.notify()
+            self._queued.notify_all()
+            while self._stored < mine:
+                self._queued.wait()
 
     def flush(self) -> None:
         """Store every queued event now (in the calling thread)."""
@@ -78,19 +83,27 @@ class StreamLog:
                 rows, self._queue = self._queue, []
             if not rows:
                 return
-            now = time.time()
-            ends: dict[str, bool] = {}
-            for stream_id, _, _, _, final in rows:
-                ends[stream_id] = ends.get(stream_id, False) or final
-            with self.database.transaction() as db:
-                db.executemany(
-                    "INSERT INTO stream_events (stream_id, seq, event, data) VALUES (?, ?, ?, ?)",
-                    [(r[0], r[1], r[2], r[3]) for r in rows],
-                )
-                db.executemany(
-                    "UPDATE answer_streams SET heartbeat = ?, finished = ? WHERE id = ?",
-                    [(now, 1 if final else 0, stream_id) for stream_id, final in ends.items()],
-                )
+            try:
+                self._store(rows)
+            finally:
+                with self._queued:
+                    self._stored += len(rows)
+                    self._queued.notify_all()
+
+    def _store(self, rows: list[tuple[str, int, str, str, bool]]) -> None:
+        now = time.time()
+        ends: dict[str, bool] = {}
+        for stream_id, _, _, _, final in rows:
+            ends[stream_id] = ends.get(stream_id, False) or final
+        with self.database.transaction() as db:
+            db.executemany(
+                "INSERT INTO stream_events (stream_id, seq, event, data) VALUES (?, ?, ?, ?)",
+                [(r[0], r[1], r[2], r[3]) for r in rows],
+            )
+            db.executemany(
+                "UPDATE answer_streams SET heartbeat = ?, finished = ? WHERE id = ?",
+                [(now, 1 if final else 0, stream_id) for stream_id, final in ends.items()],
+            )
 
     def _write_behind(self) -> None:
         while True:
@@ -99,7 +112,7 @@ class StreamLog:
                     self._queued.wait()
             try:
                 self.flush()
-            except Exception:  # a record is best effort; the answer itself goes on
+            except Exception:  # a record is best effort: the answer itself goes on
                 log.exception("answer stream records not stored")
 
     def beat(self, stream_ids: Iterable[str]) -> None:
