@@ -211,3 +211,28 @@ def test_the_scale_profile_shares_one_database_and_index_behind_an_sse_proxy() -
         assert directive in conf, directive
     mount = services["proxy"]["volumes"][0]
     assert mount.startswith("./deploy/nginx-scale.conf:")
+
+
+def test_the_docker_guides_env_is_enough_for_every_profile(tmp_path: Path) -> None:
+    # The guide's first commands write `.env`; compose checks every service's variables (the
+    # scale profile's PostgreSQL password too), so what the guide writes must satisfy them all.
+    command = compose_command()
+    if command is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
+    guide = (ROOT / "docs" / "guides" / "docker.md").read_text()
+    first = guide.split("```sh\n", 1)[1].split("```", 1)[0]
+    writes = [line for line in first.splitlines() if line.startswith("echo ") and ".env" in line]
+    assert writes, "the guide's first block writes no .env"
+    (tmp_path / "docker-compose.yml").write_bytes((ROOT / "docker-compose.yml").read_bytes())
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    subprocess.run(["bash", "-c", "\n".join(writes)], cwd=tmp_path, env=env, check=True)
+    for profile in ([], ["--profile", "demo"], ["--profile", "scale"]):
+        done = subprocess.run(
+            [*command, *profile, "config", "--quiet"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
