@@ -164,17 +164,27 @@ class Guard:
         holders = [(principal.id, principal.max_streams or self.settings.max_streams)]
         if (who := visitor(principal, scope)) is not None:
             holders.append((who, self.settings.visitor_max_streams))
-        full = self.slots.full(holders)
+        access: Access = scope["state"]["access"]
+        shared = access.slots
+        if shared is None:  # one process: counted in memory
+            full = self.slots.full(holders)
+            if full is None:
+                self.slots.take(holders)
+        else:  # counted across replicas, in PostgreSQL
+            full = await anyio.to_thread.run_sync(shared.take, holders)
         if full is not None:
             whose = "this key" if full[0] == principal.id else "each visitor of this key"
             busy = RateLimitError(f"at most {full[1]} answers at a time for {whose}", 1.0)
             await error_response(busy)(scope, receive, send)
             return
-        self.slots.take(holders)
         try:
             await self.app(scope, receive, send)
         finally:
-            self.slots.give_back(holders)
+            if shared is None:
+                self.slots.give_back(holders)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(shared.give_back, holders)
 
     async def _authorize(self, scope: Scope) -> Principal:
         headers = Headers(scope=scope)

@@ -27,7 +27,7 @@ import anyio.to_thread
 from ..config import Settings
 from ..errors import StreamRagError
 from .keys import ApiKey, KeyStore, hash_secret, load_keys_file
-from .shared import GrantStore, SharedRateLimiter
+from .shared import GrantStore, SharedAnswerSlots, SharedRateLimiter
 
 if TYPE_CHECKING:
     from .openmode import OpenMode
@@ -262,11 +262,18 @@ class Access:
     grants: GrantStore | None = None
     # Rate-limit buckets every replica shares (PostgreSQL); None: in this process's memory.
     limits: SharedRateLimiter | None = None
+    # Answer slots every replica shares (PostgreSQL); None: the guard's `AnswerSlots`.
+    slots: SharedAnswerSlots | None = None
 
     def close(self) -> None:
         """Blocking: wait for grants being stored, then close the key table."""
         if self.grants is not None:
             self.grants.close()
+        if self.slots is not None:
+            try:
+                self.slots.close()
+            except Exception:  # unreachable database: the rows lapse once their beat is stale
+                log.exception("giving back this replica's answer slots failed")
         self.keys.store.close()
 
     @classmethod
@@ -282,4 +289,5 @@ class Access:
             log.warning("STREAM_RAG_ALLOWED_HOSTS is empty: any Host is served")
         database = ring.store.database
         limits = SharedRateLimiter(database) if settings.database_url else None
-        return cls(settings, ring, CitationLedger(), open_mode, GrantStore(database), limits)
+        slots = SharedAnswerSlots(database) if settings.database_url else None
+        return cls(settings, ring, CitationLedger(), open_mode, GrantStore(database), limits, slots)

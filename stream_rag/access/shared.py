@@ -1,18 +1,23 @@
-"""Access state every replica shares through the store's database: rate-limit buckets
-(PostgreSQL only: one SQLite process keeps them in memory) and the cited-version grants a chat
-key may download (both backends, so a restart keeps them too)."""
+"""Access state every replica shares through the store's database: rate-limit buckets and
+answer slots (PostgreSQL only: one SQLite process keeps them in memory) and the cited-version
+grants a chat key may download (both backends, so a restart keeps them too)."""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ..store.database import Database
 from ..store.records import utc_now
+
+if TYPE_CHECKING:
+    from ..store.postgres import PostgresBackend
 
 log = logging.getLogger("stream_rag")
 # Grants older than this are dropped (a citation shown a month ago is asked again).
@@ -58,6 +63,91 @@ class SharedRateLimiter:
         self._pruned_at = time.monotonic()
         self.database.connection().execute(
             "DELETE FROM rate_buckets WHERE stamp < extract(epoch from clock_timestamp()) - 60"
+        )
+
+
+# Answer slots: each replica beats its rows every SLOT_BEAT_S; rows whose beat is older than
+# SLOT_STALE_S belong to a replica that died, and no longer count.
+SLOT_BEAT_S = 1.0
+SLOT_STALE_S = 5.0
+# The two-key advisory lock space (it does not overlap the store's one-key locks): class, holder.
+_SLOT_LOCK = 0x5352
+_NOW = "extract(epoch from clock_timestamp())"
+
+
+class SharedAnswerSlots:
+    """`AnswerSlots` with the counts in PostgreSQL's `answer_slots`, a row per (holder,
+    replica): N replicas do not multiply a key's `max_streams`. Every method blocks (one short
+    transaction): call them from a worker thread, and `beat` every `SLOT_BEAT_S`."""
+
+    def __init__(self, database: Database, *, stale_s: float = SLOT_STALE_S) -> None:
+        from ..store.postgres import PostgresBackend  # psycopg is imported only when used
+
+        if not isinstance(database.backend, PostgresBackend):
+            raise TypeError("shared answer slots need a PostgreSQL store")
+        self.backend: PostgresBackend = database.backend
+        self.stale_s = stale_s
+        self.replica = uuid.uuid4().hex
+        self.held = 0  # this replica's slots taken (beats are skipped while it holds none)
+        self._lock = threading.Lock()
+
+    def take(self, holders: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+        """Take a slot of every holder if each has one free, all or none. Returns the first
+        (holder, limit) that is full (nothing taken), or None (taken)."""
+        names = sorted({h for h, _ in holders})
+        with self.backend.own_transaction() as db:
+            # Each holder's takes, on every replica, one at a time (in one order: no deadlock).
+            for name in names:
+                db.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_SLOT_LOCK, name))
+            for holder, limit in holders:
+                row = db.execute(
+                    "SELECT coalesce(sum(taken), 0) FROM answer_slots WHERE holder = ? "
+                    f"AND (replica = ? OR heartbeat > {_NOW} - ?)",
+                    (holder, self.replica, self.stale_s),
+                ).fetchone()
+                if int(row[0]) >= limit:
+                    return (holder, limit)
+            for name in names:
+                db.execute(
+                    "INSERT INTO answer_slots (holder, replica, taken, heartbeat) "
+                    f"VALUES (?, ?, 1, {_NOW}) ON CONFLICT (holder, replica) DO UPDATE SET "
+                    "taken = answer_slots.taken + 1, heartbeat = excluded.heartbeat",
+                    (name, self.replica),
+                )
+        with self._lock:
+            self.held += 1
+        return None
+
+    def give_back(self, holders: Sequence[tuple[str, int]]) -> None:
+        with self._lock:
+            self.held -= 1
+        with self.backend.own_transaction() as db:
+            for name in sorted({h for h, _ in holders}):
+                db.execute(
+                    "UPDATE answer_slots SET taken = taken - 1 WHERE holder = ? AND replica = ?",
+                    (name, self.replica),
+                )
+                db.execute(
+                    "DELETE FROM answer_slots WHERE holder = ? AND replica = ? AND taken <= 0",
+                    (name, self.replica),
+                )
+
+    def beat(self) -> None:
+        """Mark this replica's rows alive; drop rows of replicas dead for a while."""
+        conn = self.backend.connection()
+        if self.held:
+            conn.execute(
+                f"UPDATE answer_slots SET heartbeat = {_NOW} WHERE replica = ?", (self.replica,)
+            )
+        conn.execute(
+            f"DELETE FROM answer_slots WHERE heartbeat < {_NOW} - ? AND replica <> ?",
+            (10 * self.stale_s, self.replica),
+        )
+
+    def close(self) -> None:
+        """This replica's slots, given back at once (a clean stop)."""
+        self.backend.connection().execute(
+            "DELETE FROM answer_slots WHERE replica = ?", (self.replica,)
         )
 
 

@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 from ..access import tenancy
 from ..access.guard import Guard, HostCheck
 from ..access.principals import Access
+from ..access.shared import SLOT_BEAT_S, SharedAnswerSlots
 from ..config import Settings
 from ..embed.backends import Embedder
 from ..embed.sentences import warm_up
@@ -150,6 +151,8 @@ def create_app(
                 async with anyio.create_task_group() as watchers:
                     watchers.start_soon(drain.run)
                     watchers.start_soon(live_streams.beat)
+                    if access.slots is not None:  # this replica's answer slots stay counted
+                        watchers.start_soon(_beat_slots, access.slots)
                     # Past `hnsw_auto_points` exactly searched points: graphs, built when idle.
                     auto = AutoHnsw(services.index, settings.hnsw_auto_points)
                     if services.embedder is not None:
@@ -286,6 +289,17 @@ async def metrics(request: Request) -> Response:
     """Prometheus text exposition of the service's metrics."""
     body = await anyio.to_thread.run_sync(state.services(request).telemetry.render)
     return Response(body, media_type=PROMETHEUS_TEXT)
+
+
+async def _beat_slots(slots: SharedAnswerSlots) -> None:
+    """This replica's answer slots, marked alive every `SLOT_BEAT_S` (a replica that stops
+    beating, killed, has its slots lapse on the others after `SLOT_STALE_S`)."""
+    while True:
+        await anyio.sleep(SLOT_BEAT_S)
+        try:
+            await anyio.to_thread.run_sync(slots.beat)
+        except Exception:  # the database away a moment: the next beat tries again
+            log.exception("beating this replica's answer slots failed")
 
 
 def _bind_gauges(services: Services) -> None:

@@ -280,6 +280,20 @@ CREATE TABLE IF NOT EXISTS stream_events (
 );
 """
 
+# Answers in progress per holder (a key, or a chat key's visitor) and replica, with the
+# replica's heartbeat (access/shared.py): N replicas share a key's `max_streams`. PostgreSQL
+# only: one SQLite store is one process, which counts them in memory.
+_POSTGRES_SLOTS = """
+CREATE TABLE IF NOT EXISTS answer_slots (
+    holder TEXT NOT NULL,
+    replica TEXT NOT NULL,
+    taken INTEGER NOT NULL,
+    heartbeat DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (holder, replica)
+);
+CREATE INDEX IF NOT EXISTS answer_slots_replica ON answer_slots(replica);
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -324,6 +338,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE answer_streams ADD COLUMN IF NOT EXISTS stop_asked INTEGER NOT NULL "
         "DEFAULT 0;",
     ),
+    Migration(11, "answer slots", "", _POSTGRES_SLOTS),
 )
 LATEST = MIGRATIONS[-1].version
 

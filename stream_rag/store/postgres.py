@@ -187,6 +187,13 @@ class PostgresBackend:
             db.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
             yield db
 
+    @contextmanager
+    def own_transaction(self) -> Iterator[PgConnection]:
+        """A transaction without the store's write lock, for tables that serialise their own
+        rows (access/shared.py's answer slots take a lock per holder)."""
+        with self._begin("BEGIN") as db:
+            yield db
+
     def close(self) -> None:
         self.pool.close()
 
