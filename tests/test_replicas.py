@@ -214,6 +214,7 @@ def test_answers_resume_on_the_other_replica(
     keys = KeyStore(tmp_path / "keys", postgres_url)
     admin = {"Authorization": "Bearer " + keys.create(name="a", scopes=["admin"])[1]}
     chat = {"Authorization": "Bearer " + keys.create(name="w", scopes=["chat"])[1]}
+    one = {"Authorization": "Bearer " + keys.create(name="1", scopes=["chat"], max_streams=1)[1]}
     keys.close()
     env = {
         "STREAM_RAG_DATABASE_URL": postgres_url,
@@ -265,6 +266,27 @@ def test_answers_resume_on_the_other_replica(
         made = http.post(f"{a}/v1/documents", files={"file": ("gym.txt", body)}, headers=admin)
         doc_id = made.json()["document"]["id"]
         wait_for(lambda: statuses(http, b, doc_id, admin) == ["ready"], "indexing")
+        # A key with one answer at a time, answering on A (stalled mid-answer): B refuses it
+        # a second; stopped, B answers it.
+        with http.stream("POST", f"{a}/v1/chat", json=question, headers=one) as on_a:
+            seen = first_sentence(on_a.iter_lines(), EventStreamParser())
+            refused = http.post(f"{b}/v1/chat", json=question, headers=one)
+            assert refused.status_code == 429, refused.text
+            assert "at most 1 answers at a time for this key" in refused.text
+            stream_id = seen[-1][1].rpartition(".")[0]
+            assert http.delete(f"{a}/v1/streams/{stream_id}", headers=one).status_code < 300
+
+        def answers_on_b() -> bool:
+            with http.stream("POST", f"{b}/v1/chat", json=question, headers=one) as on_b:
+                if on_b.status_code == 429:  # A has not given the slot back yet
+                    return False
+                assert on_b.status_code == 200
+                seen = first_sentence(on_b.iter_lines(), EventStreamParser())
+                stream_id = seen[-1][1].rpartition(".")[0]
+                assert http.delete(f"{b}/v1/streams/{stream_id}", headers=one).status_code < 300
+                return True
+
+        wait_for(answers_on_b, "the key's slot given back on A")
         # Resumed on B while A still generates: the replay, then live to `done`, exactly the
         # events A sends after the client's last one.
         with http.stream("POST", f"{a}/v1/chat", json=question, headers=chat) as on_a:

@@ -89,6 +89,8 @@ class SharedAnswerSlots:
         self.stale_s = stale_s
         self.replica = uuid.uuid4().hex
         self.held = 0  # this replica's slots taken (beats are skipped while it holds none)
+        # Give-backs the database refused (it was away): retried at every beat.
+        self._owed: list[list[str]] = []
         self._lock = threading.Lock()
 
     def take(self, holders: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
@@ -119,10 +121,19 @@ class SharedAnswerSlots:
         return None
 
     def give_back(self, holders: Sequence[tuple[str, int]]) -> None:
-        with self._lock:
-            self.held -= 1
+        """Never raises: a give-back the database refuses is retried by `beat` (the replica's
+        rows keep beating meanwhile, so the slot stays counted until it is)."""
+        names = sorted({h for h, _ in holders})
+        try:
+            self._give_back(names)
+        except Exception:
+            log.exception("giving back an answer slot failed; retried at the next beat")
+            with self._lock:
+                self._owed.append(names)
+
+    def _give_back(self, names: list[str]) -> None:
         with self.backend.own_transaction() as db:
-            for name in sorted({h for h, _ in holders}):
+            for name in names:
                 db.execute(
                     "UPDATE answer_slots SET taken = taken - 1 WHERE holder = ? AND replica = ?",
                     (name, self.replica),
@@ -131,9 +142,20 @@ class SharedAnswerSlots:
                     "DELETE FROM answer_slots WHERE holder = ? AND replica = ? AND taken <= 0",
                     (name, self.replica),
                 )
+        with self._lock:
+            self.held -= 1
 
     def beat(self) -> None:
         """Mark this replica's rows alive; drop rows of replicas dead for a while."""
+        with self._lock:
+            owed, self._owed = self._owed, []
+        for i, names in enumerate(owed):
+            try:
+                self._give_back(names)
+            except Exception:
+                with self._lock:
+                    self._owed.extend(owed[i:])
+                raise
         conn = self.backend.connection()
         if self.held:
             conn.execute(
