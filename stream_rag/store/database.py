@@ -110,6 +110,10 @@ class Database:
                 self.generation += 1
 
 
+# How long `SqliteBackend.close` waits for transactions in progress.
+CLOSE_WAIT_S = 30.0
+
+
 class SqliteBackend:
     """One SQLite file (WAL), one connection per thread."""
 
@@ -120,6 +124,11 @@ class SqliteBackend:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # Transactions and snapshots in progress: `close` waits for them, since closing a
+        # connection another thread is using crashes the process (a segfault in sqlite3).
+        self._busy = 0
+        self._idle = threading.Condition()
+        self.closing = False
         self._migrate()
 
     def connection(self) -> sqlite3.Connection:
@@ -140,28 +149,49 @@ class SqliteBackend:
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every statement inside sees the same committed state (WAL)."""
-        db = self.connection()
-        if db.in_transaction:
-            yield db
-            return
-        db.execute("BEGIN")
-        try:
-            yield db
-        finally:
-            db.execute("COMMIT")
+        with self._using():
+            db = self.connection()
+            if db.in_transaction:
+                yield db
+                return
+            db.execute("BEGIN")
+            try:
+                yield db
+            finally:
+                db.execute("COMMIT")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        db = self.connection()
-        db.execute("BEGIN IMMEDIATE")
+        with self._using():
+            db = self.connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    @contextmanager
+    def _using(self) -> Iterator[None]:
+        with self._idle:
+            self._busy += 1
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            yield
+        finally:
+            with self._idle:
+                self._busy -= 1
+                if not self._busy:
+                    self._idle.notify_all()
 
     def close(self) -> None:
+        """Close every thread's connection once no transaction is in progress (a request's
+        last write can still be running while the server shuts down), or after
+        `CLOSE_WAIT_S`."""
+        with self._idle:
+            self.closing = True
+            self._idle.notify_all()
+            self._idle.wait_for(lambda: self._busy == 0, timeout=CLOSE_WAIT_S)
         with self._lock:
             for connection in self._connections:
                 connection.close()
