@@ -128,21 +128,26 @@ def compose_command() -> list[str] | None:
     return [legacy] if legacy else None
 
 
-def test_docker_compose_config_validates() -> None:
-    command = compose_command()
-    if command is None:
-        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
-    env = {**os.environ, "QDRANT_API_KEY": "0" * 64, "POSTGRES_PASSWORD": "1" * 64}
+def assert_every_profile_configures(command: list[str], cwd: Path, env: dict[str, str]) -> None:
+    """`config` of the compose file in `cwd` is valid with no profile, `demo` and `scale`."""
     for profile in ([], ["--profile", "demo"], ["--profile", "scale"]):
         done = subprocess.run(
             [*command, *profile, "config", "--quiet"],
-            cwd=ROOT,
+            cwd=cwd,
             env=env,
             capture_output=True,
             text=True,
             check=False,
         )
         assert done.returncode == 0, done.stderr
+
+
+def test_docker_compose_config_validates() -> None:
+    command = compose_command()
+    if command is None:
+        pytest.skip("neither `docker compose` nor `docker-compose` is installed")
+    env = {**os.environ, "QDRANT_API_KEY": "0" * 64, "POSTGRES_PASSWORD": "1" * 64}
+    assert_every_profile_configures(command, ROOT, env)
 
 
 def test_first_start_creates_one_admin_key_and_requires_it(tmp_path: Path) -> None:
@@ -226,13 +231,4 @@ def test_the_docker_guides_env_is_enough_for_every_profile(tmp_path: Path) -> No
     (tmp_path / "docker-compose.yml").write_bytes((ROOT / "docker-compose.yml").read_bytes())
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     subprocess.run(["bash", "-c", "\n".join(writes)], cwd=tmp_path, env=env, check=True)
-    for profile in ([], ["--profile", "demo"], ["--profile", "scale"]):
-        done = subprocess.run(
-            [*command, *profile, "config", "--quiet"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
+    assert_every_profile_configures(command, tmp_path, env)
