@@ -150,7 +150,6 @@ class StreamLog:
 
     def read(self, stream_id: str, after: int) -> Recorded | None:
         """The stream's events after `after`, or None if it is unknown or expired."""
-        self.flush()
         with self.database.snapshot() as db:
             row = db.execute(
                 "SELECT owner, heartbeat, finished, expires_at FROM answer_streams WHERE id = ?",
