@@ -128,3 +128,36 @@ def test_sets_file_names_each_set(tmp_path: Path) -> None:
         path.write_text(bad)
         with pytest.raises(InputError):
             load_sets(path)
+
+
+def test_a_set_missing_a_gold_file_is_refused_before_any_is_scored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stream_rag.cli.commands import main
+
+    for name in ("a", "b"):
+        (tmp_path / f"kb_{name}").mkdir()
+        (tmp_path / f"kb_{name}" / "faq.md").write_text("# Shipping\n\nShipping is free.\n")
+        (tmp_path / f"{name}.jsonl").write_text(
+            '{"question": "Is shipping free?", "gold": ["faq.md"]}\n'
+            '{"question": "How do I book a day?", "gold": ["delivery.docx", "faq.md"]}\n'
+            '{"question": "Weather?", "gold": null, "expect": "refuse"}\n'
+        )
+    sets = tmp_path / "sets.json"
+    sets.write_text(
+        '[{"name": "a", "kb": "kb_a", "questions": "a.jsonl"},'
+        ' {"name": "b", "kb": "kb_b", "questions": "b.jsonl"}]'
+    )
+    (tmp_path / "kb_a" / "delivery.docx").write_bytes(b"present: the check reads names only")
+    data_dir = str(tmp_path / "data")
+    assert main(["--data-dir", data_dir, "eval", "answers", "--sets", str(sets)]) == 1
+    captured = capsys.readouterr()
+    assert "set b: 1 gold file(s) missing from" in captured.err
+    assert "delivery.docx" in captured.err
+    assert "kb_fixtures" in captured.err
+    assert "right (every check)" not in captured.out  # set a was not scored first
+    questions = tmp_path / "b.jsonl"
+    kb = str(tmp_path / "kb_b")
+    args = ["--data-dir", data_dir, "eval", "answers", "--kb", kb, "--questions", str(questions)]
+    assert main(args) == 1
+    assert "delivery.docx" in capsys.readouterr().err

@@ -21,7 +21,7 @@ import anyio
 from ..config import Settings
 from ..embed.backends import Embedder
 from ..errors import InputError
-from ..index.folders import ingest_paths
+from ..index.folders import ingest_paths, iter_files
 from ..retrieve.metrics import percentile
 from ..services import open_services
 from ..types import Turn
@@ -333,16 +333,34 @@ def summary_row(name: str, held_out: bool, outcomes: Sequence[Outcome]) -> str:
     )
 
 
+def missing_gold(kb: Path, questions: Sequence[Question]) -> list[str]:
+    """The gold file names of `questions` that no file under `kb` has: a set scored without
+    them would only score low (a fixture not written yet), so it is not scored at all."""
+    present = {path.name for path in iter_files([kb])}
+    named = {name for item in questions for name in item.gold or ()}
+    return sorted(named - present)
+
+
+def _check_kb(label: str, kb: Path, questions: Sequence[Question]) -> None:
+    if not kb.is_dir():
+        raise InputError(f"{label}: {kb} is not a folder")
+    missing = missing_gold(kb, questions)
+    if missing:
+        raise InputError(
+            f"{label}: {len(missing)} gold file(s) missing from {kb}: {', '.join(missing)} "
+            "(the dev sets' DOCX and PDF files are written by `python -m loadtests.kb_fixtures`)"
+        )
+
+
 def main(settings: Settings, args: argparse.Namespace) -> int:
     if args.sets is not None:
         return _main_sets(settings, args)
     if args.kb is None or args.questions is None:
         raise InputError("give --kb and --questions, or --sets")
-    if not args.kb.is_dir():
-        raise InputError(f"--kb {args.kb} is not a folder")
     questions = load_questions(args.questions)
     if not questions:
         raise InputError(f"no questions in {args.questions}")
+    _check_kb(f"--kb {args.kb}", args.kb, questions)
     print(f"# {args.kb}: {len(questions)} questions from {args.questions}")
     print(report(evaluate_answers(args.kb, questions, settings), verbose=args.verbose))
     return 0
@@ -352,11 +370,13 @@ def _main_sets(settings: Settings, args: argparse.Namespace) -> int:
     sets = load_sets(args.sets)
     if args.only:
         sets = [s for s in sets if s.name in args.only]
+    # Every set is checked before any is scored: a missing file is found in a second, not
+    # after the sets before it ran for minutes.
+    loaded = [(s, load_questions(s.questions)) for s in sets]
+    for answer_set, questions in loaded:
+        _check_kb(f"set {answer_set.name}", answer_set.kb, questions)
     rows: list[str] = []
-    for answer_set in sets:
-        if not answer_set.kb.is_dir():
-            raise InputError(f"set {answer_set.name}: {answer_set.kb} is not a folder")
-        questions = load_questions(answer_set.questions)
+    for answer_set, questions in loaded:
         outcomes = evaluate_answers(answer_set.kb, questions, settings)
         if args.verbose:
             print(f"# {answer_set.name}: {len(questions)} questions")
