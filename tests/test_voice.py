@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.gate.voice import first_person, speaks_for_itself
+from stream_rag.gate.voice import asks, first_person, not_a_claim, speaks_for_itself
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,31 @@ def test_a_block_in_the_first_person_may_support_one() -> None:
     assert speaks_for_itself(sentence, ["Kendrick was born in Compton, California."])
     assert not speaks_for_itself(sentence, ["'I was born in Compton,' Kendrick said."])
     assert not speaks_for_itself("Kendrick was born in Compton.", ["He was born there."])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do you like the music accompanying video games?",
+        "Goldendoodles are referred to as designer dogs, do you like them?",
+        "Do you do accounting and/or financial reporting ?",
+        'Have you read "Matilda?"',
+    ],
+)
+def test_a_question_is_no_claim(text: str) -> None:
+    assert asks(text)
+    assert not_a_claim(text, ["Video game music accompanies video games."]) is not None
+
+
+def test_a_question_the_block_asks_and_a_statement_pass() -> None:
+    faq = "How do I cancel my plan? Open Settings and choose Cancel."
+    assert not_a_claim("How do I cancel my plan?", [faq]) is None
+    assert not_a_claim("Open Settings and choose Cancel.", [faq]) is None
+    assert not asks("The ? key opens help.")
+    assert not asks("Refunds take 5 days.")
+
+
+def test_first_person_is_no_claim_unless_the_block_speaks_so() -> None:
+    block = "Regarded as one of the most significant icons of the century, he is called the king."
+    assert not_a_claim("I think he was the most significant icon of the century.", [block])
+    assert not_a_claim("He was one of the most significant icons of the century.", [block]) is None

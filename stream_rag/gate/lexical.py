@@ -23,6 +23,7 @@ from .claimcheck import check as check_claims
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .support import Span, block_spans, read_words
+from .voice import not_a_claim
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",
@@ -212,6 +213,9 @@ class GateContext:
         verdict = self.overlap(sentence, citations)
         if not verdict.ok and not verdict.grey:
             return verdict
+        why = not_a_claim(sentence, [self.block_text(n) for n in verdict.cited])
+        if why:
+            return Verdict(False, "claim_mismatch", verdict.cited, verdict.score, why)
         if units is None:
             marks = "".join(f"[{n}]" for n in verdict.cited)
             units = clauses(f"{sentence} {marks}", (), self.n_blocks)

@@ -29,7 +29,6 @@ from .signals import (
     features,
     with_cosine,
 )
-from .voice import speaks_for_itself
 
 __all__ = [
     "COEFFICIENTS",
@@ -188,14 +187,6 @@ class SemanticStage:
                 f"{f.block_overlap:.2f}); lexical: {verdict.detail}"
             )
             return self._drop(verdict, detail, f.to_json(embedded=False))
-        # A sentence about its writer ("I", "my") that no cited block's voice supports: no
-        # model is asked (the several-sentence one never saw one; docs/decisions/).
-        if speaks_for_itself(sentence, (ctx.block_text(n) for n in verdict.cited)):
-            detail = (
-                f"semantic: speaks in the first person, which {_refs(verdict.cited)} never "
-                f"does; lexical: {verdict.detail}"
-            )
-            return self._drop(verdict, detail, {**f.to_json(embedded=False), "first_person": 1.0})
         # Which model weighs it: a read of the cited blocks' stored rows, which the
         # embedding's signals need anyway.
         f = replace(f, sentences=evidence_sentences(verdict.cited, vectors))

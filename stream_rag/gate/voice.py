@@ -1,20 +1,22 @@
 """The writer's own voice: a sentence that speaks in the first person singular ("I", "me",
-"my") says something about its writer, which blocks that never speak so cannot support. The
-semantic stage drops such a grey-zone sentence before its models (docs/decisions/, "The
-writer's own voice"): its models were fitted on claims about the world, and the one for
-several-sentence evidence had seen no first-person sentence at all.
+"my") says something about its writer, which blocks that never speak so cannot support, and a
+question asserts nothing a block can vouch for. The gate drops either after its overlap check
+(`not_a_claim`; docs/decisions/gate-verifier-operating-point.md).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-__all__ = ["first_person", "speaks_for_itself"]
+__all__ = ["asks", "first_person", "not_a_claim", "speaks_for_itself"]
 
 # "i", "me", "my", "myself" and the contractions ("I'm", "I 've" as BEGIN tokenises it), in
 # lower or sentence case. "mine" is left out (a coal mine).
 _FIRST_PERSON = re.compile(r"(?<![\w.(-])(?:[Ii]|[Mm]e|[Mm]y|[Mm]yself)(?![\w)-])")
+# A question mark ending the sentence after a word ("..., do you like them?", BEGIN's "games ?"),
+# not a "?" standing for a key or a glyph mid-sentence.
+_QUESTION = re.compile(r"\w[\s\"')\u201d\u2019]*\?[\s\"')\u201d\u2019]*$")
 # "I" after a capitalised word is a regnal or ordinal numeral ("Elizabeth I", "World War I").
 _NUMERAL_BEFORE = re.compile(r"[A-Z][\w.'-]*\s+$")
 
@@ -31,3 +33,24 @@ def speaks_for_itself(sentence: str, evidence: Iterable[str]) -> bool:
     """Whether `sentence` speaks in the first person singular and none of `evidence` does
     (a block that quotes someone saying "I" may support a sentence that does too)."""
     return first_person(sentence) and not any(first_person(text) for text in evidence)
+
+
+def asks(text: str) -> bool:
+    """Whether `text` ends with a question."""
+    return _QUESTION.search(text) is not None
+
+
+def not_a_claim(sentence: str, evidence: Sequence[str]) -> str | None:
+    """Why `sentence` is no claim its cited `evidence` can support (a question none of it asks
+    word for word, a first-person sentence where none of it speaks so), or None."""
+    if asks(sentence):
+        wanted = _fold(sentence)
+        if not any(wanted in _fold(text) for text in evidence):
+            return "a question asserts nothing its cited blocks can vouch for"
+    if speaks_for_itself(sentence, evidence):
+        return "speaks in the first person, which its cited blocks never do"
+    return None
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
