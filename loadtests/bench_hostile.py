@@ -11,7 +11,8 @@ says which sentences it wrote and which are false, so nothing is guessed: each s
 client received is matched to the sentence the model wrote, and counted false if that one was
 false as the reader sees it (a bidi override still in the text is seen; once the server took
 it out, the cleaned reading counts). Prints per knob and route: false sentences written,
-false sentences shown, true sentences shown of those written; then per knob and variant.
+false sentences shown, true sentences shown of those written; then per knob and variant
+(a red-team family's `control_*` variants are true restatements: shown/written is kept).
 `--json FILE` keeps every false sentence shown, for the gate lane to read.
 """
 
@@ -34,10 +35,11 @@ from loadtests.server_proc import Server
 from stream_rag.model.attacks import ATTACKS
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.ledger import ROUTES, Record, match, records, seen_false, shown_sentences
+from stream_rag.model.redteam_knobs import RED_TEAM
 from tests.helpers import running_server
 
 SAMPLE_QUESTIONS = Path(__file__).parent / "answers" / "sample_questions.jsonl"
-RUNS = ("control", "paraphrase", *ATTACKS)
+RUNS = ("control", "paraphrase", *ATTACKS, *RED_TEAM)
 
 
 @dataclass
@@ -91,6 +93,8 @@ def run(
                         results.shown.append(entry)
                     shown_false.add(found.text)
                 elif not found.false:
+                    if found.text not in shown_true and found.variant:
+                        results.variants[knob, route][f"{found.variant}:shown"] += 1
                     shown_true.add(found.text)
             for record in written:
                 if record.false:
@@ -98,6 +102,8 @@ def run(
                     results.variants[knob, route][f"{record.variant}:written"] += 1
                 else:
                     tally.true_written += 1
+                    if record.variant:  # a red-team family's control
+                        results.variants[knob, route][f"{record.variant}:written"] += 1
             tally.false_shown += len(shown_false)
             tally.true_shown += len(shown_true)
 

@@ -11,6 +11,29 @@ if TYPE_CHECKING:
     from ..model.fake import FakeConfig
 
 
+# The red team's knobs (model/redteam_knobs.py's RED_TEAM; a test holds the two equal), named
+# here so that the CLI starts without importing the model.
+RED_TEAM = (
+    "bound_flip",
+    "quantifier",
+    "modal_flip",
+    "antonym_swap",
+    "drop_condition",
+    "restate",
+    "double_negation",
+    "not_only",
+    "exaggerate",
+    "unit_swap",
+    "number_words",
+    "calendar",
+    "range_shift",
+    "separators",
+    "cross_block",
+    "lookalike",
+    "smuggle",
+)
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`fake-llm`."""
     fake = commands.add_parser(
@@ -35,6 +58,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "move-markers",
         "markup",
         "invisible",
+        *(name.replace("_", "-") for name in RED_TEAM),
         "paraphrase",
         "split-markers",
         "label-markers",
@@ -71,6 +95,7 @@ def config_of(args: argparse.Namespace) -> FakeConfig:
         move_markers=args.move_markers,
         markup=args.markup,
         invisible=args.invisible,
+        **{name: getattr(args, name) for name in RED_TEAM},
         paraphrase=args.paraphrase,
         split_markers=args.split_markers,
         label_markers=args.label_markers,

@@ -11,6 +11,10 @@ rate, deterministically for a given seed and prompt:
 - `extra_claim`: a quoted sentence with an unsupported clause added (paraphrase.py)
 - `negate`, `swap_numbers`, `swap_entities`, `append_clause`, `move_markers`, `markup`,
   `invisible`: a false sentence built from the cited block's own (attacks.py)
+- the red team's families (`RED_TEAM`: bounds, quantifiers, modals, antonyms, conditions
+  dropped, framings, double negation, "not only", excess words, units, numbers in words,
+  calendar, ranges, separators, a value from another block, look-alike letters, markup inside
+  a word), each writing faithful controls one time in four (redteam.py, redteam_knobs.py)
 - `paraphrase`: a quoted sentence reworded, with synonyms, a fronted phrase or the passive;
   numbers unchanged (paraphrase.py). Faithful: the gate should pass it
 - `split_markers`: markers streamed as `[`, `1`, `]`
@@ -46,10 +50,11 @@ from .attacks import ATTACKS, Written, attack
 from .extractive import NO_ANSWER, select, tokens_of
 from .fake_stream import plan, send_plan
 from .paraphrase import add_claim, paraphrase
+from .redteam_knobs import RED_TEAM, red_team
 
 FABRICATIONS = ("unissued", "wrong_block", "changed_number", "extra_claim")
 # One roll per sentence picks at most one of these, in this order, each with its rate.
-BEHAVIOURS = (*FABRICATIONS, *ATTACKS, "paraphrase")
+BEHAVIOURS = (*FABRICATIONS, *ATTACKS, *RED_TEAM, "paraphrase")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,24 @@ class FakeConfig:
     move_markers: float = 0.0
     markup: float = 0.0
     invisible: float = 0.0
+    # The red team's families (redteam.py, redteam_knobs.py), with faithful controls.
+    bound_flip: float = 0.0
+    quantifier: float = 0.0
+    modal_flip: float = 0.0
+    antonym_swap: float = 0.0
+    drop_condition: float = 0.0
+    restate: float = 0.0
+    double_negation: float = 0.0
+    not_only: float = 0.0
+    exaggerate: float = 0.0
+    unit_swap: float = 0.0
+    number_words: float = 0.0
+    calendar: float = 0.0
+    range_shift: float = 0.0
+    separators: float = 0.0
+    cross_block: float = 0.0
+    lookalike: float = 0.0
+    smuggle: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0
@@ -159,6 +182,9 @@ def write(config: FakeConfig, messages: list[dict[str, str]]) -> list[Written]:
             text = paraphrase(text, rng)
         elif behaviour in ATTACKS:
             written = attack(behaviour, n, text, blocks, rng)
+            behaviour = behaviour if written is not None else "faithful"
+        elif behaviour in RED_TEAM:
+            written = red_team(behaviour, n, text, blocks, rng)
             behaviour = behaviour if written is not None else "faithful"
         label = rng.random() < config.label_markers
         split = rng.random() < config.split_markers

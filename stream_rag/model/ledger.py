@@ -17,6 +17,7 @@ import httpx
 
 from ..sse import parse_lines
 from .attacks import CYRILLIC
+from .redteam_knobs import LOOKALIKES
 
 __all__ = ["ROUTES", "Record", "match", "plain", "records", "seen_false", "shown_sentences"]
 
@@ -47,7 +48,7 @@ def records(entries: Iterable[Mapping[str, Any]]) -> list[Record]:
 
 _MARKER = re.compile(r"\[\s*\d+(?:\s*(?:[-\u2013,]|\]\s*\[)\s*\d+)*\s*\]")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_LATIN = {cyrillic: latin for latin, cyrillic in CYRILLIC.items()}
+_LATIN = {other: latin for latin, other in (*CYRILLIC.items(), *LOOKALIKES.items())}
 
 
 def _cf(char: str) -> bool:
