@@ -19,7 +19,7 @@ from .index.indexing import ChunkReader, Indexer, hnsw_graphs
 from .ingest.extract import ExtractLimits
 from .ingest.extract_pool import ExtractionPool, InProcessExtractor, Limits
 from .ingest.fairness import FairSlots
-from .model.extractive import ExtractiveModel, SentenceVectors
+from .model.extractive import ExtractiveModel, Known, SentenceVectors
 from .model.llm import ChatModel, OpenAIChatModel
 from .retrieve.hybrid import Retriever
 from .retrieve.rerank import HttpReranker, Reranker
@@ -197,8 +197,15 @@ def open_services(
             stages=stages,
             entries=None if passages is None else SentenceVectors(passages, 4096, known=known),
             # The answerability check ranks sentences as the local generator does, with its
-            # vectors (one cache, one embedding per sentence).
-            ranking=base_model.dense if isinstance(base_model, ExtractiveModel) else None,
+            # vectors (one cache, one embedding per sentence); with a chat model, with vectors
+            # made as the generator's are, so a question is checked alike whichever answers.
+            ranking=(
+                base_model.dense
+                if isinstance(base_model, ExtractiveModel)
+                else None
+                if embedder is None
+                else SentenceVectors(embedder, 4096, known=_generator_known(settings, queries))
+            ),
         ),
         telemetry=telemetry,
     )
@@ -220,13 +227,16 @@ def build_model(
             stall_s=settings.llm_stall_s,
             max_tokens=settings.llm_max_tokens,
         )
-    # The question was embedded for retrieval a moment before: the generator reuses that,
-    # unless it is int8 (scored against fp32 sentences it moved one sample answer to the
-    # wrong document; docs/decisions/).
-    known = None
+    return ExtractiveModel(embedder=embedder, known=_generator_known(settings, queries))
+
+
+def _generator_known(settings: Settings, queries: QueryEmbedder | None) -> Known | None:
+    """The question's vector as retrieval embedded it a moment before, for the generator's
+    sentence scores; None (embed it again) when it is int8: scored against fp32 sentences it
+    moved one sample answer to the wrong document (docs/decisions/)."""
     if queries is not None and settings.embed_query_precision == "fp32":
-        known = queries.cached
-    return ExtractiveModel(embedder=embedder, known=known)
+        return queries.cached
+    return None
 
 
 def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | None) -> Stages:

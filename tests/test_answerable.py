@@ -5,21 +5,28 @@ wording; a question the entry answers in other words is answered."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 
 from stream_rag.answer.answerable import answering_order
 from stream_rag.answer.results import AnswerResult, Options
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.index.folders import ingest_paths
+from stream_rag.http.app import create_app
+from stream_rag.index.folders import ingest_paths, sample_kb_dir
 from stream_rag.model.extractive import ExtractiveModel, SentenceVectors
+from stream_rag.model.fake import create_fake_llm
+from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.types import Message
+
+from .helpers import running_server
 
 GYM = (
     "# Opening hours\n\n"
@@ -192,3 +199,47 @@ def test_sources_that_disagree_are_logged_for_the_team(
     assert "billing-faq.md v1" in logged
     assert "30 days" in logged
     assert "14 days" in logged
+
+
+def test_with_a_chat_model_over_http_the_check_runs_first_and_the_answering_block_leads(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """The scripted OpenAI-compatible server and the app, each a real uvicorn, over the sample
+    knowledge base: a near miss is refused as `not_answered` on both routes with no request
+    reaching the model, and an answered question's prompt offers first the block that answers
+    it (the refund policy), not retrieval's first (the pricing page)."""
+    fake = create_fake_llm()
+    with running_server(fake) as llm_url:
+        model = OpenAIChatModel(f"{llm_url}/v1", "fake")
+        app = create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm, model=model)
+        with (
+            running_server(app) as base_url,
+            httpx.Client(base_url=base_url, timeout=60) as client,
+        ):
+            for path in sorted(sample_kb_dir().iterdir()):
+                added = client.post("/v1/documents", files={"file": (path.name, path.read_bytes())})
+                assert added.status_code == 201, added.text
+                wait_ready(client, added.json()["document"]["id"])
+            near_miss = "How much does it cost to export a notebook?"
+            refused = client.post("/v1/answer", json={"question": near_miss}).json()
+            assert refused["refusal"]["reason"] == "not_answered", refused
+            chat = client.get("/v1/chat", params={"q": near_miss}).text
+            assert '"reason": "not_answered"' in chat
+            assert fake.state.stats.requests == 0  # neither route called the model
+
+            asked = "Can I get my money back on an annual plan?"
+            answered = client.post("/v1/answer", json={"question": asked}).json()
+            by_n = {b["n"]: b["name"] for b in answered["sources"]}
+            assert by_n[1] == "pricing.md"  # retrieval ranks the pricing page first ...
+            (_, offered), *_ = fake.state.stats.offered
+            assert by_n[offered[0]] == "refund-policy.md"  # ... the prompt the refund policy
+            assert sorted(offered) == sorted(by_n)
+            client.get("/v1/chat", params={"q": asked})
+            assert fake.state.stats.offered[-1][1] == offered  # the stream's prompt alike
+
+
+def wait_ready(client: httpx.Client, doc_id: str) -> None:
+    deadline = time.monotonic() + 120  # against a hang only
+    while client.get(f"/v1/documents/{doc_id}").json()["versions"][-1]["status"] != "ready":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)

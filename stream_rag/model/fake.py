@@ -20,7 +20,8 @@ rate, deterministically for a given seed and prompt:
 - `split_markers`: markers streamed as `[`, `1`, `]`
 - `label_markers`: markers before the sentence, like a list label (`[1] The refund...`)
 - keeps a ledger of what it wrote, sentence by sentence, with which are false
-  (`GET /fake/ledger?after=N`), so a benchmark knows the truth without guessing
+  (`GET /fake/ledger?after=N`), so a benchmark knows the truth without guessing, and the
+  order in which each prompt offered its blocks (`stats.offered`)
 - reports `usage` (words as tokens), also as a last chunk with `stream_options.include_usage`,
   and answers the follow-up rewrite request of `STREAM_RAG_CONDENSE=llm`
 - `tokens_per_second`, `stall_after`/`stall_s` (a pause mid-stream), `error_after` (the
@@ -122,6 +123,9 @@ class FakeStats:
     ledger: deque[tuple[int, str, tuple[Written, ...]]] = field(
         default_factory=lambda: deque(maxlen=KEEP)
     )
+    # Per answering request: (request number, the block numbers in the order its prompt
+    # offers them), so a test sees which block a model is shown first.
+    offered: deque[tuple[int, tuple[int, ...]]] = field(default_factory=lambda: deque(maxlen=KEEP))
 
     def timeline(self, question: str) -> list[tuple[str, float]]:
         """A new, empty timeline for a request asking `question`."""
@@ -277,6 +281,7 @@ class Completions:
             written = write(config, messages)
             prompt = next((m["content"] for m in messages if m.get("role") == "user"), "")
             stats.ledger.append((stats.requests, parse_question(prompt), tuple(written)))
+            stats.offered.append((stats.requests, tuple(parse_blocks(prompt))))
             pieces = _streamed(written)
         # A word is a token here: real tokenizers differ, the point is that counts arrive.
         usage = {
