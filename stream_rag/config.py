@@ -165,6 +165,11 @@ class Settings:
     # headings the knowledge base covers nearby (None: the built-in English one).
     check_answered: bool = True
     not_answered_text: str | None = None
+    # The language refusals are worded in when a question's is not read or has no wording
+    # (en, de, fr, es, it, nl, pt), and the team's wording per language: a JSON file
+    # {"de": {"not_answered": "... {nearby} ...", ...}} (answer/wording.py has the keys).
+    language: str = "en"
+    refusal_texts: Path | None = None
     # Seconds between keep-alive comments on an event stream.
     sse_ping_s: float = 15.0
     # Worker threads for an answer's CPU work (retrieval, checks, gate context) at once; the

@@ -59,6 +59,7 @@ from .results import (
     Tally,
     revision_request,
 )
+from .wording import Wording
 
 __all__ = [
     "AnswerResult",
@@ -122,6 +123,10 @@ class Answerer:
         # are unchanged (see `_prepared_key`).
         self.prepared: Kept[Hashable, Prepared] = Kept()
         self.verdicts = KeptVerdicts()
+        # Refusal messages in the question's language (a bad wording file fails here, at start).
+        self.wording = Wording.build(
+            settings.language, settings.refusal_texts, settings.not_answered_text
+        )
         # The app replaces this with its own, which SIGTERM sets off.
         self.drain = Drain(settings.drain_s)
 
@@ -312,7 +317,7 @@ class Answerer:
         yield Sources(blocks, self.model.name)
         if prepared.refusal is not None:
             _report(question, prepared.refusal)
-            yield prepared.refusal
+            yield self.worded(question, prepared.refusal)
             yield Done(0, 0, None, _ms(started), 0, _reported(usage))
             return
         context = prepared.context
@@ -343,7 +348,10 @@ class Answerer:
             return
         emitted = tally.units - tally.dropped
         if not emitted:
-            yield said_not_answered(units) or Refusal("no_supported_sentences", NOTHING_SUPPORTED)
+            refused = said_not_answered(units) or Refusal(
+                "no_supported_sentences", NOTHING_SUPPORTED
+            )
+            yield self.worded(question, refused)
         ttfs = None if tally.first is None else (tally.first - started) * 1000
         yield Done(
             emitted,
@@ -377,7 +385,7 @@ class Answerer:
         )
         if prepared.refusal is not None:
             _report(question, prepared.refusal)
-            return replace(base, refusal=prepared.refusal)
+            return replace(base, refusal=self.worded(question, prepared.refusal))
         context = prepared.context
         judge = self._judge(context, blocks)
         attempts: list[Attempt] = []
@@ -408,7 +416,11 @@ class Answerer:
         refusal = said_not_answered(attempts[-1].judged) or Refusal(
             "unsupported_answer", UNSUPPORTED_ANSWER
         )
-        return replace(base, refusal=refusal, attempts=tuple(attempts))
+        return replace(base, refusal=self.worded(question, refusal), attempts=tuple(attempts))
+
+    def worded(self, question: str, refusal: Refusal) -> Refusal:
+        """`refusal` in the language `question` is written in, where that has wording."""
+        return self.wording.localise(refusal, read_question(question).language)
 
     def _offered(self, question: str, blocks: Sequence[Block]) -> Sequence[Block]:
         """The blocks in the order a chat model's prompt offers them: the answering block

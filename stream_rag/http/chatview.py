@@ -72,8 +72,12 @@ def _message(event: Refusal) -> str:
         for side in (detail.get("a"), detail.get("b"))
         if isinstance(side, Mapping) and "name" in side
     ][:2]
+    # The lead is the message's own (in the question's language, answer/wording.py).
+    lead = event.message.split(" “", 1)[0]
     if len(names) < 2:
-        return CONFLICT_LEAD
+        return lead
+    if lead != CONFLICT_LEAD:
+        return f"{lead} “{names[0]}”, “{names[1]}”."
     return f"{CONFLICT_LEAD} “{names[0]}” and “{names[1]}” disagree."
 
 

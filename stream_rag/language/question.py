@@ -1,6 +1,7 @@
 """The question, read once: its terms, the parts it asks, the names it asks about, its subject
-words and the kind of answer it wants (`Question`), for retrieval's checks, the pre-model
-checks, sentence selection and the coverage check to read alike.
+words, the kind of answer it wants and its language (`Question`), for retrieval's checks, the
+pre-model checks, sentence selection, the coverage check and the refusal's wording to read
+alike.
 
 The kind: "how long" wants a duration, "how much does it cost" an amount, "when" a time,
 "how many" a count, "how old" an age, "how do I" steps, a question opening with a verb
@@ -17,6 +18,7 @@ from typing import Literal
 
 from ..text import tokenize
 from .asks import asks
+from .detect import detect_language
 from .followups import subject_words
 from .quantities import canonical, scan
 from .terms import names, stem
@@ -102,6 +104,7 @@ class Question:
     names: tuple[str, ...]  # the words that name something ("Enterprise", "X500")
     subject: tuple[str, ...]  # its content words as written ("Nimbus Blender warranty")
     kind: AnswerKind | None  # the kind of answer it wants; None: an open question
+    language: str | None = None  # the language it is written in, when clear (`detect.py`)
 
     @property
     def wants_value(self) -> bool:
@@ -133,6 +136,7 @@ def read_question(text: str) -> Question:
         tuple(names(text)),
         tuple(subject_words(text)),
         kinds.pop() if len(kinds) == 1 else None,
+        detect_language(text),
     )
 
 
