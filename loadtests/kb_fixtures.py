@@ -11,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import kb_documents
+
 HERE = Path(__file__).parent / "answers"
 
 # (kind, text): kind is "h1"/"h2" (heading), "p" (paragraph), "num"/"bullet" (list item),
@@ -187,17 +189,25 @@ def write_pdf(path: Path, pages: list[list[str]]) -> None:
 
 
 def write_all(root: Path = HERE) -> list[Path]:
-    garden, clinic = root / "garden_kb", root / "clinic_kb"
-    write_docx(garden / "delivery.docx", GARDEN_DELIVERY)
-    write_pdf(garden / "plant-care.pdf", GARDEN_CARE_PDF)
-    write_docx(clinic / "appointments.docx", CLINIC_APPOINTMENTS)
-    write_pdf(clinic / "aftercare.pdf", CLINIC_AFTERCARE_PDF)
-    return [
-        garden / "delivery.docx",
-        garden / "plant-care.pdf",
-        clinic / "appointments.docx",
-        clinic / "aftercare.pdf",
+    docx_files = [
+        (root / "garden_kb" / "delivery.docx", GARDEN_DELIVERY),
+        (root / "clinic_kb" / "appointments.docx", CLINIC_APPOINTMENTS),
+        (root / "bikeshop_kb" / "workshop.docx", kb_documents.BIKESHOP_WORKSHOP),
+        (root / "cowork_kb" / "meeting-rooms.docx", kb_documents.COWORK_ROOMS),
+        (root / "waste_kb" / "bulky-waste.docx", kb_documents.WASTE_BULKY),
     ]
+    pdf_files = [
+        (root / "garden_kb" / "plant-care.pdf", GARDEN_CARE_PDF),
+        (root / "clinic_kb" / "aftercare.pdf", CLINIC_AFTERCARE_PDF),
+        (root / "bikeshop_kb" / "warranty.pdf", kb_documents.BIKESHOP_WARRANTY_PDF),
+        (root / "cowork_kb" / "member-handbook.pdf", kb_documents.COWORK_HANDBOOK_PDF),
+        (root / "waste_kb" / "garden-waste.pdf", kb_documents.WASTE_GARDEN_PDF),
+    ]
+    for path, blocks in docx_files:
+        write_docx(path, blocks)
+    for path, pages in pdf_files:
+        write_pdf(path, pages)
+    return [path for path, _ in docx_files] + [path for path, _ in pdf_files]
 
 
 def main(argv: list[str] | None = None) -> int:

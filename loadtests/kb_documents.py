@@ -1,0 +1,154 @@
+"""The DOCX and PDF text of the bikeshop, cowork and waste knowledge bases, written by
+`loadtests.kb_fixtures` (kinds as in `kb_fixtures.DocxBlock`)."""
+
+from __future__ import annotations
+
+BIKESHOP_WORKSHOP: list[tuple[str, object]] = [
+    ("h1", "Workshop and servicing"),
+    (
+        "p",
+        "Our workshop in the Old Town store services every make of bike, not only the ones "
+        "we sell.",
+    ),
+    ("h2", "Booking a service"),
+    ("p", "To book a service, follow these steps:"),
+    ("num", "Choose a service from the price list below."),
+    ("num", "Pick a drop-off day in the online booking calendar."),
+    ("num", "Bring the bike to the Old Town store before 10 am on that day."),
+    ("num", "Wait for our text message telling you the bike is ready, usually the same day."),
+    ("num", "Pay and collect the bike before the store closes."),
+    ("p", "Bookings cancelled less than 24 hours before the drop-off day are charged 15 euros."),
+    ("h2", "Service prices"),
+    (
+        "table",
+        [
+            ["Service", "Price", "How long it takes"],
+            ["Puncture repair", "12 euros", "30 minutes"],
+            ["Basic service", "59 euros", "Same day"],
+            ["Full service", "119 euros", "1 to 2 days"],
+            ["E-bike service", "139 euros", "^"],
+            ["Hydraulic brake bleed", "35 euros per brake", "Same day"],
+        ],
+    ),
+    ("p", "Parts are charged on top of the service price."),
+]
+
+BIKESHOP_WARRANTY_PDF: list[list[str]] = [
+    [
+        "Warranty",
+        "Frames",
+        "Every bike frame we sell has a 5-year warranty against breaks and cracks.",
+        "Gears, brakes, wheels and other parts are covered for 2 years from the date",
+        "of purchase.",
+        "Electric bikes",
+        "The battery and motor of an e-bike are covered for 2 years or 500 charge",
+        "cycles, whichever comes first.",
+    ],
+    [
+        "What the warranty does not cover",
+        "Normal wear of tyres, brake pads, chains and cables is not covered.",
+        "Damage from a crash, from racing, or from a repair done outside an authorised",
+        "workshop is not covered either.",
+        "Making a warranty claim",
+        "Bring the bike and your receipt to either store. We inspect it within 5",
+        "working days and repair or replace the faulty part free of charge.",
+    ],
+]
+
+COWORK_ROOMS: list[tuple[str, object]] = [
+    ("h1", "Meeting rooms"),
+    ("p", "Hive Works has three meeting rooms on the first floor, all with whiteboards."),
+    ("h2", "How to book a meeting room"),
+    ("p", "Booking a room takes five steps:"),
+    ("num", "Sign in to the Hive Works member app."),
+    ("num", "Open the Rooms tab and pick a date."),
+    ("num", "Choose a room that fits your group."),
+    ("num", "Confirm the booking; the hours come out of your plan's monthly allowance first."),
+    (
+        "num",
+        "Check in on the tablet beside the door within 15 minutes of the start, or the room "
+        "is released.",
+    ),
+    ("h2", "Rooms and prices"),
+    (
+        "table",
+        [
+            ["Room", "Seats", "Price per hour", "Equipment"],
+            ["Atlas", "4", "20 euros", "TV screen"],
+            ["Borealis", "8", "35 euros", "Projector"],
+            ["Cosmos", "16", "60 euros", "Projector and video conference kit"],
+        ],
+    ),
+    (
+        "p",
+        "Hours beyond your plan's allowance are charged at the room's hourly price. A booking "
+        "cancelled less than two hours before it starts is charged in full.",
+    ),
+]
+
+COWORK_HANDBOOK_PDF: list[list[str]] = [
+    [
+        "Member handbook",
+        "Key cards",
+        "Your key card opens the front door and the lift. A lost key card costs 15",
+        "euros to replace.",
+        "Guests",
+        "Members can bring up to two guests a day for free. Guests are signed in at",
+        "reception and wear a visitor badge.",
+        "Kitchen",
+        "Coffee and tea are free for members and their guests. Put your cups in the",
+        "dishwasher before you leave.",
+    ],
+    [
+        "Printing",
+        "Printing costs 10 cents a page in black and white and 30 cents a page in colour.",
+        "Send your print jobs to the printer called Hive-Print from the member Wi-Fi.",
+        "Quiet floor",
+        "The second floor is a quiet zone. Take phone calls in the phone booths on the",
+        "first floor.",
+    ],
+]
+
+WASTE_BULKY: list[tuple[str, object]] = [
+    ("h1", "Bulky waste collection"),
+    (
+        "p",
+        "Furniture, mattresses, fridges and other large household items that do not fit in "
+        "a bin are collected from your home on a booked day.",
+    ),
+    ("h2", "How to book"),
+    ("p", "To book a bulky waste collection:"),
+    ("num", "Make a list of the items, with their sizes."),
+    ("num", "Book online or call 0800 123 456 and choose a collection date."),
+    ("num", "Pay the fee when you book."),
+    ("num", "Put the items outside your front door by 7 am on the collection day."),
+    ("num", "Keep the booking number in case the crew needs to call you."),
+    ("h2", "Fees"),
+    (
+        "table",
+        [
+            ["What is collected", "Fee"],
+            ["Up to 3 items", "25 euros"],
+            ["4 to 6 items", "40 euros"],
+            ["Fridge or freezer", "35 euros each"],
+        ],
+    ),
+    ("p", "We do not collect building rubble, car parts or asbestos."),
+]
+
+WASTE_GARDEN_PDF: list[list[str]] = [
+    [
+        "Garden waste subscription 2026/27",
+        "Garden waste is collected in a green bin every two weeks, for households that",
+        "subscribe. The subscription costs 55 euros a year and runs from 1 April to",
+        "31 March.",
+        "How to subscribe",
+        "Subscribe online or at the town hall. Your green bin is delivered within",
+        "3 weeks, and collections start on the next collection day after that.",
+    ],
+    [
+        "What can go in the green bin",
+        "Grass cuttings, leaves, flowers, hedge trimmings and branches up to 10 cm thick.",
+        "Soil, stones, turf and food waste cannot go in the green bin.",
+    ],
+]
