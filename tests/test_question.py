@@ -24,6 +24,10 @@ from stream_rag.model.extractive import SentenceVectors, select
         ("Can I put plastic bags in the blue bin?", "yesno"),
         ("What is chickenpox?", None),
         ("How much does the Basic plan cost and how long is the trial?", None),
+        # A customer telling their situation first: the kind is the asking sentence's.
+        ("I returned an e-bike last week. When will I get my money back?", "time"),
+        ("My bin broke in the storm. How much is a new one?", "money"),
+        ("I bought it two weeks ago. Can I still send it back?", "yesno"),
     ],
 )
 def test_the_kind_of_answer_a_question_wants(question: str, kind: str | None) -> None:
@@ -110,3 +114,35 @@ def test_a_procedure_is_quoted_whole_and_in_order() -> None:
 def test_a_plan_named_free_is_no_price() -> None:
     assert not offers("Lumen Notes has three plans: Free, Pro and Team.", "money")
     assert offers("Free delivery on every order.", "money")
+
+
+RETURNS = """## Returns
+
+You can return an unused bike within 30 days of delivery for a full refund.
+
+To send a bike back, follow these steps:
+
+1. Sign in to your account and open Orders.
+2. Select the bike and choose Request a return.
+3. Hand the box to the courier and keep the receipt.
+"""
+
+
+def test_a_question_not_asking_how_is_not_answered_with_some_steps() -> None:
+    chosen = select("Can I return a bike I never used for a refund?", {1: RETURNS})
+    assert [c.text for c in chosen] == [
+        "You can return an unused bike within 30 days of delivery for a full refund."
+    ]
+    steps = select("How do I return a bike by courier?", {1: RETURNS})
+    assert [c.text for c in steps if c.step] == [
+        "Sign in to your account and open Orders.",
+        "Select the bike and choose Request a return.",
+        "Hand the box to the courier and keep the receipt.",
+    ]
+
+
+def test_a_bulleted_list_item_is_a_statement_not_a_step() -> None:
+    benefits = "## Members get\n\n- 10% off all plants.\n- free home delivery on every order.\n"
+    chosen = select("What discount do members get on plants?", {1: benefits})
+    assert chosen[0].text == "10% off all plants."
+    assert not chosen[0].step

@@ -69,6 +69,7 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         ),
     ),
 )
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WH = re.compile(r"^\W*(?:(?:and|so|but)\s+)?(?:what|how|when|which|at what|for how|until when)\b")
 # A yes/no question that asks whether something is paid for is answered by an amount or "free".
 _PAID = re.compile(r"\b(?:free|pay|paid|fee|fees|charge|cost|costs|price|discount)\b")
@@ -115,7 +116,8 @@ class Question:
         """It wants a value and asks it outright ("How long ...?", "What is the fee ...?"), not
         in passing ("Do you price match?", "If it is cheaper elsewhere, ...?"): an answer
         stating no value does not answer it."""
-        return self.wants_value and _WH.match(self.text.casefold()) is not None
+        asking = _asking(" ".join(self.text.casefold().split()))
+        return self.wants_value and any(_WH.match(sentence) for sentence in asking)
 
 
 def wants_value(kind: AnswerKind | None) -> bool:
@@ -144,11 +146,19 @@ def answer_kind(text: str) -> AnswerKind | None:
     """The kind of answer `text` asks for (the first of `_KINDS` that matches)."""
     lowered = " ".join(text.casefold().split())
     for kind, pattern in _KINDS:
-        if pattern.search(lowered):
-            if kind == "steps" and _PAID.search(lowered):
+        asked = next((s for s in _asking(lowered) if pattern.search(s)), None)
+        if asked is not None:
+            if kind == "steps" and _PAID.search(asked):
                 return "money"  # "How do I pay less?" asks an amount, not steps
             return kind
     return None
+
+
+def _asking(lowered: str) -> list[str]:
+    """The sentences of `lowered` that ask (end with "?"), else all of it: "I returned it last
+    week. When will I get my money back?" asks a time, whatever the situation told before."""
+    asked = [s for s in _SENTENCE_END.split(lowered) if s.endswith("?")]
+    return asked or [lowered]
 
 
 @lru_cache(maxsize=8192)

@@ -79,7 +79,10 @@ def select(
     top = by_block[best][0]
     floor = max(min_score, top.score / 2)
     chosen = {top.position}
+    how = read_question(question).kind == "steps"
     for candidate in by_block[best][1:]:
+        if candidate.step and not how and candidate.item != top.item:
+            continue  # a step of a procedure the question does not ask for: not some steps
         bar = floor if candidate.section == top.section else top.score * OTHER_SECTION
         if candidate.row and candidate.section != top.section:
             continue  # another row of a table: as alike as rows are, it answers something else
@@ -87,7 +90,6 @@ def select(
             continue  # a step of another procedure
         if candidate.score >= bar and len(chosen) < limit:
             chosen.add(candidate.position)
-    how = read_question(question).kind == "steps"
     steps = top.item or (how and next((at[p].item for p in sorted(chosen) if at[p].item), 0))
     if steps:  # a procedure whole and in order, not its best-scored steps
         chosen |= {c.position for c in own if c.item == steps}

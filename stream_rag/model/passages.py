@@ -78,6 +78,7 @@ class Candidate:
     item: int = 0  # the list it is an item of (a step of a procedure; 0: none)
     on_kind: bool = True  # it states the kind of answer the question wants
     title: str = ""  # the heading it sits under, else its document's name
+    step: bool = False  # an item of a numbered list: an instruction, not a statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class _Sentence:
     section: int
     row: bool
     item: int  # which list of the block it is an item of, 0 for none
+    step: bool = False  # an item of a numbered list
 
 
 def _terms(text: str) -> set[str]:
@@ -145,21 +147,26 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
         if table.header is not None:  # the text after a table is not the last row's
             section += 1
         table.reset()
-        in_list = False
+        in_list = numbered = False
         for s_start, s_end in sentence_spans(text, p_start, p_end):
             line_start = max(text.rfind("\n", p_start, s_start) + 1, p_start)
             raw = text[s_start:s_end]
             if _ITEM.match(raw):
                 continue  # a list marker the sentence splitter left on its own ("1.")
-            item = bool(_ITEM.match(text[line_start:s_start])) or (
+            marker = text[line_start:s_start]
+            item = bool(_ITEM.match(marker)) or (
                 line_start == s_start and _ITEM_MARK.match(raw) is not None
             )
             if item and not in_list:
                 lists += 1
+                mark = _ITEM_MARK.match(raw)
+                numbered = any(c.isdigit() for c in (marker or (mark.group() if mark else "")))
             in_list = item or (in_list and line_start != s_start)
             sentence = _LIST_MARK.sub("", " ".join(raw.split()))
             if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
-                out.append(_Sentence(sentence, title, section, False, lists if in_list else 0))
+                at = lists if in_list else 0
+                step = bool(at) and numbered
+                out.append(_Sentence(sentence, title, section, False, at, step))
     return tuple(out)
 
 
@@ -244,9 +251,13 @@ def rank_sentences(
     for (n, i, s, _), score in zip(sentences, own, strict=False):
         if s.title:
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[s.title]
-        on_kind = offers(s.text, kind)
+        # A step of a procedure says what to do, not whether, how much or when: it answers
+        # "how do I ...?" (or an open question), and a fact beside it answers the others.
+        on_kind = offers(s.text, kind) and not (s.step and kind not in (None, "steps"))
         weighted = score * (1 - RANK_DECAY) ** rank[n] * (1.0 if on_kind else OFF_KIND)
-        ranked.append(Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title))
+        ranked.append(
+            Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title, s.step)
+        )
     return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
 
 
