@@ -78,8 +78,9 @@ class Chunk:
     start: int
     end: int
     text: str
-    # The PDF pages it is on (1-based) and the bytes of the stored file it renders (Markdown,
-    # HTML, plain text): None where not known (other formats, versions stored before).
+    # The PDF pages it is on (1-based) and where it is in the original (ingest/layout.py):
+    # bytes of the stored file (Markdown, HTML, plain text), the body's paragraphs and table
+    # rows (DOCX), offsets in its first and last pages' texts (PDF); None where not known.
     page_start: int | None = None
     page_end: int | None = None
     source_start: int | None = None

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from starlette.testclient import TestClient
+
 from loadtests.kb_fixtures import write_docx, write_pdf
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -20,6 +22,7 @@ from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.store.documents import DocumentStore, insert_chunks
 
+from .conftest import wait_indexed
 from .test_jobs import add
 
 MARKDOWN = """---
@@ -332,3 +335,93 @@ def test_a_chunk_starts_on_the_page_of_its_new_text(tmp_path: Path) -> None:
     (s, e), place = extracted.spans[-1], extracted.places[-1]
     assert extracted.text[s:e] == "The lantern runs for twelve hours on one charge."
     assert (place.page_start, place.page_end) == (2, 2)
+
+
+def test_docx_chunks_know_their_paragraphs_and_table_rows(tmp_path: Path) -> None:
+    import docx
+
+    path = tmp_path / "d.docx"
+    filler = [("p", f"Paragraph {i} says something about delivery and returns.") for i in range(9)]
+    write_docx(
+        path,
+        [
+            ("h1", "Delivery"),
+            *filler[:5],
+            ("table", [["Distance", "Price"], ["Near", "Free"], ["Mid", "35 euros"],
+                       ["Far", "Not available"]]),
+            ("num", "Place the order."),
+            ("num", "Choose a day."),
+            *filler[5:],
+        ],
+    )  # fmt: skip
+    # The body's paragraphs and table rows in document order, read here on their own.
+    items: list[str] = []
+    for item in docx.Document(str(path)).iter_inner_content():
+        if hasattr(item, "rows"):
+            items += [" ".join(c.text for c in row.cells) for row in item.rows]
+        else:
+            items.append(item.text)
+    extracted = InProcessExtractor().extract(path, DOCX, 200, 0)
+    assert len(extracted.spans) > 3
+    for (s, e), place in zip(extracted.spans, extracted.places, strict=True):
+        assert place.source_start is not None
+        assert place.source_end is not None
+        assert place.page_start is None
+        placed = items[place.source_start : place.source_end]
+        for line in extracted.text[s:e].split("\n"):
+            # Each line of the chunk is one of its items: a paragraph (its heading mark or
+            # list number aside) or a table row (its first cell leads the row's sentence).
+            line = line.lstrip("# ").removeprefix("1. ").removeprefix("2. ")
+            if line:
+                assert any(line == i or line.startswith(i.split()[0] + ":") for i in placed), (
+                    line,
+                    placed,
+                )
+        assert items[place.source_start].split()[0] in extracted.text[s:e]
+
+
+def test_pdf_chunks_know_their_offsets_in_their_pages_texts(tmp_path: Path) -> None:
+    path = tmp_path / "p.pdf"
+    first = [f"Sentence number {i} on the first page of the guide." for i in range(12)]
+    second = [f"Sentence number {i} on the second page of the guide." for i in range(12)]
+    write_pdf(path, [first, second])
+    extraction = extract(path, "application/pdf")
+    starts = [offset for offset, _ in extraction.pages] + [len(extraction.text) + 2]
+    page_texts = {
+        number: extraction.text[offset : starts[k + 1] - 2]
+        for k, (offset, number) in enumerate(extraction.pages)
+    }
+    assert page_texts[1].startswith("Sentence number 0 on the first page")
+    extracted = InProcessExtractor().extract(path, "application/pdf", 300, 0)
+    for (s, e), place in zip(extracted.spans, extracted.places, strict=True):
+        assert place.page_start is not None
+        assert place.page_end is not None
+        assert place.source_start is not None
+        assert place.source_end is not None
+        chunk = extracted.text[s:e]
+        assert page_texts[place.page_start][place.source_start :].startswith(chunk[:40])
+        assert page_texts[place.page_end][: place.source_end].endswith(chunk[-40:])
+
+
+def test_the_readers_passage_places_a_docx_or_pdf_chunk_in_the_original(
+    tmp_path: Path, client: TestClient
+) -> None:
+    docx_path, pdf_path = tmp_path / "d.docx", tmp_path / "p.pdf"
+    write_docx(docx_path, [("h1", "Delivery"), ("p", "Standard delivery takes 2 to 4 days.")])
+    write_pdf(pdf_path, [["Page one says hello."], ["Page two says goodbye."]])
+    expected = {
+        "d.docx": {"docx_items": [0, 2]},
+        "p.pdf": {"page": 1, "page_offset": 0, "end_page": 2, "end_page_offset": 22},
+    }
+    for path in (docx_path, pdf_path):
+        added = client.post("/v1/documents", files={"file": (path.name, path.read_bytes())})
+        assert added.status_code == 201, added.text
+        doc_id = added.json()["document"]["id"]
+        wait_indexed(client, doc_id)
+        (chunk,) = client.get(f"/v1/documents/{doc_id}/versions/1/chunks").json()["chunks"]
+        body = client.get(
+            f"/v1/documents/{doc_id}/versions/1/text", params={"chunk": chunk["id"]}
+        ).json()
+        passage = body["passage"]
+        placed = {k: v for k, v in passage.items() if k not in ("chunk_id", "start", "end")}
+        assert placed == expected[path.name]

@@ -15,6 +15,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from ..access import tenancy
 from ..errors import NotFoundError
+from ..ingest.extract import DOCX
 from ..store.quotas import Quota
 from ..types import Chunk, Document, UploadResult, Version
 from . import names, state
@@ -218,6 +219,7 @@ async def version_text(request: Request) -> JSONResponse:
         passage = {"chunk_id": chunk.id, "start": span[0], "end": span[1]}
         if chunk.page_start is not None:
             passage["page"] = chunk.page_start
+        passage.update(_original_place(media_type, chunk))
     body = {
         "doc_id": document.id,
         "version": number,
@@ -229,6 +231,22 @@ async def version_text(request: Request) -> JSONResponse:
         "passage": passage,
     }
     return JSONResponse(body, headers={"Cache-Control": "private, max-age=3600"})
+
+
+def _original_place(media_type: str, chunk: Chunk) -> dict[str, object]:
+    """Where the passage is in the original file, for a viewer of it: a PDF's offsets in the
+    text of its first and last pages, a DOCX's paragraphs and table rows (ingest/layout.py)."""
+    if chunk.source_start is None or chunk.source_end is None:
+        return {}
+    if media_type == "application/pdf" and chunk.page_end is not None:
+        return {
+            "page_offset": chunk.source_start,
+            "end_page": chunk.page_end,
+            "end_page_offset": chunk.source_end,
+        }
+    if media_type == DOCX:
+        return {"docx_items": [chunk.source_start, chunk.source_end]}
+    return {}
 
 
 # Kinds whose stored file the reader shows itself (rendered Markdown, plain text).

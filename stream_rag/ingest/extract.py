@@ -85,7 +85,8 @@ def extract(path: Path, media_type: str, limits: ExtractLimits | None = None) ->
         text, starts = _join_pages(pages)
         extraction = Extraction(text, media_type, pages=starts)
     elif media_type == DOCX:
-        extraction = Extraction(_docx_text(path, limits), media_type)
+        layout = _docx_layout(path, limits)
+        extraction = Extraction(layout.text(), media_type, layout.pieces)
     else:
         data = path.read_bytes()
         raw, charset = decode_text(data)
@@ -260,7 +261,7 @@ def _pdf_paragraphs(page: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
-def _docx_text(path: Path, limits: ExtractLimits) -> str:
+def _docx_layout(path: Path, limits: ExtractLimits) -> Layout:
     if not zipfile.is_zipfile(path):
         raise CorruptDocumentError("the file has a .docx name but is not a DOCX (not a zip)")
     check_zip(path, limits)
@@ -270,7 +271,7 @@ def _docx_text(path: Path, limits: ExtractLimits) -> str:
         document = docx.Document(str(path))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
         raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
-    return docx_layout(document).text()
+    return docx_layout(document)
 
 
 def check_zip(path: Path, limits: ExtractLimits) -> None:

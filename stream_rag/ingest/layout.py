@@ -1,9 +1,13 @@
 """Extracted text assembled piece by piece, each piece remembering where it came from: the span
-of the original file it renders (Markdown, HTML) and the PDF page it is on.
+of the original file it renders (Markdown, HTML), its paragraph or table row (DOCX) and the
+PDF page it is on.
 
 The text is what chunks, the gate and answers read (markup removed, tables as sentences); a
-chunk's `source_start`/`source_end` are byte offsets into the stored file, so a widget can show
-the passage formatted; `page_start`/`page_end` are 1-based PDF pages.
+chunk's `source_start`/`source_end` place it in the original, so a widget can show the passage
+formatted: byte offsets into the stored file (Markdown, HTML, plain text), the first and one
+past the last of the body's paragraphs and table rows it reads (DOCX, `office.py`), or
+character offsets into the text of its first and of its last page (PDF); `page_start`/
+`page_end` are 1-based PDF pages.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever extraction or chunking changes what a stored version's text or chunks would
 # be: versions extracted by an older one are extracted again at start (store/reextract.py).
-EXTRACTION_VERSION = 6
+EXTRACTION_VERSION = 7
 
 
 SENTENCE_ENDS = (".", "!", "?", ":", ";", "。", "！", "？", "：", "；")
@@ -103,6 +107,9 @@ class Extraction:
                 first = max(0, bisect.bisect_right(starts, s) - 1)
                 last = max(0, bisect.bisect_right(starts, max(s, e - 1)) - 1)
                 page_start, page_end = self.pages[first][1], self.pages[last][1]
+                # A PDF's span is in its pages' texts: from an offset in the first page's
+                # to one in the last page's.
+                source_start, source_end = max(0, s - starts[first]), max(0, e - starts[last])
             out.append(Place(source_start, source_end, page_start, page_end))
         return out
 

@@ -1,5 +1,10 @@
 """DOCX read in document order: headings as `#` lines, list paragraphs with the numbers Word
-shows for them, tables where they stand as row sentences (merged cells read once per row)."""
+shows for them, tables where they stand as row sentences (merged cells read once per row).
+
+Each piece of text keeps its place in the file as a position among the body's paragraphs and
+table rows, counted in document order from 0 (empty paragraphs and a table's header row
+count too): a chunk's `source_start`/`source_end` are the first and one past the last it
+reads, so a viewer of the DOCX can find the passage."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import re
 from typing import Any
 
 from .layout import Layout
-from .tables import row_sentences
+from .tables import indexed_row_sentences
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_STYLE = re.compile(r"(?:heading|überschrift|titre|kop)\s*(\d)", re.IGNORECASE)
@@ -23,17 +28,22 @@ def docx_layout(document: Any) -> Layout:
     layout = Layout()
     previous = ""  # kind of the block before: "p", "h", "li" or "row"
     previous_text = ""
+    at = 0  # the position of `item` among the body's paragraphs and table rows
     for item in document.iter_inner_content():
         if hasattr(item, "rows"):
-            sentences = row_sentences(_table_rows(item), header=True)
-            for k, sentence in enumerate(sentences):
+            rows = _table_rows(item)
+            sentences = indexed_row_sentences(rows, header=True)
+            for k, (row, sentence) in enumerate(sentences):
                 together = k > 0 or previous_text.endswith(":")
                 if layout.length:
                     layout.add("\n" if together else "\n\n")
-                layout.add(sentence)
+                layout.add(sentence, (at + row, at + row + 1))
             if sentences:
-                previous, previous_text = "row", sentences[-1]
+                previous, previous_text = "row", sentences[-1][1]
+            at += len(rows)
             continue
+        place = (at, at + 1)
+        at += 1
         text = " ".join(item.text.split())
         if not text:
             continue
@@ -43,14 +53,14 @@ def docx_layout(document: Any) -> Layout:
             together = mark is not None and (previous == "li" or previous_text.endswith(":"))
             layout.add("\n" if together else "\n\n")
         if level:
-            layout.add("#" * level + " " + text)
+            layout.add("#" * level + " " + text, place)
             previous = "h"
         elif mark is not None:
-            layout.add(f"{mark} {text}" if mark else text)
+            layout.add(f"{mark} {text}" if mark else text, place)
             layout.end_sentence()
             previous = "li"
         else:
-            layout.add(text)
+            layout.add(text, place)
             previous = "p"
         previous_text = text
     return layout

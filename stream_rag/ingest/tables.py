@@ -18,13 +18,18 @@ def clean(cell: str) -> str:
 def row_sentences(rows: Sequence[Sequence[str]], header: bool) -> list[str]:
     """One sentence per row (`header`: the first row names the columns). A cell that spans
     columns (repeated, side by side, in `rows`) is read once, under its headers joined."""
-    rows = [[clean(c) for c in row] for row in rows]
-    rows = [row for row in rows if any(row)]
-    if not rows:
+    return [sentence for _, sentence in indexed_row_sentences(rows, header)]
+
+
+def indexed_row_sentences(rows: Sequence[Sequence[str]], header: bool) -> list[tuple[int, str]]:
+    """`row_sentences`, each with the index in `rows` of the row it reads."""
+    cleaned = [(i, [clean(c) for c in row]) for i, row in enumerate(rows)]
+    kept = [(i, row) for i, row in cleaned if any(row)]
+    if not kept:
         return []
-    heads: list[str] = list(rows[0]) if header and len(rows) > 1 else []
-    body = rows[1:] if heads else rows
-    return [s for row in body if (s := _sentence(row, heads))]
+    heads: list[str] = list(kept[0][1]) if header and len(kept) > 1 else []
+    body = kept[1:] if heads else kept
+    return [(i, s) for i, row in body if (s := _sentence(row, heads))]
 
 
 def _sentence(row: Sequence[str], heads: Sequence[str]) -> str:
