@@ -70,6 +70,9 @@ class Row:
     # The sentence speaks in the first person and its cited blocks never do: the stage drops
     # it before any model (gate/voice.py), so the two models' verdicts leave it out.
     own_voice: bool = False
+    # Rows with the same group (the evidence they cite: BEGIN's passage, WiCE's article) share
+    # a fold: a passage several responses cite is never on both sides of a split.
+    group: str = ""
 
 
 def stored_vectors(embedder: SentenceEncoder) -> Callable[[str], SentenceVectors]:
@@ -120,7 +123,12 @@ def featurise(
                 stage.word_vectors,
                 pieces,
             )
-        rows.append(Row(dataset, ex.label, verdict.ok, verdict.grey, feats, ex.sentence, own_voice))
+        evidence = "\n".join(ex.blocks[n - 1] for n in sorted(set(ex.cited)))
+        rows.append(
+            Row(
+                dataset, ex.label, verdict.ok, verdict.grey, feats, ex.sentence, own_voice, evidence
+            )
+        )
     return rows
 
 
@@ -206,19 +214,27 @@ def predict_models(models: Models, x: F64, multi: npt.NDArray[np.bool_]) -> F64:
 
 
 def folds(rows: Sequence[Row], k: int, seed: int) -> list[int]:
-    """Fold of each row, stratified by data set and label; a row whose key an earlier row
+    """Fold of each row: rows citing the same evidence (`Row.group`) share one, groups
+    stratified by data set and the label of their first row; a row whose key an earlier row
     has gets that row's fold."""
     assignment = [0] * len(rows)
     rng = random.Random(seed)
-    groups: dict[tuple[str, bool], list[int]] = {}
+    strata: dict[tuple[str, bool], list[tuple[str, str]]] = {}
+    members: dict[tuple[str, str], list[int]] = {}
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
         if not row.key or first.setdefault(row.key, i) == i:
-            groups.setdefault((row.dataset, row.label), []).append(i)
-    for members in groups.values():
-        rng.shuffle(members)
-        for j, i in enumerate(members):
-            assignment[i] = j % k
+            unit = (row.dataset, row.group or f"row {i}")
+            if unit not in members:
+                strata.setdefault((row.dataset, row.label), []).append(unit)
+            members.setdefault(unit, []).append(i)
+    start = 0  # each stratum carries on where the last left off, so that folds even out
+    for units in strata.values():
+        rng.shuffle(units)
+        for j, unit in enumerate(units, start):
+            for i in members[unit]:
+                assignment[i] = j % k
+        start += len(units)
     for i, row in enumerate(rows):
         if row.key and first[row.key] != i:
             assignment[i] = assignment[first[row.key]]
@@ -234,7 +250,7 @@ def rates(rows: Sequence[Row], passed: Sequence[bool], dataset: str) -> tuple[fl
 # What the cutoff is chosen for: the lowest that keeps these rejection rates on the folds it
 # is chosen on (names are the data files' stems).
 REJECT_FLOOR = {"wice_dev": 0.93, "begin": 0.85}
-CUTOFFS = tuple(round(0.3 + 0.01 * i, 2) for i in range(46))
+CUTOFFS = tuple(round(0.3 + 0.01 * i, 2) for i in range(66))
 
 
 def nested_cutoffs(
@@ -246,10 +262,12 @@ def nested_cutoffs(
     fold: Sequence[int],
     weight_positive: float,
     fitted: npt.NDArray[np.bool_],
+    grey_floor: float | None = None,
 ) -> tuple[list[float], dict[int, bool]]:
     """Out-of-fold verdicts with the cutoff itself chosen by cross-validation: for each
     outer fold, the other folds' own out-of-fold probabilities (each left out in turn) pick
-    the lowest cutoff keeping `REJECT_FLOOR` there; the held-out fold is judged with it.
+    the lowest cutoff keeping `REJECT_FLOOR` there (with `grey_floor`: rejecting that share of
+    each fitted data set's unsupported grey-zone rows); the held-out fold is judged with it.
     Only `fitted` rows train the models."""
     folds_ = sorted(set(fold))
     chosen, rescued = [], {}
@@ -274,9 +292,17 @@ def nested_cutoffs(
                 for j, i in enumerate(grey)
                 if train[j]
             }
-            passed = [rows[i].lexical_ok or verdict.get(i, False) for i in kept]
-            subset = [rows[i] for i in kept]
-            if all(rates(subset, passed, name)[1] >= floor for name, floor in REJECT_FLOOR.items()):
+            if grey_floor is not None:
+                judged = list(verdict)
+                passed = [verdict[i] for i in judged]
+                subset = [rows[i] for i in judged]
+                names = {rows[i].dataset for j, i in enumerate(grey) if fitted[j]}
+                floors = dict.fromkeys(names, grey_floor)
+            else:
+                passed = [rows[i].lexical_ok or verdict.get(i, False) for i in kept]
+                subset = [rows[i] for i in kept]
+                floors = REJECT_FLOOR
+            if all(rates(subset, passed, name)[1] >= floor for name, floor in floors.items()):
                 cutoff = c
                 break
         chosen.append(cutoff)
@@ -304,6 +330,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cutoff", type=float, default=0.5)
     parser.add_argument("--weight-positive", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--grey-floor",
+        type=float,
+        action="append",
+        default=[],
+        help="also choose the cutoff in each fold as the lowest rejecting this share of each "
+        "fitted set's unsupported grey-zone sentences (repeatable; the strict point: 0.95)",
+    )
     parser.add_argument(
         "--precision",
         default=SENTENCE_PRECISION,
@@ -379,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "two models by evidence (cv)", {i: bool(out[j] >= args.cutoff) for j, i in enumerate(grey)}
     )
     print("cutoff sweep, two models (cv):")
-    for step in (30, 35, 40, *range(44, 66), 70, 75):
+    for step in (30, 35, 40, *range(44, 66), 70, 75, 80, 85, 90):
         show(
             f"  cutoff {step / 100:.2f}",
             {i: bool(out[j] >= step / 100) for j, i in enumerate(grey)},
@@ -387,6 +421,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     cutoffs, rescued = nested_cutoffs(rows, grey, x, y, multi, fold, args.weight_positive, fitted)
     show("cutoff chosen in each fold (cv)", rescued)
     print("  chosen: " + ", ".join(f"{c:.2f}" for c in cutoffs))
+    for floor in args.grey_floor:
+        cutoffs, rescued = nested_cutoffs(
+            rows, grey, x, y, multi, fold, args.weight_positive, fitted, floor
+        )
+        show(f"grey floor {floor:.2f}, in each fold (cv)", rescued)
+        print("  chosen: " + ", ".join(f"{c:.2f}" for c in cutoffs))
+        greys = [rows[i] for i in grey]
+        passed = [rescued[i] for i in grey]
+        print(
+            "  grey zone pass / reject: "
+            + ", ".join(
+                "{}: {:.3f} / {:.3f}".format(name, *rates(greys, passed, name)) for name in names
+            )
+        )
     models = fit_models(x[fitted], y[fitted], multi[fitted], args.weight_positive)
     show(
         "two models (in-sample)",

@@ -243,14 +243,14 @@ def build_stages(settings: Settings, store: DocumentStore, embedder: Embedder | 
     """The gate's stages after the lexical one. The semantic stage is calibrated for the
     local MiniLM, so it runs only when that is the embedder."""
     from .embed.minilm import MiniLMEmbedder
-    from .gate.semantic import DEFAULT_CUTOFF, SemanticStage
+    from .gate.semantic import SemanticStage
     from .gate.verify import build_verifier
 
     semantic = None
     if settings.gate_semantic and isinstance(embedder, MiniLMEmbedder):
-        cutoff = settings.gate_semantic_cutoff
-        # Block sentences (stored at ingest) and the grey-zone sentence at one precision.
+        # Block sentences (stored at ingest) and the grey-zone sentence at one precision; the
+        # cutoff is the gate mode's unless the setting gives one.
         semantic = SemanticStage(
-            embedder, DEFAULT_CUTOFF if cutoff is None else cutoff, settings.embed_gate_precision
+            embedder, settings.gate_semantic_cutoff, settings.embed_gate_precision
         )
     return Stages(semantic, store, build_verifier(settings))

@@ -35,3 +35,16 @@ def test_rows_with_the_same_sentence_share_a_fold() -> None:
     assert all(by_key[r.key] == f for r, f in zip(padded, assignment[40:], strict=True))
     assert assignment[:40] == folds(base, 5, seed=13)
     assert sorted(set(assignment)) == [0, 1, 2, 3, 4]
+
+
+def test_rows_citing_the_same_evidence_share_a_fold() -> None:
+    rows = [
+        Row("begin", i % 3 == 0, False, True, None, f"s{i}", group=f"passage {i % 7}")
+        for i in range(60)
+    ]
+    assignment = folds(rows, 5, seed=13)
+    by_group: dict[str, set[int]] = {}
+    for row, fold in zip(rows, assignment, strict=True):
+        by_group.setdefault(row.group, set()).add(fold)
+    assert all(len(f) == 1 for f in by_group.values())
+    assert len(set(assignment)) == 5

@@ -20,10 +20,12 @@ from stream_rag.gate.judge import Stages
 from stream_rag.gate.lexical import GateContext, Verdict
 from stream_rag.gate.semantic import (
     COEFFICIENTS,
+    DEFAULT_CUTOFF,
     INTERCEPT,
     MULTI_COEFFICIENTS,
     MULTI_INTERCEPT,
     ONE_WINDOW_GAP,
+    STRICT_CUTOFF,
     Features,
     SemanticStage,
     anchored,
@@ -42,9 +44,11 @@ def stage(minilm: MiniLMEmbedder) -> SemanticStage:
     return SemanticStage(minilm)
 
 
-def judge(stages: Stages, sentence: str, blocks: list[str] = BLOCKS) -> Verdict:
+def judge(
+    stages: Stages, sentence: str, blocks: list[str] = BLOCKS, mode: str = "strict"
+) -> Verdict:
     async def run() -> Verdict:
-        return await stages.judge(GateContext(blocks))(sentence)
+        return await stages.judge(GateContext(blocks, mode=mode))(sentence)
 
     return anyio.run(run)
 
@@ -64,6 +68,20 @@ def test_a_paraphrase_the_lexical_stage_drops_is_passed_by_the_semantic_one(
     assert verdict.scores["p"] >= stage.cutoff
     assert verdict.scores["cosine"] > 0.5
     assert verdict.scores_json()["lexical"] == round(lexical.score, 4)
+
+
+def test_each_gate_mode_judges_with_its_own_cutoff(minilm: MiniLMEmbedder) -> None:
+    stage = SemanticStage(minilm)
+    assert stage.cutoffs == {"strict": STRICT_CUTOFF, "balanced": DEFAULT_CUTOFF}
+    assert STRICT_CUTOFF > DEFAULT_CUTOFF
+    assert SemanticStage(minilm, 0.6).cutoffs == {"strict": 0.6, "balanced": 0.6}
+    p = judge(Stages(stage), PARAPHRASE).scores["p"]
+    # A sentence between the two cutoffs passes at balanced and is dropped at strict.
+    stage.cutoffs = {"strict": p + 1e-3, "balanced": p - 1e-3}
+    strict = judge(Stages(stage), PARAPHRASE)
+    balanced = judge(Stages(stage), PARAPHRASE, mode="balanced")
+    assert (strict.ok, strict.stage, strict.reason) == (False, "semantic", "low_overlap")
+    assert (balanced.ok, balanced.stage) == (True, "semantic")
 
 
 def test_an_added_unsupported_clause_is_still_dropped(stage: SemanticStage) -> None:

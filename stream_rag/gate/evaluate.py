@@ -166,16 +166,16 @@ def eval_stages(settings: Settings) -> tuple[Stages, str]:
     """The stages `--stages all` runs: the semantic one (local MiniLM) unless it is off or not
     installed, and the remote verifier if one is configured. Also a one-line status."""
     from ..embed.minilm import MiniLMEmbedder, ModelNotInstalledError
-    from .semantic import DEFAULT_CUTOFF, SemanticStage
+    from .semantic import SemanticStage
     from .verify import build_verifier
 
     semantic = None
     status = "stages: lexical"
     if settings.gate_semantic:
         try:
-            cutoff = settings.gate_semantic_cutoff
-            semantic = SemanticStage(MiniLMEmbedder(), DEFAULT_CUTOFF if cutoff is None else cutoff)
-            status += f", semantic (cutoff {semantic.cutoff:.2f})"
+            semantic = SemanticStage(MiniLMEmbedder(), settings.gate_semantic_cutoff)
+            cutoffs = ", ".join(f"{mode} {c:.2f}" for mode, c in semantic.cutoffs.items())
+            status += f", semantic (cutoff {cutoffs})"
         except ModelNotInstalledError as exc:
             status += f" (semantic off: {exc})"
     verifier = build_verifier(settings)

@@ -36,10 +36,12 @@ __all__ = [
     "INTERCEPT",
     "MIN_COSINE",
     "MIN_OVERLAP",
+    "MODE_CUTOFFS",
     "MULTI_COEFFICIENTS",
     "MULTI_INTERCEPT",
     "ONE_WINDOW_GAP",
     "SENTENCE_PRECISION",
+    "STRICT_CUTOFF",
     "BlockVectors",
     "Features",
     "SemanticStage",
@@ -69,8 +71,14 @@ MULTI_INTERCEPT = -8.1748
 # The generated sentence and the blocks' sentences (stored at ingest) are embedded at this
 # precision: the same model on both sides of the comparison.
 SENTENCE_PRECISION = "int8"
-# Probability a grey-zone sentence needs to pass (default; chosen for rejection).
+# Probability a grey-zone sentence needs to pass at each operating point (gate mode), unless
+# STREAM_RAG_GATE_SEMANTIC_CUTOFF sets one for both. Balanced: the lowest keeping WiCE's
+# rejection >= 0.93 and BEGIN's >= 0.85 (wice-was-tried-grey-zone.md). Strict: the lowest at
+# which the stage itself rejects >= 0.95 of each dev set's unsupported grey-zone sentences,
+# chosen in grouped folds (gate-verifier-operating-point.md).
 DEFAULT_CUTOFF = 0.57
+STRICT_CUTOFF = 0.70
+MODE_CUTOFFS = {"strict": STRICT_CUTOFF, "balanced": DEFAULT_CUTOFF}
 # Anchors, checked before the model: the sentence must resemble a window of its cited blocks
 # and share a fifth of its weighted terms with them. A model fitted on grey-zone sentences
 # has seen few that share nothing, so it must not be asked about them (a sentence cited to
@@ -148,20 +156,29 @@ class SemanticStage:
     def __init__(
         self,
         encoder: SentenceEncoder,
-        cutoff: float = DEFAULT_CUTOFF,
+        cutoff: float | None = None,
         precision: str = SENTENCE_PRECISION,
     ) -> None:
         # Both sides at `precision`: int8 MiniLM where the model has it (onnxruntime), about
         # 3x cheaper per sentence at request time and half the block-side pass at ingest.
         self.encoder = _at_precision(encoder, precision)  # the blocks' side (ingest)
         self.sentence_encoder = self.encoder  # the generated sentence's side
-        self.cutoff = cutoff
+        # One cutoff per gate mode, or `cutoff` for every mode.
+        self.cutoffs = dict(MODE_CUTOFFS if cutoff is None else dict.fromkeys(MODE_CUTOFFS, cutoff))
         self.word_vectors = WordVectors(encoder)
         term_keys("went")  # load the lemma tables now (0.35 s), not on a live sentence
 
     @property
     def name(self) -> str:
         return self.encoder.name
+
+    @property
+    def cutoff(self) -> float:
+        """The cutoff of the default (strict) operating point."""
+        return self.cutoffs["strict"]
+
+    def cutoff_for(self, mode: str) -> float:
+        return self.cutoffs.get(mode, self.cutoff)
 
     def judge(
         self, sentence: str, verdict: Verdict, ctx: GateContext, vectors: BlockVectors
@@ -180,6 +197,7 @@ class SemanticStage:
         # The signals that need no embedding first: most grey sentences that fail, fail
         # whatever their cosine (too little overlap to anchor, or too much unsupported), and
         # are dropped without paying for the sentence's embedding (docs/decisions/).
+        cutoff = self.cutoff_for(ctx.mode)
         f = features(sentence, verdict, ctx, vectors, None, self.word_vectors)
         if f.block_overlap < MIN_OVERLAP:
             detail = (
@@ -191,10 +209,10 @@ class SemanticStage:
         # embedding's signals need anyway.
         f = replace(f, sentences=evidence_sentences(verdict.cited, vectors))
         ceiling = best_case(f)
-        if ceiling < self.cutoff:
+        if ceiling < cutoff:
             scores = {**f.to_json(embedded=False), "p_max": round(ceiling, 4)}
             detail = (
-                f"semantic p <= {ceiling:.2f} < {self.cutoff:.2f} whatever the cosine; "
+                f"semantic p <= {ceiling:.2f} < {cutoff:.2f} whatever the cosine; "
                 f"lexical: {verdict.detail}"
             )
             return self._drop(verdict, detail, scores)
@@ -217,12 +235,12 @@ class SemanticStage:
             )
         p = probability(f)
         scores = {**f.to_json(), "p": round(p, 4)}
-        if p >= self.cutoff:
-            detail = f"semantic p {p:.2f} >= {self.cutoff:.2f} (cosine {f.cosine:.2f})"
+        if p >= cutoff:
+            detail = f"semantic p {p:.2f} >= {cutoff:.2f} (cosine {f.cosine:.2f})"
             return Verdict(
                 True, "ok", verdict.cited, verdict.score, detail, True, "semantic", scores
             )
-        detail = f"semantic p {p:.2f} < {self.cutoff:.2f}; lexical: {verdict.detail}"
+        detail = f"semantic p {p:.2f} < {cutoff:.2f}; lexical: {verdict.detail}"
         return Verdict(
             False, "low_overlap", verdict.cited, verdict.score, detail, True, "semantic", scores
         )
