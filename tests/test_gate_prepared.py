@@ -13,6 +13,8 @@ from stream_rag.gate import support
 from stream_rag.gate.citations import strip_markers
 from stream_rag.gate.claimcheck import quoted_marker
 from stream_rag.gate.lexical import GateContext, check_sentence
+from stream_rag.language.opposites import closed_class, counterparts, opposite
+from stream_rag.language.terms import stem
 
 # Other domains than the claim-check fixtures: names, a table, a list, numbers, negations.
 BLOCKS = (
@@ -102,3 +104,32 @@ def test_a_marker_is_quoted_where_it_was(words: list[str], marker: str) -> None:
     before = " ".join(words)
     assert quoted_marker(before, marker, BLOCKS) == _quoted_compiled(before, marker, BLOCKS)
     assert quoted_marker("Letters marked", "[3]", BLOCKS)
+
+
+def _vocabulary() -> list[str]:
+    from stream_rag.language import opposites
+
+    stems = {a for pair in opposites._OPPOSITES for a in pair} | set(opposites._CLASS_OF)
+    stems |= {stem(w) for w in " ".join(BLOCKS + tuple(EXTRA)).casefold().split()}
+    some = sorted(stems)[::7]
+    prefixed = {p + s for s in some for p in ("un", "dis", "non", "in", "de-")}
+    return sorted(stems | prefixed | {s[2:] for s in some} | {"", "un", "unit", "year"})
+
+
+VOCABULARY = _vocabulary()
+
+
+def test_counterparts_are_what_the_pairwise_checks_say() -> None:
+    for a in VOCABULARY:
+        found = counterparts(a)
+        assert found == {b for b in VOCABULARY if opposite(a, b) or closed_class(a, b)} | (
+            found - set(VOCABULARY)
+        ), a
+        assert all(opposite(a, b) or closed_class(a, b) for b in found), a
+
+
+@given(st.text(alphabet="aeinostudrl-", max_size=9))
+def test_counterparts_of_any_word(a: str) -> None:
+    found = counterparts(a)
+    for b in [*VOCABULARY, a[2:], "un" + a, "non-" + a]:
+        assert (b in found) == (opposite(a, b) or closed_class(a, b)), (a, b)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from ..language.opposites import closed_class, opposite
+from ..language.opposites import closed_class, counterparts, opposite
 from ..language.quantities import Quantity, canonical, scan
 from ..language.statements import negated_terms
 from ..language.terms import NEGATION_CUE, stem
@@ -481,10 +481,9 @@ def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -
     return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
 
 
-def _marked(word: Word, theirs: Sequence[Word]) -> bool:
-    return word.capital or any(
-        closed_class(word.key, w.key) or opposite(word.key, w.key) for w in theirs
-    )
+def _marked(word: Word, theirs: frozenset[str]) -> bool:
+    """A capitalised word, or one with an opposite or a closed-class sibling in `theirs`."""
+    return word.capital or not counterparts(word.key).isdisjoint(theirs)
 
 
 def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
@@ -495,8 +494,9 @@ def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
     weekends"). Names may trade places within a list."""
     theirs = span.words
     mine = [w.key for w in words]
+    their_keys = frozenset(w.key for w in theirs)
     for i, word in enumerate(words):
-        if word.number or not _marked(word, theirs):
+        if word.number or not _marked(word, their_keys):
             continue
         near = _neighbours(words, i)
         if any(

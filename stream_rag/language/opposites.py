@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from .terms import stem
 
-__all__ = ["UNIT_FORMS", "closed_class", "opposite", "unit_form"]
+__all__ = ["UNIT_FORMS", "closed_class", "counterparts", "opposite", "unit_form"]
 
 _PAIRS = """
 include exclude|includes excludes|included excluded|inclusive exclusive|keep lose|kept lost
@@ -133,3 +133,27 @@ def closed_class(a: str, b: str) -> bool:
     """Whether stems `a` and `b` are different members of one closed class (week, month)."""
     ca, cb = _CLASS_OF.get(a), _CLASS_OF.get(b)
     return ca is not None and ca == cb and unit_form(a) != unit_form(b)
+
+
+_PAIRED: dict[str, frozenset[str]] = {}
+for _a, _b in _OPPOSITES:
+    _PAIRED[_a] = _PAIRED.get(_a, frozenset()) | {_b}
+
+
+@lru_cache(maxsize=16384)
+def counterparts(a: str) -> frozenset[str]:
+    """Every stem `b` with `opposite(a, b)` or `closed_class(a, b)`: a word is held to all of
+    a span's words with one set intersection, not two calls per pair."""
+    out = set(_PAIRED.get(a, ()))
+    if len(a) >= 4:  # a negating prefix added ("avail" -> "unavail", "non-refund")
+        out.update(p + a for p in _PREFIXES)
+        out.update(f"{p}-{a}" for p in _PREFIXES)
+    for p in _PREFIXES:  # or taken away
+        for head in (p, p + "-"):
+            if a.startswith(head) and len(a) - len(head) >= 4:
+                out.add(a[len(head) :])
+    kind = _CLASS_OF.get(a)
+    if kind is not None:
+        out.update(b for b, c in _CLASS_OF.items() if c == kind and unit_form(b) != unit_form(a))
+    out.discard(a)
+    return frozenset(out)
