@@ -52,6 +52,7 @@ def test_a_block_in_the_first_person_may_support_one() -> None:
         "Do you like the music accompanying video games?",
         "Goldendoodles are referred to as designer dogs, do you like them?",
         "Do you do accounting and/or financial reporting ?",
+        "Have you ever tried cod liver oil ? It is a source of vitamin A.",
         'Have you read "Matilda?"',
     ],
 )
@@ -64,7 +65,7 @@ def test_a_question_the_block_asks_and_a_statement_pass() -> None:
     faq = "How do I cancel my plan? Open Settings and choose Cancel."
     assert not_a_claim("How do I cancel my plan?", [faq]) is None
     assert not_a_claim("Open Settings and choose Cancel.", [faq]) is None
-    assert not asks("The ? key opens help.")
+    assert not asks('The "?" key opens help, and `?` matches one character.')
     assert not asks("Refunds take 5 days.")
 
 

@@ -14,9 +14,9 @@ __all__ = ["asks", "first_person", "not_a_claim", "speaks_for_itself"]
 # "i", "me", "my", "myself" and the contractions ("I'm", "I 've" as BEGIN tokenises it), in
 # lower or sentence case. "mine" is left out (a coal mine).
 _FIRST_PERSON = re.compile(r"(?<![\w.(-])(?:[Ii]|[Mm]e|[Mm]y|[Mm]yself)(?![\w)-])")
-# A question mark ending the sentence after a word ("..., do you like them?", BEGIN's "games ?"),
-# not a "?" standing for a key or a glyph mid-sentence.
-_QUESTION = re.compile(r"\w[\s\"')\u201d\u2019]*\?[\s\"')\u201d\u2019]*$")
+# A question mark closing a word (BEGIN writes "games ?"), at the end of the text or before
+# another sentence of it ("Have you tried it? It is..."); not a "?" in quotes or code.
+_QUESTION = re.compile(r"\w(?: |[\"')\u201d\u2019]{1,2})?\?(?=[\"')\u201d\u2019]*(?:\s|$))")
 # "I" after a capitalised word is a regnal or ordinal numeral ("Elizabeth I", "World War I").
 _NUMERAL_BEFORE = re.compile(r"[A-Z][\w.'-]*\s+$")
 
@@ -36,7 +36,7 @@ def speaks_for_itself(sentence: str, evidence: Iterable[str]) -> bool:
 
 
 def asks(text: str) -> bool:
-    """Whether `text` ends with a question."""
+    """Whether `text` asks a question (ends one of its sentences with one)."""
     return _QUESTION.search(text) is not None
 
 
