@@ -146,3 +146,21 @@ def test_a_bulleted_list_item_is_a_statement_not_a_step() -> None:
     chosen = select("What discount do members get on plants?", {1: benefits})
     assert chosen[0].text == "10% off all plants."
     assert not chosen[0].step
+
+
+CLUB = """# Rider Club
+
+Rider Club membership costs 49 euros a year and is open to anyone who owns a bike.
+
+## What members get
+
+- puncture repairs in our workshop are free, as often as you need them.
+- one free safety check every year.
+"""
+
+
+def test_a_heading_is_the_context_of_the_sections_under_it() -> None:
+    # "Rider Club" is the title of the benefits too: the sentence under it alone does not
+    # win for sharing the club's name with the question.
+    chosen = select("I'm in the Rider Club. Do I have to pay to get a puncture fixed?", {1: CLUB})
+    assert chosen[0].text.startswith("puncture repairs in our workshop are free")

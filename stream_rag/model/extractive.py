@@ -90,7 +90,9 @@ def select(
             continue  # a step of another procedure
         if candidate.score >= bar and len(chosen) < limit:
             chosen.add(candidate.position)
-    steps = top.item or (how and next((at[p].item for p in sorted(chosen) if at[p].item), 0))
+    steps = (top.step and top.item) or (
+        how and next((at[p].item for p in sorted(chosen) if at[p].item), 0)
+    )
     if steps:  # a procedure whole and in order, not its best-scored steps
         chosen |= {c.position for c in own if c.item == steps}
         chosen = {p for p in chosen if not at[p].item or at[p].item == steps}
@@ -240,8 +242,8 @@ class ExtractiveModel:
         title = name_words(name)
         wanted: list[str] = [title] if title else []
         for text in texts:
-            for sentence, heading in sections(text, title):
-                wanted.extend((sentence, heading) if heading else (sentence,))
+            for sentence, heading, scope in sections(text, title):
+                wanted.extend(t for t in (sentence, heading, scope) if t)
         self.dense.prefill(wanted)
 
     def answer(self, prompt: str) -> str:

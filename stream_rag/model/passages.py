@@ -89,6 +89,7 @@ class _Sentence:
     row: bool
     item: int  # which list of the block it is an item of, 0 for none
     step: bool = False  # an item of a numbered list
+    scope: str = ""  # its headings from the outermost ("Rider Club What members get")
 
 
 def _terms(text: str) -> set[str]:
@@ -102,12 +103,13 @@ def titles(text: str) -> list[str]:
 
 def block_sentences(text: str) -> list[str]:
     """Sentences of a block fit to quote: no headings, questions, list markers or fragments."""
-    return [sentence for sentence, _ in sections(text)]
+    return [sentence for sentence, _, _ in sections(text)]
 
 
-def sections(text: str, title: str = "") -> list[tuple[str, str]]:
-    """Each quotable sentence with the heading it sits under (`title` before any heading)."""
-    return [(s.text, s.title) for s in _sectioned(text, title)]
+def sections(text: str, title: str = "") -> list[tuple[str, str, str]]:
+    """Each quotable sentence with the heading it sits under (`title` before any heading) and
+    all its headings, outermost first."""
+    return [(s.text, s.title, s.scope) for s in _sectioned(text, title)]
 
 
 def depends(text: str) -> bool:
@@ -124,9 +126,15 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
     section = 0
     lists = 0
     table = Table()
+    path: list[tuple[int, str]] = []  # (level, heading): a line of no "#" is the innermost
+    scope = title
     for p_start, p_end, heading in pieces(text):
         if heading:
-            title = " ".join(text[p_start:p_end].strip().lstrip("#").split())
+            line = text[p_start:p_end].strip()
+            title = " ".join(line.lstrip("#").split())
+            level = len(line) - len(line.lstrip("#")) or 7
+            path = [(lv, head) for lv, head in path if lv < level] + [(level, title)]
+            scope = " ".join(head for _, head in path)
             section += 1
             table.reset()
             continue
@@ -137,12 +145,14 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
             lead_in, rows = rendered
             for sentence in lead_in:
                 if len(tokenize(sentence)) >= MIN_TOKENS:
-                    out.append(_Sentence(" ".join(sentence.split()), title, section, False, 0))
+                    out.append(
+                        _Sentence(" ".join(sentence.split()), title, section, False, 0, scope=scope)
+                    )
         if rows is not None:
             for row in rows:
                 if len(tokenize(row)) >= MIN_TOKENS:
                     section += 1
-                    out.append(_Sentence(row, title, section, True, 0))
+                    out.append(_Sentence(row, title, section, True, 0, scope=scope))
             continue
         if table.header is not None:  # the text after a table is not the last row's
             section += 1
@@ -166,7 +176,7 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
             if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
                 at = lists if in_list else 0
                 step = bool(at) and numbered
-                out.append(_Sentence(sentence, title, section, False, at, step))
+                out.append(_Sentence(sentence, title, section, False, at, step, scope))
     return tuple(out)
 
 
@@ -226,7 +236,11 @@ def rank_sentences(
                 sentences.append((n, i, sentence, terms))
     if not sentences:
         return []
-    heads = sorted({s.title for _, _, s, _ in sentences if s.title})
+    # A sentence is scored with its heading or all its headings, whichever matches better:
+    # "# Rider Club" is the context of "## What members get", so a question about the club's
+    # puncture repairs is not answered with the sentence under the title only because that
+    # one shares the club's name; an FAQ entry's own question is not diluted by the page's.
+    heads = sorted({h for _, _, s, _ in sentences for h in (s.title, s.scope) if h})
     df: dict[str, int] = {}
     for *_, terms in sentences:
         for term in terms & query:
@@ -249,8 +263,9 @@ def rank_sentences(
     title_score = dict(zip(heads, own[len(sentences) :], strict=True))
     ranked = []
     for (n, i, s, _), score in zip(sentences, own, strict=False):
-        if s.title:
-            score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * title_score[s.title]
+        if s.title or s.scope:
+            head = max(title_score.get(s.title, 0.0), title_score.get(s.scope, 0.0))
+            score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * head
         # A step of a procedure says what to do, not whether, how much or when: it answers
         # "how do I ...?" (or an open question), and a fact beside it answers the others.
         on_kind = offers(s.text, kind) and not (s.step and kind not in (None, "steps"))
