@@ -44,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ from loadtests.sse_client import body_chunks, post_json
 from stream_rag.gate.segment import SentenceBuffer
 from stream_rag.loadtest.command import cpu_seconds
 from stream_rag.loadtest.users import QUESTIONS
-from stream_rag.model.fake import FakeConfig, create_fake_llm
+from stream_rag.model.fake import BEHAVIOURS, FakeConfig, create_fake_llm
 from stream_rag.retrieve.metrics import percentile
 from stream_rag.sse import EventStreamParser
 from tests.helpers import free_port
@@ -75,9 +76,9 @@ def knowable_times(timeline: list[tuple[str, float]]) -> list[float]:
     return times
 
 
-def serve_fake(port: int, tokens_per_second: float) -> None:
+def serve_fake(port: int, tokens_per_second: float, knobs: dict[str, Any]) -> None:
     """The fake model (child process), plus a route that hands its timelines to the bench."""
-    fake = create_fake_llm(FakeConfig(tokens_per_second=tokens_per_second))
+    fake = create_fake_llm(replace(FakeConfig(tokens_per_second=tokens_per_second), **knobs))
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         # Not a Mount over the fake: that would wrap every `send` of every token again.
@@ -347,7 +348,16 @@ def main() -> None:
         default=1,
         help="whole measurements (a new fake, server and burner each), then their median",
     )
+    parser.add_argument(
+        "--knob",
+        action="append",
+        default=[],
+        metavar="NAME=RATE",
+        help="a fake model knob (e.g. paraphrase=1.0: reworded sentences, which the gate's "
+        "claim checks read instead of passing as quoted statements); repeatable",
+    )
     args = parser.parse_args()
+    args.knobs = knobs(parser, args.knob)
     runs: list[dict[str, float]] = []
     for n in range(args.repeat):
         if args.repeat > 1:
@@ -357,11 +367,26 @@ def main() -> None:
         print("\n".join(repeat_summary(args.concurrency, runs)))
 
 
+def knobs(parser: argparse.ArgumentParser, given: list[str]) -> dict[str, float]:
+    """`NAME=RATE` pairs as the fake's knobs (rates in [0, 1], names of `FakeConfig`)."""
+    out: dict[str, float] = {}
+    for item in given:
+        name, _, rate = item.partition("=")
+        try:
+            value = float(rate)
+        except ValueError:
+            parser.error(f"--knob {item!r}: the rate must be a number")
+        if name not in BEHAVIOURS or not 0.0 <= value <= 1.0:
+            parser.error(f"--knob {item!r}: one of {', '.join(BEHAVIOURS)}, rate 0 to 1")
+        out[name] = value
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict[str, float]:
     """One whole measurement: the fake, the server and (if asked) the burner started afresh."""
     fake_port = free_port()
     fake = multiprocessing.get_context("spawn").Process(
-        target=serve_fake, args=(fake_port, args.tokens_per_second), daemon=True
+        target=serve_fake, args=(fake_port, args.tokens_per_second, args.knobs), daemon=True
     )
     fake.start()
     fake_url = f"http://127.0.0.1:{fake_port}"
@@ -383,6 +408,7 @@ def measure(args: argparse.Namespace) -> dict[str, float]:
             wait_ready(base_url, server)
             print(
                 f"fake model at {args.tokens_per_second:g} tokens/s; sample knowledge base"
+                + "".join(f"; {k} {v:g}" for k, v in args.knobs.items())
                 + ("; one core loaded by another process" if args.burn_core else "")
             )
             with burning(args.burn_core):
