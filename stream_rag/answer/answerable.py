@@ -28,10 +28,10 @@ from functools import lru_cache
 
 from ..events import Refusal
 from ..language.coverage import derived, name_words
-from ..language.followups import subject_words
+from ..language.followups import carried, subject_words
 from ..language.question import Question
 from ..language.terms import stem
-from ..model.passages import Candidate, Scorer, rank_sentences
+from ..model.passages import Candidate, Scorer, rank_sentences, sections
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 
@@ -44,6 +44,9 @@ NOT_ANSWERED = (
 # A sentence scoring this share of the best one is good enough to quote (as `select` quotes).
 GOOD = 0.5
 _NEARBY = 3  # headings named in the refusal
+# Two nouns this alike (cosine of the words alone) name one thing in other words ("delivery",
+# "shipping" 0.69; "pet", "dog" 0.80), not two subjects ("mumps", "chickenpox" 0.35).
+ALIKE = 0.5
 # Words of a question that say how it asks or who asks, not what about.
 _GENERIC = frozenset(
     "i me my we our you your us they them their it its he she his her someone somebody person "
@@ -62,13 +65,17 @@ class Reading:
     missing: tuple[str, ...]  # subject words the entry lacks that another block has
     on_kind: bool  # a good sentence states the kind of answer wanted (True: none wanted)
     nearby: tuple[str, ...]  # the headings of the best entries, what the KB covers nearby
+    # The entry asks the question of another subject: (the question's noun it lacks, the
+    # entry's noun the question lacks), e.g. ("mumps", "chickenpox"); empty when it does not.
+    swapped: tuple[str, ...] = ()
 
     @property
     def answered(self) -> bool:
         # `missing` is reported, not decisive: a generic entry ("pairing a device with the
         # app") answers a question naming a product it does not (dev sets: 16 of 79 Kestrel
-        # questions were refused so).
-        return self.top is not None and self.on_kind
+        # questions were refused so). `swapped` is decisive: the entry is worded as the
+        # question but of something else.
+        return self.top is not None and self.on_kind and not self.swapped
 
 
 def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) -> Reading:
@@ -96,7 +103,53 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
             continue
         if term in elsewhere or derived(term, frozenset(elsewhere)):
             missing.append(word)
-    return Reading(top, tuple(missing), on_kind, nearby)
+    one = len(asked.parts) < 2
+    swapped = _swapped(asked, top, texts[top.n], names[top.n], dense) if one else ()
+    return Reading(top, tuple(missing), on_kind, nearby, swapped)
+
+
+def _swapped(
+    asked: Question, top: Candidate, text: str, name: str, dense: Scorer | None
+) -> tuple[str, ...]:
+    """The question's one word the answering entry lacks (its heading, sentences, document
+    name), a noun, when the entry's heading or document name holds a noun the question lacks,
+    the two share two or more other words, and the two nouns are not alike (cosine under
+    `ALIKE`): the entry asks the same thing of another subject ("How long is someone with mumps
+    infectious?" over chickenpox.md's "How long is someone infectious?"), not in other words
+    ("free delivery" over "free shipping"). Empty when not so, or with no embedder."""
+    title = name_words(name)
+    entry = _terms(title) | _terms(top.title)
+    for sentence, heading in sections(text, title):
+        if heading == top.title:
+            entry |= _terms(sentence)
+    heads = {t for t in _terms(f"{top.title} {title}") if t not in _GENERIC}
+    # A follow-up's words carried from the turn before ("kettle" into "What about the
+    # blender?") are not what it asks of this entry.
+    before = {stem(w.casefold()) for w in carried(asked.text)}
+    asked_terms = {t for t in asked.terms if t not in _GENERIC and t not in before}
+    if dense is None or len(heads & asked_terms) < 2:
+        return ()
+    own = frozenset(entry)
+    extra = [t for t in asked_terms if t not in own and not derived(t, own)]
+    lacking = [
+        w for w in asked.subject if (t := stem(w.casefold())) in extra and len(t) >= 3 and _noun(w)
+    ]
+    if len(extra) != 1 or len(lacking) != 1:
+        return ()  # the entry lacks more of the question than one subject: not a swap
+    said = {stem(w.casefold()) for w in asked.subject}
+    other = [
+        w
+        for w in subject_words(f"{top.title} {title}")
+        if (t := stem(w.casefold())) not in _GENERIC
+        and len(t) >= 3
+        and t not in said
+        and not derived(t, frozenset(said))
+    ]
+    nouns = [w for w in other if _noun(w)]
+    # Alike any word the entry has in its place ("shipping" is a verb's form too) is a paraphrase.
+    if not nouns or max(dense(lacking[0], other)) >= ALIKE:
+        return ()
+    return (lacking[0], nouns[0])
 
 
 def not_answered(reading: Reading, template: str | None = None) -> Refusal | None:
@@ -110,6 +163,8 @@ def not_answered(reading: Reading, template: str | None = None) -> Refusal | Non
     detail: dict[str, object] = {"nearby": list(reading.nearby), "on_kind": reading.on_kind}
     if reading.missing:
         detail["not_in_entry"] = list(reading.missing)
+    if reading.swapped:
+        detail["asked_of_other"] = list(reading.swapped)
     return Refusal("not_answered", message, [detail])
 
 

@@ -13,7 +13,7 @@ from ..text import tokenize
 from ..types import Turn
 from .terms import WORD
 
-__all__ = ["leans_on_history", "resolve", "subject_words"]
+__all__ = ["carried", "leans_on_history", "resolve", "subject_words"]
 
 # A question leaning on the one before: a pronoun or a "what about", or too few words of its
 # own to be searched alone.
@@ -85,3 +85,13 @@ def resolve(question: str, history: Sequence[Turn]) -> str:
     # The question's own words twice: what it adds outweighs the subject carried over.
     own = " ".join(subject_words(question))
     return f"{question} {own} ({' '.join(carried)})" if own else f"{question} ({' '.join(carried)})"
+
+
+_CARRIED = re.compile(r"\(([^()]*)\)\s*$")
+
+
+def carried(question: str) -> list[str]:
+    """The subject words `resolve` carried into `question` from earlier turns (its closing
+    parenthesis), none for a question that stands alone."""
+    match = _CARRIED.search(question)
+    return subject_words(match.group(1)) if match else []
