@@ -119,7 +119,7 @@ def _swapped(
     ("free delivery" over "free shipping"). Empty when not so, or with no embedder."""
     title = name_words(name)
     entry = _terms(title) | _terms(top.title)
-    for sentence, heading in sections(text, title):
+    for sentence, heading, _ in sections(text, title):
         if heading == top.title:
             entry |= _terms(sentence)
     heads = {t for t in _terms(f"{top.title} {title}") if t not in _GENERIC}
