@@ -48,3 +48,19 @@ def test_rows_citing_the_same_evidence_share_a_fold() -> None:
         by_group.setdefault(row.group, set()).add(fold)
     assert all(len(f) == 1 for f in by_group.values())
     assert len(set(assignment)) == 5
+
+
+def test_the_longform_set_cites_its_kb_file_among_the_others() -> None:
+    from loadtests.longform_to_jsonl import KBS, SPEC
+    from loadtests.longform_to_jsonl import convert as longform
+
+    specs = [json.loads(line) for line in SPEC.read_text(encoding="utf-8").splitlines()]
+    records = [json.loads(line) for line in longform()]
+    assert len(records) == len(specs) >= 50
+    assert {r["label"] for r in records} == {True, False}
+    for spec, record in zip(specs, records, strict=True):
+        (n,) = record["cited"]
+        cited = (KBS / spec["kb"] / spec["cited"]).read_text(encoding="utf-8").strip()
+        assert record["blocks"][n - 1] == cited
+        assert len(record["blocks"]) == 1 + len(spec["others"])
+    assert records == [json.loads(line) for line in longform()]
