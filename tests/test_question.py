@@ -111,6 +111,27 @@ def test_a_procedure_is_quoted_whole_and_in_order() -> None:
     ]
 
 
+def test_every_is_a_duration_only_with_a_time_after_it() -> None:
+    assert offers("Water new plants every day.", "duration")
+    assert offers("Feed them every two weeks.", "duration")
+    assert not offers("Our workshop services every make of bike.", "duration")
+
+
+def test_no_limit_is_a_count() -> None:
+    assert offers("Residents bring unlimited guests.", "count")
+    assert offers("Meeting rooms are free, with no monthly hour limit.", "count")
+    assert not offers("Guests sign in at reception.", "count")
+
+
+def test_a_number_written_out_matches_its_digits() -> None:
+    rooms = (
+        "## Rooms\n\nAtlas: Seats 4, Equipment TV screen.\n\n"
+        "Borealis: Seats 8, Equipment Projector.\n"
+    )
+    chosen = select("Which room has space for eight people?", {1: rooms})
+    assert chosen[0].text.startswith("Borealis")
+
+
 def test_a_plan_named_free_is_no_price() -> None:
     assert not offers("Lumen Notes has three plans: Free, Pro and Team.", "money")
     assert offers("Free delivery on every order.", "money")

@@ -77,7 +77,9 @@ _TIME_UNITS = frozenset(
     stem(u) for u in "second minute hour day night week fortnight month year sec min hr".split()
 )
 _DURATION_WORDS = re.compile(
-    r"\b(?:within|until|up to|at least|every|each|overnight|immediately|same day|next day"
+    r"\b(?:within|until|up to|at least|overnight|immediately|same day|next day"
+    r"|(?:every|each) (?:other |second |two |few )?(?:minute|hour|day|night|week|fortnight"
+    r"|month|year|morning|evening)s?"
     r"|(?:a|one|several|a few|many) (?:minute|hour|day|night|week|fortnight|month|year)s?"
     r"|[^\W_]+-(?:minute|hour|day|night|week|month|year)s?)\b"
 )
@@ -92,6 +94,7 @@ _TIME_WORDS = re.compile(
 _FREE = re.compile(
     r"\b(?:free|no (?:charge|fee|cost)|without (?:a )?(?:fee|charge)|at no)\b|^Free\b"
 )
+_NO_LIMIT = re.compile(r"\b(?:unlimited|no (?:\w+ ){0,2}limits?|as (?:many|often) as)\b")
 _MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence".split())
 
 
@@ -181,7 +184,9 @@ def offers(sentence: str, kind: AnswerKind | None) -> bool:
         return has_time or bool(_TIME_WORDS.search(lowered))
     if kind == "age":
         return bool(units) and not any(u in ("%", "$", "€", "£", "¥") for u in units)
-    # count: a number that is no price and no delay
+    # count: a number that is no price and no delay, or no limit to it
+    if _NO_LIMIT.search(lowered):
+        return True
     return any(
         u not in ("%", "$", "€", "£", "¥") and u not in _MONEY_WORDS and stem(u) not in _TIME_UNITS
         for u in units

@@ -59,6 +59,11 @@ RESTATES = 0.8  # a sentence holding this share of the question's terms, and lit
 # A sentence not stating the kind of answer the question wants keeps this share of its score.
 OFF_KIND = 0.7
 
+_NUMBERS = (
+    "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
+    " seventeen eighteen nineteen twenty"
+)
+
 # Fewer words than this (BM25 tokens, stop words out) is a fragment ("See below."); two is an
 # instruction ("Do not use solvents.", "Keep it dry.").
 MIN_TOKENS = 2
@@ -92,8 +97,12 @@ class _Sentence:
     scope: str = ""  # its headings from the outermost ("Rider Club What members get")
 
 
+# A number written out matches its digits: "space for eight" asks for "Seats 8".
+_DIGITS = {w: str(i) for i, w in enumerate(_NUMBERS.split(), start=2)}
+
+
 def _terms(text: str) -> set[str]:
-    return {stem(t) for t in tokenize(text)}
+    return {_DIGITS.get(t) or stem(t) for t in tokenize(text)}
 
 
 def titles(text: str) -> list[str]:
