@@ -120,12 +120,13 @@ def test_unknown_citation_is_judged_before_id_mismatch(ctx: GateContext) -> None
 
 
 def test_a_fabricated_claim_with_the_right_citation_fails(ctx: GateContext) -> None:
-    verdict = check(ctx, "Annual plans include free lifetime upgrades and priority support.", 1)
+    # (Words of excess, "free" or "lifetime", fail as such: gate/binding.py.)
+    verdict = check(ctx, "Annual plans include bonus upgrades and priority support.", 1)
     assert verdict.reason == "low_overlap"
     assert not verdict.ok
     assert 0.0 < verdict.score < DEFAULT_THRESHOLD
     assert verdict.detail.startswith(f"overlap {verdict.score:.2f} < {DEFAULT_THRESHOLD:.2f}")
-    assert "'lifetim'" in verdict.detail
+    assert "'bonus'" in verdict.detail
 
 
 def test_a_true_claim_cited_to_the_wrong_block_fails(ctx: GateContext) -> None:
@@ -165,9 +166,14 @@ def test_any_span_of_a_block_passes_against_it(block: int, start: int, length: i
     words = BLOCKS[block].split()
     span = " ".join(words[start : start + length])
     verdict = GateContext(BLOCKS).check(span, [Citation(block + 1)])
+    end = start + length
+    ranges = [i for i in range(len(words) - 2) if words[i + 1] == "to" and words[i][0].isdigit()]
     if 0 < start <= len(words) and words[start - 1] in ("not", "no", "never"):
         # "refundable." cut from "are not refundable." states what the block negates.
         assert verdict.ok or "negates" in verdict.detail, (span, verdict)
+    elif any((start <= i < end) != (start <= i + 2 < end) for i in ranges):
+        # "takes 3" cut from "takes 3 to 7 business days" states one end as the whole.
+        assert verdict.ok or "one end of the range" in verdict.detail, (span, verdict)
     else:
         assert verdict.ok or verdict.reason == "empty", (span, verdict)
 
@@ -249,7 +255,7 @@ def test_one_block() -> None:
     ctx = GateContext([REFUNDS], ["doc-refunds"])
     assert ctx.dropped == frozenset()
     assert check(ctx, "Annual plans can be refunded within 30 days.", 1).ok
-    assert check(ctx, "Annual plans include lifetime upgrades.", 1).reason == "low_overlap"
+    assert check(ctx, "Annual plans include bonus upgrades.", 1).reason == "low_overlap"
     assert check(ctx, "Annual plans can be refunded.", 2).reason == "unknown_citation"
 
 

@@ -38,6 +38,11 @@ POLICY = b"Annual plans can be refunded within 30 days of purchase. Gift cards a
         ("tagged\U000e0041\U000e0042 text", "tagged text"),
         ("an escape\x1b[31m here", "an escape[31m here"),
         ("a line\nbreak\tand tab", "a line\nbreak\tand tab"),
+        # Markup inside a word is rendered as the word: judged and shown as it reads.
+        ("Gift cards are n**o**t refunded [1].", "Gift cards are not refunded [1]."),
+        ("You can`n`ot export [1]", "You cannot export [1]"),
+        ("**n**ot in *we*ek 3 [1]", "not in week 3 [1]"),
+        ("a *whole phrase* in **bold** [1]", "a *whole phrase* in **bold** [1]"),
     ],
 )
 def test_hidden_characters_are_taken_out(raw: str, shown: str) -> None:
@@ -58,6 +63,9 @@ def test_joiners_stay_where_a_script_spells_with_them() -> None:
         "costs \u2067$80\u2069 [1]",
         "Gift cards are n\u043et refunded [1].",  # a Cyrillic o
         "\u0391nnual plans [1]",  # a Greek capital alpha
+        "Day returns are \u039d\u039f\u03a4 valid [1].",  # "NOT" wholly in Greek capitals
+        "Refunds take 1\u041e days [1].",  # a Cyrillic O after a digit: "10"
+        "Children aged l5 to 17 [1].",  # a Latin l for the digit 1
     ],
 )
 def test_what_cannot_be_taken_out_unchanged_is_refused(raw: str) -> None:
@@ -65,7 +73,14 @@ def test_what_cannot_be_taken_out_unchanged_is_refused(raw: str) -> None:
 
 
 def test_words_in_one_script_are_not_refused() -> None:
-    for text in ("Годовой план можно вернуть [1].", "Ο χρήστης [1]", "年間プラン [1]", "café [1]"):
+    for text in (
+        "Годовой план можно вернуть [1].",
+        "Ο χρήστης [1]",
+        "年間プラン [1]",
+        "café [1]",
+        "The μ of the sample is 10 [1].",
+        "Rooms 101 and B10 [1].",
+    ):
         assert normalise_unit(text).refused is None, text
 
 

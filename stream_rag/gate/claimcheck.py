@@ -24,9 +24,10 @@ from difflib import SequenceMatcher
 from itertools import pairwise
 
 from ..language.opposites import closed_class, counterparts, opposite
-from ..language.quantities import Quantity, canonical, scan
+from ..language.quantities import Quantity, canonical, numerals, scan
 from ..language.statements import negated_terms
 from ..language.terms import NEGATION_CUE, stem
+from .binding import binding_mismatch, transplanted
 from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
 from .support import Span, Word, align, attached, placed_quantities, read_words
 
@@ -227,29 +228,56 @@ def _ranged(marker: str, cited: Sequence[int], n_blocks: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """A clause as the checks read it."""
+    """A clause as the checks read it: number words as digits, and a frame that negates the
+    whole clause ("It is not true that ...") counted in its polarity."""
 
     text: str
     words: tuple[Word, ...]
     quantities: tuple[Quantity, ...]
     negates: bool
     negated: frozenset[str]
+    folded: str = ""
+    framed: bool = False  # "It is not true that ...": the clause denies all it says
+    spelled: tuple[Quantity, ...] = ()  # numbers written in words ("thirty days")
 
     @classmethod
     def of(cls, text: str) -> Read:
-        _, words = scan(canonical(text))
+        frame = _NEGATING_FRAME.match(text)
+        inner = text[frame.end() :] if frame else text
+        _, words = scan(canonical(inner))
         placed, folded = placed_quantities(text)
+        negates = NEGATION_CUE.search(words) is not None
         return cls(
             text,
             read_words(text, folded),
             placed,
-            NEGATION_CUE.search(words) is not None,
+            negates != (frame is not None),
             frozenset(stem(t) for t in negated_terms(words)),
+            folded,
+            frame is not None,
+            _spelled(text, placed),
         )
 
     @property
     def keys(self) -> list[str]:
         return list(dict.fromkeys(w.key for w in self.words if not w.number))
+
+
+def _spelled(text: str, placed: Sequence[Quantity]) -> tuple[Quantity, ...]:
+    """The numbers `text` writes in words, read as digits (their places are not `text`'s)."""
+    written = numerals(text)
+    if written == text:
+        return ()
+    found, _ = placed_quantities(written)
+    return tuple(q for q in found if not any(_same(q, p) for p in placed))
+
+
+# "It is not true that X", "It's false that X": the clause says X does not hold.
+_NEGATING_FRAME = re.compile(
+    r"\s*(?:(?:it\s+(?:is|was)|it's)\s+not|it\s+(?:isn't|wasn't))\s+(?:true|the\s+case|so|correct)"
+    r"\s+that\s+|\s*(?:it\s+is|it's)\s+(?:false|untrue|incorrect)\s+that\s+",
+    re.IGNORECASE,
+)
 
 
 def check(
@@ -315,6 +343,9 @@ def _against(
     if read.keys and share < least - 1e-9:
         kind = "an example or aside" if clause.head is not None else "clause"
         return f"{kind} {_quote(read.text)} shares {share:.2f} of its words with {where}"
+    for q in read.spelled:
+        if not any(_vouched(q, s) for s in candidates):
+            return f"{q.text!r} (in words) is not in {where}"
     for q in read.quantities:
         # A number is held to the span its own part of the clause aligns to ("..., with 20 GB
         # of storage", "... and the Team plan $12 per user per month").
@@ -341,10 +372,17 @@ def _against(
             )
     if read.negates and not span.negates:
         return f"{_quote(read.text)} negates, {where} does not"
+    if read.framed and read.negates and not span.negated & set(read.keys):
+        return f"{_quote(read.text)} denies what {where} does not negate"
     if span.negates and not read.negates and span.negated & set(read.keys):
         flipped = next(iter(span.negated & set(read.keys)))
         return f"{where} negates {flipped!r}, {_quote(read.text)} does not"
-    return _swapped(read, span, where, candidates, weight, names, rules)
+    swapped = _swapped(read, span, where, candidates, weight, names, rules)
+    if swapped:
+        return swapped
+    negates = read.negates and not read.framed
+    scoped = binding_mismatch(read.folded, read.words, read.quantities, span, negates)
+    return f"{scoped} ({where})" if scoped else ""
 
 
 # Where a part of a clause ends, for the words a number or a name is stated with.
@@ -436,6 +474,8 @@ def _swapped(
         return f"{doubled[0]!r} is written where {where} has {doubled[1]!r}"
     if (took := _took_place(read.words, span)) is not None:
         return f"{took[0]!r} stands where {where} has {took[1]!r}"
+    if (moved := transplanted(read.words, read.text, span, cited)) is not None:
+        return f"{moved[0]!r} stands where {where} has {moved[1]!r}"
     if (swapped := _transposed(read.words, span)) is not None:
         return f"{swapped[0]!r} and {swapped[1]!r} are the other way round in {where}"
     mine = [w.key for w in read.words]

@@ -8,7 +8,9 @@ not "not" to a matcher; it is "not" on screen); markdown links written as their 
 model's URL is no part of any source); emphasis stays (the widget renders it, the gate reads
 through it). Refused outright, because taking the character out would change what the reader
 was meant to see: bidi embeddings, overrides and isolates (`$\u202e08\u202c` shows as "$80"),
-and a word mixing look-alike scripts (Latin "not" spelt with a Cyrillic "\u043e").
+a word mixing look-alike scripts (Latin "not" spelt with a Cyrillic "\u043e"), a word wholly
+in look-alike letters of another script or digits mixed with letters drawn like them ("1O").
+Emphasis or a code span inside a word is taken out ("n**o**t" is shown and judged as "not").
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..language.scripts import mixed_word
+from ..language.scripts import disguised_word, mixed_word
 
 __all__ = ["BIDI_CONTROLS", "Normalised", "normalise_unit"]
 
@@ -78,6 +80,23 @@ def normalise_unit(raw: str) -> Normalised:
     text = _strip_hidden(text)
     if not text.isascii() and (word := mixed_word(text)) is not None:
         return Normalised(text, f"the word {word!r} mixes look-alike scripts")
+    if (word := disguised_word(text)) is not None:
+        return Normalised(text, f"{word!r} is drawn like another word (look-alike letters)")
     if "](" in text:
         text = _LINK.sub(r"\1", text)
+    if "*" in text or "`" in text:
+        text = _join_words(text)
     return Normalised(text)
+
+
+# Emphasis or a code span inside a word ("n**o**t", "can`n`ot", "**n**ot"): a renderer joins
+# the letters back into the word the reader sees, which a word-matcher read as three pieces.
+_IN_WORD = re.compile(r"(?<=[^\W_])(\*{1,3}|`+)([^\s*`]+?)\1|(\*{1,3}|`+)([^\s*`]+?)\3(?=[^\W_])")
+
+
+def _join_words(text: str) -> str:
+    while True:
+        joined = _IN_WORD.sub(lambda m: m.group(2) or m.group(4), text)
+        if joined == text:
+            return text
+        text = joined

@@ -46,6 +46,12 @@ refund charge|credit debit|income expense|profit loss|borrow lend|deposit withdr
 upper lower|senior junior|encrypted unencrypted|encrypted plain|sync unsync|allowed banned
 included extra|cancel renew|expire renew|indoor outdoor
 |permanent temporary|permanently temporarily|unlimited limited
+|include omit|includes omits|included omitted|keep delete|keeps deletes|kept deleted
+|keep remove|retain delete|retained deleted|retain discard|save discard|personal shared
+|grant revoke|granted revoked|upgrade downgrade|mandatory voluntary|fixed variable
+|lowest highest|best worst|better worse|fastest slowest|cheapest dearest|succeed fail
+|allow block|allows blocks|allowed blocked|arrive leave
+|sooner later|sunrise sunset|ascending descending|maximum minimum|upstream downstream
 """
 _PREFIXES = ("un", "in", "im", "il", "ir", "dis", "non", "de")
 

@@ -14,7 +14,16 @@ from dataclasses import dataclass, field
 
 from ..text import normalise
 
-__all__ = ["NUMBER_WORDS", "UNIT_WORDS", "Quantity", "Stated", "canonical", "quantities", "scan"]
+__all__ = [
+    "NUMBER_WORDS",
+    "UNIT_WORDS",
+    "Quantity",
+    "Stated",
+    "canonical",
+    "numerals",
+    "quantities",
+    "scan",
+]
 
 _SMALL_WORDS = (
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
@@ -145,6 +154,20 @@ def _en_sub(match: re.Match[str]) -> str:
         return run
     numbers = _words_to_numbers(re.split(r"\s+and\s+|[\s-]+", run))
     return " ".join(str(n) for n in numbers) if numbers else run
+
+
+def numerals(text: str) -> str:
+    """`text` with English number words written as digits ("fifteen to 18" -> "15 to 18"), its
+    case and everything else kept."""
+    lowered = text.lower()
+    if len(lowered) != len(text) or _WORD_RUN.search(lowered) is None:
+        return text
+    out, pos = [], 0
+    for match in _WORD_RUN.finditer(lowered):
+        out += [text[pos : match.start()], _en_sub(match)]
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def canonical(text: str) -> str:

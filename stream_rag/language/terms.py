@@ -31,9 +31,11 @@ DISCOURSE_WORDS = frozenset(
 ) | {"absolutely"}
 # Blingfire splits "can't" into "ca n't"; the stray halves are not words.
 _FRAGMENTS = frozenset({"ca", "wo", "sha"})
-# "not only ... but" and "not just" affirm.
+# "not only ... but" and "not just" affirm, when something follows them.
 NEGATION_CUE = re.compile(
-    r"\b(?:not|no|never|nor|cannot|neither|none)\b(?!\s+(?:only|just|merely|simply)\b)|n't\b"
+    r"\b(?:not|no|never|nor|cannot|neither|none)\b"
+    # "not only X" affirms X; "... on Saturdays not only." (nothing after) negates.
+    r"(?!\s+(?:only|just|merely|simply)\b(?!\W*$))|n't\b"
 )
 NEGATION = "not"  # one pseudo-term for every negation cue: a claim's polarity must be in the block
 _NEGATION_HINTS = ("no", "n't", "never", "neither")  # substrings of every cue; cheaper than re

@@ -1,0 +1,378 @@
+"""What a clause's small words bind, against its aligned span (issue 27, the red team's cases):
+the bound on a number ("at least" is not "up to", "after 30 days" is not "within"), a modal
+("must" where the span says "can"), a word of scope or excess ("free", "unlimited", "only",
+"permanently") the span does not say of the same thing, one end of a range stated alone, a
+condition ("if", "unless", "only for") dropped, and opposites among words the overlap reads as
+glue ("with"/"without", "signed in"/"signed out", "same"/"different").
+
+General English: closed lists of bound phrases, modals and scope words, none from a data set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from functools import lru_cache
+from itertools import pairwise
+
+from ..language.quantities import Quantity
+from ..language.terms import NEGATION_CUE
+from .support import Span, Word
+
+__all__ = ["binding_mismatch", "transplanted"]
+
+# -- bounds on a number -------------------------------------------------------------------------
+
+_UPPER = (
+    "up to|at most|within|less than|fewer than|under|below|no more than|not more than"
+    "|a maximum of|maximum|max|before|by|until|till|no later than|in under|inside|at the latest"
+)
+_LOWER = (
+    "at least|more than|over|above|no less than|no fewer than|not less than|a minimum of"
+    "|minimum|min|after|from|since|no earlier than|beyond|exceeding|starting|starting at"
+)
+_BEFORE = re.compile(
+    rf"(?:^|\W)({_UPPER}|{_LOWER})\W*(?:[$€£]\s*)?$",
+)
+_AFTER = re.compile(
+    r"^[^\s]*\s*(?:\w+\s+)?(or more|or over|or longer|or later|and over|and above|or above"
+    r"|or less|or fewer|or under|or shorter|or earlier|or below|at most|at the latest)\b"
+)
+_UPPER_SET = frozenset(_UPPER.split("|")) | {"or less", "or fewer", "or under", "or shorter"}
+_UPPER_SET |= {"or earlier", "or below", "at most", "at the latest"}
+# Bounds of time a faithful wording adds where the span has none ("expires after 7 days" for
+# "expires in 7 days"): only an explicit comparative is held to a span that states none.
+_TEMPORAL = frozenset("within before by until till after from since inside starting".split())
+
+
+def _bound(text: str, start: int, end: int) -> tuple[str, str] | None:
+    """The direction ("upper", "lower") of the bound written on the number at `start:end`,
+    with the phrase."""
+    before = _BEFORE.search(text[max(0, start - 24) : start])
+    if before is not None:
+        phrase = before.group(1)
+        return ("upper" if phrase in _UPPER_SET else "lower"), phrase
+    after = _AFTER.match(text[end : end + 30])
+    if after is not None:
+        phrase = after.group(1)
+        return ("upper" if phrase in _UPPER_SET else "lower"), phrase
+    return None
+
+
+def _same(q: Quantity, other: Quantity) -> bool:
+    return bool(
+        set(q.values) & set(other.values)
+        or set(q.dates) & set(other.dates)
+        or set(q.times) & set(other.times)
+    )
+
+
+def _bounds(lowered: str, quantities: Sequence[Quantity], span: Span) -> str:
+    for q in quantities:
+        mine = _bound(lowered, *q.span)
+        theirs = [_bound(span.lowered, *s.span) for s in span.quantities if _same(q, s)]
+        if mine is None or not theirs:
+            continue
+        if any(t is not None and t[0] == mine[0] for t in theirs):
+            continue
+        stated = next((t for t in theirs if t is not None), None)
+        if stated is None and mine[1] in _TEMPORAL:
+            continue
+        said = f"{stated[1]!r}" if stated else "no bound"
+        return f"{mine[1]!r} {q.text!r}: the span says {said}"
+    return ""
+
+
+# -- modals -------------------------------------------------------------------------------------
+
+_NECESSARY = re.compile(
+    r"\b(?:must|mustn't|shall|ha(?:s|ve|d) to|needs? to|need not|needn't|required|mandatory"
+    r"|compulsory|obligatory|obliged)\b"
+)
+_POSSIBLE = re.compile(r"\b(?:can|cannot|can't|could|couldn't|may|might|(?:is|are|be) able to)\b")
+_ADVISED = re.compile(r"\b(?:should|shouldn't|ought to)\b")
+
+
+def _modals(text: str) -> set[str]:
+    found = set()
+    if _NECESSARY.search(text):
+        found.add("necessary")
+    if _POSSIBLE.search(text):
+        found.add("possible")
+    if _ADVISED.search(text):
+        found.add("advised")
+    return found
+
+
+def _modal(lowered: str, span: Span) -> str:
+    mine, theirs = _modals(lowered), _modals(span.lowered)
+    if "necessary" in mine and "necessary" not in theirs:
+        said = ", ".join(sorted(theirs)) or "no modal"
+        return f"the clause makes it necessary; the span says {said}"
+    if "possible" in mine and "necessary" in theirs and "possible" not in theirs:
+        return "the clause makes it optional; the span makes it necessary"
+    return ""
+
+
+# -- words of scope and excess ------------------------------------------------------------------
+
+_SCOPE_CLASSES = (
+    "free",
+    "unlimited limitless infinite",
+    "lifetime forever",
+    "permanent permanently",
+    "complete completely fully entire entirely whole totally",
+    "instant instantly immediate immediately",
+    "always",
+    "all every",
+    "guaranteed",
+    "unconditional unconditionally",
+    "only solely exclusively sole exclusive",
+    "automatic automatically",
+)
+_SCOPE = {w: i for i, line in enumerate(_SCOPE_CLASSES) for w in line.split()}
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9'’-]*")
+_NEAR = 3  # how far from the word it qualifies a span's scope word may stand
+
+
+def _content(tokens: Sequence[str], i: int, step: int) -> str | None:
+    j = i + step
+    while 0 <= j < len(tokens):
+        if tokens[j] not in _FILLER and tokens[j] not in _SCOPE:
+            return tokens[j]
+        j += step
+    return None
+
+
+_FILLER = frozenset("a an the of to for and or is are be been your our their its this".split())
+
+
+def _scope(mine: Sequence[str], theirs: Sequence[str], context: frozenset[str]) -> str:
+    """A scope word of the clause the span does not write of the word it qualifies: the next
+    word for an adjective ("unlimited GB"), the next or the one before for an adverb."""
+    for i, token in enumerate(mine):
+        kind = _SCOPE.get(token)
+        if kind is None or (token == "only" and i and mine[i - 1] == "not"):
+            continue  # "not only X but also Y" affirms X and Y
+        places = [j for j, t in enumerate(theirs) if _SCOPE.get(t) == kind]
+        if not places:
+            if token in context:
+                continue
+            return f"{token!r} is not in the span"
+        adverb = token.endswith("ly") or token == "always"
+        after = _content(mine, i, 1)
+        near = {w for w in (after, _content(mine, i, -1) if adverb else None) if w}
+        # A word the span does not write (a synonym) has no place there to compare.
+        near = {w for w in near if any(_alike(w, t) for t in theirs)}
+        if not near:
+            continue
+        for j in places:
+            window = theirs[max(0, j - _NEAR) : j + _NEAR + 1] if adverb else theirs[j + 1 : j + 3]
+            if any(_alike(w, t) for w in near for t in window):
+                break
+        else:
+            return f"{token!r} qualifies {sorted(near)} here, not in the span"
+    return ""
+
+
+def _alike(a: str, b: str) -> bool:
+    return a == b or (len(a) > 3 and len(b) > 3 and a[:4] == b[:4])
+
+
+# -- opposites among glue words -----------------------------------------------------------------
+
+_GLUE_OPPOSITES = {
+    frozenset(p.split())
+    for p in (
+        "with without",
+        "same different",
+        "in out",
+        "on off",
+        "up down",
+        "all none",
+        "within after",
+        "within beyond",
+        "before after",
+        "until from",
+        "until since",
+        "least most",
+        "more less",
+        "more fewer",
+        "over under",
+        "above below",
+    )
+}
+
+
+def _glue_opposite(mine: Sequence[str], theirs: Sequence[str]) -> str:
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace" and i2 - i1 == j2 - j1 <= 2:
+            for a, b in zip(mine[i1:i2], theirs[j1:j2], strict=True):
+                if frozenset((a, b)) in _GLUE_OPPOSITES:
+                    return f"{a!r} stands where the span says {b!r}"
+    return ""
+
+
+# -- ranges and conditions ----------------------------------------------------------------------
+
+_RANGE_GLUE = re.compile(r"\s*(?:to|-|–|—|through|until|till)\s*|\s+and\s+", re.IGNORECASE)
+
+
+def _own_fact(key: str) -> bool:
+    """A time of day or a year: one end of a range of them is a fact of its own."""
+    return ":" in key or (key[1:].isdigit() and 1000 <= int(key[1:]) <= 2100)
+
+
+def _range_end(words: Sequence[Word], span: Span) -> str:
+    """A number the span writes as one end of a range ("aged 5 to 15"), written alone."""
+    partners: dict[str, set[str]] = {}
+    for x, y in pairwise(span.words):
+        if x.number and y.number and _RANGE_GLUE.fullmatch(span.text[x.end : y.start]):
+            if _own_fact(x.key) or _own_fact(y.key):
+                continue  # "9:00 to 18:00", "1616-17": an end of hours or years is a fact
+            partners.setdefault(x.key, set()).add(y.key)
+            partners.setdefault(y.key, set()).add(x.key)
+    if not partners:
+        return ""
+    for k, word in enumerate(words):
+        if not word.number or word.key not in partners:
+            continue
+        beside = {w.key for w in words[max(0, k - 1) : k + 2] if w is not word and w.number}
+        if not beside & partners[word.key]:
+            other = sorted(partners[word.key])[0][1:]
+            return f"{word.key[1:]} is one end of the range {word.key[1:]} to {other} there"
+    return ""
+
+
+_CONDITION = re.compile(
+    r"\b(?:only\s+)?(?:if|unless|except|provided|as long as|so long as)\b|\bonly\s+(?:for|after"
+    r"|within|with|on|to|when|in)\b"
+)
+_CONDITION_WORDS = frozenset(
+    "if unless except provided long only when whenever where once subject condition".split()
+)
+
+
+_PARTS = re.compile(r"[;:]|,\s+(?:and|but|while|whereas|so)\s+|(?<=[.!?])\s+|\n")
+
+
+def _condition(mine: Sequence[str], span: Span) -> str:
+    """The span's part the clause states says it holds only on a condition ("if ...", "unless
+    ...", "only for ...") the clause leaves out, words and all."""
+    if _CONDITION_WORDS & set(mine):
+        return ""
+    best, shared = "", 0
+    for part in _PARTS.split(span.lowered):
+        count = len(set(_TOKEN.findall(part)) & set(mine))
+        if count > shared:
+            best, shared = part, count
+    found = _CONDITION.search(best)
+    if found is None:
+        return ""
+    after = re.split(r"[,;.]", best[found.end() :], maxsplit=1)[0]
+    words = [t for t in _TOKEN.findall(after) if t not in _FILLER]
+    if words and sum(t in mine for t in words) * 2 >= len(words):
+        return ""  # the condition is stated in other words
+    return f"the span says it holds {found.group()!r} ...; the clause drops the condition"
+
+
+# -- a word of another statement put in the span's place ---------------------------------------
+
+
+def _beside(words: Sequence[Word], i: int) -> tuple[str | None, str | None]:
+    before = words[i - 1].key if i > 0 else None
+    after = words[i + 1].key if i + 1 < len(words) else None
+    return before, after
+
+
+def transplanted(
+    words: Sequence[Word], text: str, span: Span, cited: frozenset[str]
+) -> tuple[str, str] | None:
+    """A word of the clause that a cited block says elsewhere, written between the words the
+    span writes another word between ("Visitors park for free" against "Residents park for
+    free", where visitors pay): the other statement's subject or object moved into this one.
+    A word no cited block has (a synonym) is left to the overlap."""
+    mine = {w.key for w in words}
+    theirs = span.words
+    for i, word in enumerate(words):
+        if word.number or word.name or word.key not in cited or word.key in span.context:
+            continue
+        if not _noun(text[word.start : word.end]):
+            continue  # a verb or an adjective of the block elsewhere may be a synonym
+        near = _beside(words, i)
+        places = [k for k, w in enumerate(theirs) if w.key == word.key]
+        # Its own place: a neighbour in common, or the same edge (both open the statement).
+        if any(_meets(near, b) or _edge(near, b) for b in (_beside(theirs, k) for k in places)):
+            continue
+        for k, other in enumerate(theirs):
+            if other.key == word.key or other.number or other.key in mine or other.name:
+                continue
+            if other.key[:4] == word.key[:4]:
+                continue  # "metres" for "meters": one word spelt two ways
+            place = _beside(theirs, k)
+            # Between the same two words (or the same word and the statement's edge).
+            if near == place and near != (None, None) and _noun(span.text[other.start : other.end]):
+                return word.key, other.key
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _noun(word: str) -> bool:
+    """Whether `word` is only ever a noun (visitors, residents; not download, erased)."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower())
+    return "NOUN" in lemmas and not {"VERB", "ADJ", "ADV", "AUX"} & set(lemmas)
+
+
+def _edge(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
+    return (a[0] is None and b[0] is None) or (a[1] is None and b[1] is None)
+
+
+def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
+    return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
+
+
+# -- polarity of the part ------------------------------------------------------------------------
+
+
+def _negated_part(mine: Sequence[str], negates: bool, span: Span) -> str:
+    """A negating clause against a span whose negation is in another of its parts ("trains
+    marked do not stop at X, and trains marked run on Saturdays not only")."""
+    if not negates:
+        return ""
+    best, shared = "", 0
+    for part in _PARTS.split(span.lowered):
+        count = len(set(_TOKEN.findall(part)) & set(mine))
+        if count > shared:
+            best, shared = part, count
+    if best and NEGATION_CUE.search(best) is None and " without " not in f" {best} ":
+        return "the clause negates, the part of the span it states does not"
+    return ""
+
+
+# -- all of them --------------------------------------------------------------------------------
+
+
+def binding_mismatch(
+    lowered: str,
+    words: Sequence[Word],
+    quantities: Sequence[Quantity],
+    span: Span,
+    negates: bool = False,
+) -> str:
+    """Why the clause (`lowered` its casefolded text, positions as `quantities`'; `negates`
+    its plain polarity) binds its words otherwise than `span` does ("" if it does not)."""
+    mine = _TOKEN.findall(lowered)
+    theirs = _TOKEN.findall(span.lowered)
+    return (
+        _negated_part(mine, negates, span)
+        or _bounds(lowered, quantities, span)
+        or _modal(lowered, span)
+        or _scope(mine, theirs, span.context)
+        or _glue_opposite(mine, theirs)
+        or _range_end(words, span)
+        or _condition(mine, span)
+    )

@@ -1,0 +1,94 @@
+"""What a clause's small words bind (gate/binding.py, through the lexical gate): bounds on
+numbers, modals, words of scope and excess, opposites the overlap reads as glue, a range's
+end alone, a dropped condition, a frame that denies the clause. Blocks of domains the
+fixtures and the benchmarks do not use; each rule fails its edit and passes a faithful one."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.lexical import GateContext, check_sentence
+from stream_rag.gate.normalise import normalise_unit
+
+LIBRARY = (
+    "Members can borrow at most 8 books at a time. Loans last up to 21 days and can be "
+    "renewed twice. Overdue books are charged 20 cents per day after the due date."
+)
+CLINIC = (
+    "Patients must book an appointment online before visiting. Walk-in visits are not "
+    "accepted. Blood tests take 2 to 4 days to process. Results are sent by post if the "
+    "patient has no account."
+)
+PARKING = (
+    "Residents park for free with a permit. Visitors pay 3 euros per hour for a maximum of "
+    "4 hours. Vans without a permit are towed."
+)
+BLOCKS = (LIBRARY, CLINIC, PARKING)
+
+
+def judge(sentence: str, block: int) -> tuple[bool, str]:
+    ctx = GateContext(BLOCKS)
+    text, _, units = ctx.read(f"{sentence} [{block}]")
+    verdict = ctx.check(text, [Citation(block)], units)
+    return verdict.ok, verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Members can borrow at least 8 books at a time.", 1),  # at most -> at least
+        ("Loans last more than 21 days and can be renewed twice.", 1),
+        ("Overdue books are charged 20 cents per day before the due date.", 1),
+        ("Members must borrow at most 8 books at a time.", 1),  # can -> must
+        ("Patients can book an appointment online before visiting.", 2),  # must -> can
+        ("Residents park for free with a permit, and visitors park for free too.", 3),
+        ("Loans last up to 21 days and can be renewed twice instantly.", 1),
+        ("Visitors pay 3 euros per hour for unlimited hours.", 3),
+        ("Vans with a permit are towed.", 3),  # without -> with
+        ("Blood tests take 2 days to process.", 2),  # one end of "2 to 4 days"
+        ("Results are sent by post.", 2),  # the "if" dropped
+        ("It is not true that walk-in visits are not accepted.", 2),  # double negation
+        ("It is not the case that members can borrow at most 8 books at a time.", 1),
+        ("Loans last up to twenty-five days and can be renewed twice.", 1),  # a number in words
+    ],
+)
+def test_an_edit_of_what_the_block_binds_fails(sentence: str, block: int) -> None:
+    ok, detail = judge(sentence, block)
+    assert not ok, detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Members can borrow at most 8 books at a time.", 1),
+        ("Members can borrow up to 8 books at a time.", 1),  # another upper bound
+        ("Loans last up to twenty-one days and can be renewed twice.", 1),
+        ("Patients must book an appointment online before visiting.", 2),
+        ("Patients have to book an appointment online before visiting.", 2),
+        ("Blood tests take 2 to 4 days to process.", 2),
+        ("Blood tests take between 2 and 4 days to process.", 2),
+        ("If the patient has no account, results are sent by post.", 2),
+        ("Residents park for free with a permit.", 3),
+        ("Vans without a permit are towed.", 3),
+        ("Visitors pay 3 euros per hour for a maximum of 4 hours.", 3),
+        ("It is not true that walk-in visits are accepted.", 2),
+    ],
+)
+def test_a_faithful_restatement_passes(sentence: str, block: int) -> None:
+    ok, detail = judge(sentence, block)
+    assert ok, detail
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Walk-in visits are n**o**t accepted.",
+        "Walk-in visits are no`t` accepted.",
+    ],
+)
+def test_markup_inside_a_word_is_read_as_the_word_shown(sentence: str) -> None:
+    shown = normalise_unit(sentence + " [2]").text
+    assert "*" not in shown
+    assert "`" not in shown
+    assert check_sentence(shown, GateContext(BLOCKS)).ok
