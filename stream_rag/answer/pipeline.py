@@ -246,6 +246,7 @@ class Answerer:
             detector=self.detector,
             entries=self.entries,
             mentions=None if retriever is None else lambda n: retriever.mentions(n, collection),
+            ranking=self.ranking,
         )
         if refused is not None or not self.settings.check_answered or floor <= 0:
             return refused

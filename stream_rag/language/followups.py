@@ -66,6 +66,14 @@ def leans_on_history(question: str) -> bool:
     return bool(_LEANS.search(question)) or len(own) <= 1
 
 
+def own_words(query: str) -> str | None:
+    """What a follow-up `resolve`d into `query` asks in its own words (the subject carried
+    from earlier questions left out); None for a query that carries nothing."""
+    if not query.endswith(")") or " (" not in query:
+        return None
+    return query[: query.rindex(" (")]
+
+
 def resolve(question: str, history: Sequence[Turn]) -> str:
     """A follow-up with the subject words of the earlier questions it leans on appended, for
     retrieval; a question that stands alone is returned unchanged."""

@@ -1,0 +1,103 @@
+"""A conflict is the question's only when the answer would rest on it: one of its sentences is
+a good answering candidate. Two delivery prices do not refuse a question about returning a
+bike without its box; they still refuse one about the delivery price."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+
+from stream_rag.answer.results import AnswerResult, Options
+from stream_rag.config import Settings
+from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.index.folders import ingest_paths
+from stream_rag.services import open_services
+from stream_rag.types import Turn
+
+KB = {
+    "delivery.md": (
+        "# Bike delivery\n\nHome delivery of a bike costs 39 euros and takes 3 to 5 working "
+        "days. The driver carries the bike to your front door.\n"
+    ),
+    "delivery-old.md": (
+        "# Bike delivery\n\nHome delivery of a bike costs 29 euros and takes 5 to 7 working days.\n"
+    ),
+    "returns.md": (
+        "# Returns\n\nYou can return an unused bike within 30 days of delivery. Bikes sent back "
+        "without their original box are charged a packaging fee of 20 euros.\n"
+    ),
+}
+
+
+def ask(tmp_path: Path, minilm: MiniLMEmbedder, questions: list[str]) -> list[AnswerResult]:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for name, text in KB.items():
+        (kb / name).write_text(text)
+    local = Settings(data_dir=tmp_path / "data")
+    services = open_services(local, embedder=minilm)
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+
+        async def run() -> list[AnswerResult]:
+            try:
+                return [await services.answerer.answer(q, Options()) for q in questions]
+            finally:
+                await services.aclose()
+
+        return anyio.run(run)
+    finally:
+        services.close()
+
+
+def test_a_conflict_the_answer_would_not_rest_on_does_not_refuse(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    brushed, asked = ask(
+        tmp_path,
+        minilm,
+        [
+            "I threw away the cardboard box my bike came in. Does that cost me anything if I "
+            "return it?",
+            "How much does home delivery of a bike cost?",
+        ],
+    )
+    assert brushed.refusal is None, brushed.refusal
+    assert "20 euros" in brushed.text
+    assert asked.refusal is not None
+    assert asked.refusal.reason == "conflicting_sources"
+
+
+def test_a_follow_up_is_refused_over_a_conflict_only_when_it_asks_about_it(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    first = "How much does home delivery of a bike cost?"
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for name, text in KB.items():
+        (kb / name).write_text(text)
+    local = Settings(data_dir=tmp_path / "data")
+    services = open_services(local, embedder=minilm)
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+
+        async def run() -> list[AnswerResult]:
+            answerer = services.answerer
+            try:
+                earlier = await answerer.answer(first, Options())
+                assert earlier.refusal is not None
+                said = (Turn(first, earlier.refusal.message),)
+                asked = ["Does the driver carry it to my front door?", "How long does it take?"]
+                return [await answerer.answer(q, Options(history=said)) for q in asked]
+            finally:
+                await services.aclose()
+
+        other, same = anyio.run(run)
+    finally:
+        services.close()
+    assert other.query != "Does the driver carry it to my front door?"  # resolved with the first
+    assert other.refusal is None, other.refusal
+    assert "front door" in other.text
+    assert same.refusal is not None
+    assert same.refusal.reason == "conflicting_sources"  # the delivery time, 3-5 or 5-7 days
