@@ -98,16 +98,18 @@ def featurise(
     dataset: str,
     embedder: MiniLMEmbedder,
     precision: str = SENTENCE_PRECISION,
+    mode: str = "strict",
 ) -> list[Row]:
-    """Each example's lexical verdict and, in the grey zone, its signals: the blocks as
-    ingest stores them and the sentence as a request embeds it, both at `precision`."""
+    """Each example's lexical verdict (the claim checks at gate `mode`) and, in the grey
+    zone, its signals: the blocks as ingest stores them and the sentence as a request embeds
+    it, both at `precision`."""
     from stream_rag.gate.lexical import GateContext
 
     stage = SemanticStage(embedder, precision=precision)
     stored = stored_vectors(stage.encoder)
     rows = []
     for ex in examples:
-        ctx = GateContext(ex.blocks)
+        ctx = GateContext(ex.blocks, mode=mode)
         verdict = ctx.check(ex.sentence, [Citation(n) for n in ex.cited])
         feats = None
         own_voice = False
@@ -331,6 +333,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--weight-positive", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
+        "--mode",
+        choices=("strict", "balanced"),
+        default="strict",
+        help="the claim checks' operating point (default strict)",
+    )
+    parser.add_argument(
         "--grey-floor",
         type=float,
         action="append",
@@ -349,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = []
     for path in [*args.data, *args.report]:
         names.append(path.stem)
-        rows.extend(featurise(load(path), path.stem, embedder, args.precision))
+        rows.extend(featurise(load(path), path.stem, embedder, args.precision, args.mode))
     reported = {path.stem for path in args.report}
     # Only anchored grey-zone sentences reach the model; the others are dropped unasked.
     grey = [i for i, r in enumerate(rows) if r.features is not None and anchored(r.features)]
