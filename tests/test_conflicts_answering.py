@@ -8,10 +8,12 @@ from pathlib import Path
 
 import anyio
 
+from stream_rag.answer.conflicts import LexicalConflictDetector
 from stream_rag.answer.results import AnswerResult, Options
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.index.folders import ingest_paths
+from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.types import Turn
 
@@ -101,3 +103,34 @@ def test_a_follow_up_is_refused_over_a_conflict_only_when_it_asks_about_it(
     assert "front door" in other.text
     assert same.refusal is not None
     assert same.refusal.reason == "conflicting_sources"  # the delivery time, 3-5 or 5-7 days
+
+
+def _block(n: int, name: str, text: str) -> Block:
+    return Block(n, f"c{n}", f"d{n}", 1, "0" * 64, name, name, 0, len(text), text, {})
+
+
+PRICE_LIST = "Hive Works price list 2024\n\nDay pass: 20 euros a day.\nHot desk: 160 euros a month."
+# A Markdown table's rows as extraction reads them (ingest/tables.py).
+PLANS = (
+    "# Membership plans\n\nPrices below are valid from 1 January 2026.\n\n"
+    "Day pass: Price 25 euros a day, Access Weekdays, 8:00 to 20:00.\n"
+    "Hot desk: Price 190 euros a month, Access Weekdays, 8:00 to 20:00."
+)
+
+
+def test_a_price_list_line_and_a_table_row_of_one_label_conflict() -> None:
+    blocks = [_block(1, "price-list-2024.txt", PRICE_LIST), _block(2, "plans.md", PLANS)]
+    detector = LexicalConflictDetector()
+    (desk,) = detector.find("How much is a hot desk per month?", blocks)
+    assert (desk.values_a, desk.values_b) == (("160 euros a month",), ("190 euros a month",))
+    (day,) = detector.find("What does a day pass cost?", blocks)
+    assert day.sentence_a == "Day pass: 20 euros a day."
+
+
+def test_one_label_over_other_subjects_is_no_conflict() -> None:
+    shipping = _block(1, "shipping.md", "Shipping options.\n\nStandard: 4.90 euros per parcel.")
+    plans = _block(2, "plans.md", "Plans.\n\nStandard: Price 9 euros a month, Seats 1.")
+    assert LexicalConflictDetector().find("How much is standard?", [shipping, plans]) == []
+    other = _block(2, "plans.md", "Plans.\n\nFixed desk: Price 290 euros a month, Seats 1.")
+    desk = _block(1, "list.txt", "Price list.\n\nHot desk: 160 euros a month.")
+    assert LexicalConflictDetector().find("How much is a desk a month?", [desk, other]) == []

@@ -8,6 +8,7 @@ block, and ~0.1 ms per call once its per-text analysis (`statements.py`) is cach
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -226,13 +227,33 @@ class LexicalConflictDetector:
         if sa.about & asked != sb.about & asked:
             return False  # one speaks of something the question asks about and the other not
         shared = len(sa.terms & sb.terms)
-        if shared < self.min_shared or shared < self.min_overlap * len(sa.terms | sb.terms):
+        if shared < self.min_shared:
+            return False
+        if shared < self.min_overlap * len(sa.terms | sb.terms) and not _same_row(sa, sb):
             return False
         only_a, only_b = sa.terms - sb.terms, sb.terms - sa.terms
         if only_a and only_b:  # a substitution: "Free plan" vs "Pro plan", "annual" vs "monthly"
             too_many = max(len(only_a), len(only_b)) > self.max_substitutions
             return not (too_many or only_a & names_a or only_b & names_b)
         return True
+
+
+_LABEL = re.compile(r"^\s*([^\W\d_][^:.!?]{0,60}?)\s*:\s")
+_LABEL_WORDS = 5
+
+
+def _same_row(sa: Statement, sb: Statement) -> bool:
+    """Two label-and-value lines of one label, one holding every term of the other: a price
+    list's "Hot desk: 160 euros a month." and a table's row read as a sentence, "Hot desk:
+    Price 190 euros a month, Access Weekdays, ..." (ingest/tables.py), the same subject with
+    other columns beside it; their Jaccard overlap is too low for the general rule."""
+    la, lb = _LABEL.match(sa.text), _LABEL.match(sb.text)
+    if la is None or lb is None:
+        return False
+    label = " ".join(la.group(1).casefold().split())
+    if label != " ".join(lb.group(1).casefold().split()) or len(label.split()) > _LABEL_WORDS:
+        return False
+    return sa.terms <= sb.terms or sb.terms <= sa.terms
 
 
 def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
