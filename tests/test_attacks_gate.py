@@ -4,7 +4,8 @@ block's own (model/attacks.py); none may be shown as verified, while quotes and 
 paraphrase knob's rewordings still are. Hypothesis draws the question asked and the
 seed; the fake's ledger says which sentences it made false (issue 27).
 
-Every knob is held to none shown since the claim checks landed (gate/claimcheck.py)."""
+Every knob is held to none shown since the claim checks landed (gate/claimcheck.py), the red
+team's families too (model/redteam.py, gate/binding.py), whose faithful controls are shown."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from stream_rag.model.attacks import ATTACKS
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.ledger import ROUTES, Record, match, records, seen_false, shown_sentences
 from stream_rag.model.llm import OpenAIChatModel
+from stream_rag.model.redteam_knobs import RED_TEAM
 
 from .helpers import running_server
 
@@ -62,7 +64,7 @@ class Hostile:
             ]
             written = records(entries)
             matched = [(text, match(text, written)[0]) for text in shown]
-            out.append(Asked(route, matched, written))
+            out.append(Asked(route, matched, written, records(entries[-1:])))
         return out
 
 
@@ -71,6 +73,7 @@ class Asked:
     route: str
     shown: list[tuple[str, Record | None]]
     written: list[Record]
+    last: list[Record]  # of the last request (/v1/answer's retry answers with it)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +101,7 @@ def upload(client: httpx.Client, path: Path) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("knob", ATTACKS)
+@pytest.mark.parametrize("knob", [*ATTACKS, *RED_TEAM])
 @GENERATED
 @given(question=st.sampled_from(QUESTIONS), seed=st.integers(0, 2**16))
 def test_no_false_sentence_is_shown(hostile: Hostile, knob: str, question: str, seed: int) -> None:
@@ -142,3 +145,24 @@ def test_paraphrases_are_shown(hostile: Hostile) -> None:
             counts[asked.route][1] += len(asked.written)
     shares = {route: shown / max(1, made) for route, (shown, made) in counts.items()}
     assert all(share >= 0.85 for share in shares.values()), shares
+
+
+def test_the_red_teams_controls_are_shown(hostile: Hostile) -> None:
+    """The families' faithful controls ("per month" as "a month", 14 as "fourteen", the
+    condition moved to the front, a phrase in bold...): at least 85% of them shown on each
+    route, and never a false sentence."""
+    counts = {route: [0, 0] for route in ROUTES}
+    seeds = random.Random(1)
+    for knob in RED_TEAM:
+        for question in QUESTIONS:
+            config = FakeConfig(seed=seeds.randrange(2**16), **{knob: 1.0})  # type: ignore[arg-type]
+            for asked in hostile.ask(config, question):
+                shown = {w.text for _, w in asked.shown if w is not None}
+                if asked.route == "answer" and not asked.shown:
+                    continue  # /v1/answer refuses a whole answer its false sentences fail
+                controls = [w for w in asked.last if w.variant.startswith("control")]
+                counts[asked.route][0] += sum(w.text in shown for w in controls)
+                counts[asked.route][1] += len(controls)
+    shares = {route: shown / max(1, made) for route, (shown, made) in counts.items()}
+    assert all(made >= 20 for _, made in counts.values()), counts
+    assert all(share >= 0.85 for share in shares.values()), (shares, counts)

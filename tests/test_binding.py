@@ -51,6 +51,7 @@ def judge(sentence: str, block: int) -> tuple[bool, str]:
         ("It is not true that walk-in visits are not accepted.", 2),  # double negation
         ("It is not the case that members can borrow at most 8 books at a time.", 1),
         ("Loans last up to twenty-five days and can be renewed twice.", 1),  # a number in words
+        ("Loans last up to twenty days and can be renewed twice.", 1),  # the 20 of "20 cents"
     ],
 )
 def test_an_edit_of_what_the_block_binds_fails(sentence: str, block: int) -> None:

@@ -238,7 +238,7 @@ class Read:
     negated: frozenset[str]
     folded: str = ""
     framed: bool = False  # "It is not true that ...": the clause denies all it says
-    spelled: tuple[Quantity, ...] = ()  # numbers written in words ("thirty days")
+    spelled: tuple[tuple[str, str], ...] = ()  # numbers in words ("thirty days")
 
     @classmethod
     def of(cls, text: str) -> Read:
@@ -263,13 +263,37 @@ class Read:
         return list(dict.fromkeys(w.key for w in self.words if not w.number))
 
 
-def _spelled(text: str, placed: Sequence[Quantity]) -> tuple[Quantity, ...]:
-    """The numbers `text` writes in words, read as digits (their places are not `text`'s)."""
+def _spelled(text: str, placed: Sequence[Quantity]) -> tuple[tuple[str, str], ...]:
+    """The numbers `text` writes in words, as digits ("30"), each with the word written after
+    it ("day"): a number and what it counts, for the span to write together."""
     written = numerals(text)
     if written == text:
         return ()
-    found, _ = placed_quantities(written)
-    return tuple(q for q in found if not any(_same(q, p) for p in placed))
+    found, folded = placed_quantities(written)
+    out = []
+    for q in found:
+        if any(_same(q, p) for p in placed):
+            continue
+        for match in _NUMBER_THEN.finditer(folded, q.span[0], q.span[1] + 40):
+            out.append((match.group(1), stem(match.group(2) or "")))
+            break
+    return tuple(out)
+
+
+_NUMBER_THEN = re.compile(r"(?<![\d.,])(\d+(?:[.,]\d+)?)(?![\d.,]\d)\W*([^\W\d_]+)?")
+
+
+def _states(span: Span, number: str, counted: str) -> bool:
+    """Whether the span states `number` and does not write what it counts after another
+    number instead ("five months" against "3 months ... EUR 5 per month")."""
+    pairs = {
+        (m.group(1), stem(m.group(2) or "")) for m in _NUMBER_THEN.finditer(canonical(span.text))
+    }
+    if not any(n == number for n, _ in pairs):
+        return False
+    if not counted or (number, counted) in pairs:
+        return True
+    return not any(c == counted for n, c in pairs if n != number)
 
 
 # "It is not true that X", "It's false that X": the clause says X does not hold.
@@ -343,9 +367,11 @@ def _against(
     if read.keys and share < least - 1e-9:
         kind = "an example or aside" if clause.head is not None else "clause"
         return f"{kind} {_quote(read.text)} shares {share:.2f} of its words with {where}"
-    for q in read.spelled:
-        if not any(_vouched(q, s) for s in candidates):
-            return f"{q.text!r} (in words) is not in {where}"
+    for number, counted in read.spelled:
+        # Held to every statement of the cited blocks, as a part of the clause may align to
+        # another statement than the whole clause does.
+        if not any(_states(s, number, counted) for s in candidates):
+            return f"{number} {counted} (in words) is not in {_refs(clause.cited)}"
     for q in read.quantities:
         # A number is held to the span its own part of the clause aligns to ("..., with 20 GB
         # of storage", "... and the Team plan $12 per user per month").

@@ -54,7 +54,9 @@ def case_as(like: str, word: str) -> str:
 def lower_first(text: str) -> str:
     """The first word lowercased unless it is a name ("Pro and Team ...") or an acronym."""
     first, _, rest = text.partition(" ")
-    name = not first[1:].islower() or (rest[:1].isupper() and first.lower() not in _OPENERS)
+    name = (len(first) > 1 and not first[1:].islower()) or (
+        rest[:1].isupper() and first.lower() not in _OPENERS
+    )
     return text[0].lower() + text[1:] if first[:1].isupper() and not name else text
 
 
