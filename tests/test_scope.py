@@ -21,3 +21,22 @@ def test_a_scope_word_a_block_uses_or_none_at_all_is_not() -> None:
     # Another cited block using the word is enough; "anyway" is not "any".
     assert widened("All plans include it.", [BLOCK, "All plans include backups."]) == []
     assert widened("It is covered anyway.", [BLOCK]) == []
+
+
+def test_a_word_of_the_same_sense_vouches() -> None:
+    each = "Each plan includes backups."
+    assert widened("Every plan includes backups.", [each]) == []
+    assert widened("All plans include backups.", [each]) == []
+    assert widened("She was the only member to vote no.", ["She was the lone member."]) == []
+    assert widened("Any plan includes backups.", [each]) == ["any"]
+
+
+def test_the_gate_drops_a_sentence_saying_more_than_its_block() -> None:
+    from stream_rag.gate.citations import Citation
+    from stream_rag.gate.lexical import GateContext
+
+    ctx = GateContext(["The app is owned by Facebook. Refunds take five days."])
+    verdict = ctx.check("The apps are all owned by Facebook.", [Citation(1)])
+    assert (verdict.ok, verdict.reason) == (False, "claim_mismatch")
+    assert "'all'" in verdict.detail
+    assert ctx.check("The app is owned by Facebook.", [Citation(1)]).ok

@@ -22,6 +22,7 @@ from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
+from .scope import widened
 from .support import Span, block_spans, read_words
 from .voice import not_a_claim
 
@@ -213,7 +214,11 @@ class GateContext:
         verdict = self.overlap(sentence, citations)
         if not verdict.ok and not verdict.grey:
             return verdict
-        why = not_a_claim(sentence, [self.block_text(n) for n in verdict.cited])
+        evidence = [self.block_text(n) for n in verdict.cited]
+        why = not_a_claim(sentence, evidence)
+        wider = None if why else widened(sentence, evidence)
+        if wider:
+            why = f"says {_quote(wider)}, which {_refs(verdict.cited)} never says (nor its like)"
         if why:
             return Verdict(False, "claim_mismatch", verdict.cited, verdict.score, why)
         if units is None:

@@ -1,6 +1,7 @@
-"""Words that widen a claim's scope ("any", "all", "always", "only", "permanently"): a grey-zone
-sentence using one that none of its cited blocks uses says more than they do, however close its
-meaning otherwise; the semantic stage drops it before its models, which weigh it as one word.
+"""Words that widen a claim's scope ("any", "all", "always", "only", "permanently"): a sentence
+using one that none of its cited blocks uses, nor a word of the same sense ("each" for "every"),
+says more than they do, however close its other words are; the gate drops it as no claim they
+support (docs/decisions/gate-verifier-operating-point.md).
 """
 
 from __future__ import annotations
@@ -11,18 +12,30 @@ from collections.abc import Iterable
 __all__ = ["SCOPE_WORDS", "widened"]
 
 # Universal quantifiers, frequency and exclusivity: the words by which a restatement
-# over-generalises ("covers any damage" of "covers faults in materials").
-SCOPE_WORDS = frozenset(
-    "any anything anyone anywhere all every everything everyone always never none only "
-    "entirely completely unlimited forever permanently".split()
+# over-generalises ("covers any damage" of "covers faults in materials"). Each group's first
+# words are flagged; any word of a group vouches for the others.
+_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(flagged.split()), frozenset((flagged + " " + vouching).split()))
+    for flagged, vouching in (
+        ("all every everything everyone", "each entire whole"),
+        ("any anything anyone anywhere", "whatever whichever whoever"),
+        ("always", "forever permanently"),
+        ("never", "none"),
+        ("only", "sole solely lone exclusively alone"),
+        ("entirely completely", "fully totally wholly"),
+        ("unlimited", "unlimitedly limitless"),
+        ("forever permanently", "always"),
+    )
 )
+SCOPE_WORDS = frozenset().union(*(flagged for flagged, _ in _GROUPS))
 _WORD = re.compile(r"[^\W\d_]+")
 
 
 def widened(sentence: str, evidence: Iterable[str]) -> list[str]:
-    """The scope words of `sentence` that no text of `evidence` uses, in order."""
+    """The scope words of `sentence` that no text of `evidence` vouches for, in order."""
     found = [w for w in _WORD.findall(sentence.casefold()) if w in SCOPE_WORDS]
     if not found:
         return []
-    used = {w for text in evidence for w in _WORD.findall(text.casefold()) if w in SCOPE_WORDS}
-    return list(dict.fromkeys(w for w in found if w not in used))
+    used = {w for text in evidence for w in _WORD.findall(text.casefold())}
+    vouched = set().union(*(flagged for flagged, words in _GROUPS if words & used))
+    return list(dict.fromkeys(w for w in found if w not in vouched))

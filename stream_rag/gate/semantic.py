@@ -20,7 +20,6 @@ from ..embed.blas import SINGLE_THREADED_BLAS
 from ..embed.sentences import SentenceEncoder
 from ..language.terms import term_keys
 from .lexical import GateContext, Verdict
-from .scope import widened
 from .signals import (
     BlockVectors,
     Features,
@@ -206,15 +205,6 @@ class SemanticStage:
                 f"{f.block_overlap:.2f}); lexical: {verdict.detail}"
             )
             return self._drop(verdict, detail, f.to_json(embedded=False))
-        # A word that widens its scope beyond every cited block's ("any", "always"): the
-        # models weigh it as one word among many, a reader as the claim (docs/decisions/).
-        wider = widened(sentence, (ctx.block_text(n) for n in verdict.cited))
-        if wider:
-            detail = (
-                f"semantic: says {_quote(wider)}, which {_refs(verdict.cited)} never does; "
-                f"lexical: {verdict.detail}"
-            )
-            return self._drop(verdict, detail, {**f.to_json(embedded=False), "widened": 1.0})
         # Which model weighs it: a read of the cited blocks' stored rows, which the
         # embedding's signals need anyway.
         f = replace(f, sentences=evidence_sentences(verdict.cited, vectors))
@@ -273,10 +263,6 @@ def _at_precision(encoder: SentenceEncoder, precision: str) -> SentenceEncoder:
     except ValueError:  # int8 needs onnxruntime: fp32 then, within ~0.006 cosine
         return encoder
     return view
-
-
-def _quote(words: Sequence[str]) -> str:
-    return ", ".join(f"'{w}'" for w in words)
 
 
 def _refs(numbers: Sequence[int]) -> str:
