@@ -1,6 +1,7 @@
-"""The gate's per-block work done once (`GateContext.prepare`, support.py's word reading,
-claimcheck.py's quoted markers): the same verdicts as the lazy, uncached reading, by property
-over sentences edited from the blocks' own words."""
+"""The gate's work kept or done once (a context's spans and names read at first use and kept,
+the stems a word is opposite to, support.py's word reading, claimcheck.py's quoted markers):
+the same verdicts as a fresh context and the first, pairwise versions, by property over
+sentences edited from the blocks' own words."""
 
 from __future__ import annotations
 
@@ -58,23 +59,13 @@ def sentences(draw: st.DrawFn) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(sentences(), min_size=1, max_size=6), st.sampled_from(["strict", "balanced"]))
-def test_a_prepared_context_gives_the_verdicts_of_a_lazy_one(raws: list[str], mode: str) -> None:
-    prepared = GateContext(BLOCKS, mode=mode).prepare()
-    shared_lazy = GateContext(BLOCKS, mode=mode)  # fills its caches as sentences come
+def test_a_context_that_judged_others_gives_a_fresh_ones_verdicts(
+    raws: list[str], mode: str
+) -> None:
+    shared = GateContext(BLOCKS, mode=mode)  # keeps the spans and names it read
     for raw in raws:
         fresh = check_sentence(raw, GateContext(BLOCKS, mode=mode))
-        assert check_sentence(raw, prepared) == fresh, raw
-        assert check_sentence(raw, shared_lazy) == fresh, raw
-
-
-def test_prepare_reads_every_block_once() -> None:
-    ctx = GateContext(BLOCKS).prepare()
-    spans = [ctx.spans(n) for n in range(1, len(BLOCKS) + 1)]
-    assert all(spans)
-    ctx.prepare()  # again: the same objects, nothing read twice
-    assert all(ctx.spans(n) is s for n, s in zip(range(1, len(BLOCKS) + 1), spans, strict=True))
-    assert ctx.is_name("orchard")
-    assert not ctx.is_name("lends")
+        assert check_sentence(raw, shared) == fresh, raw
 
 
 def _opens_sliced(text: str, start: int) -> bool:

@@ -23,15 +23,16 @@ V = TypeVar("V")
 
 
 def build_context(blocks: Sequence[Block], threshold: float, mode: str = "strict") -> GateContext:
-    """A new context over `blocks`, from the features ingest stored with them, its per-block
-    reading done here (in the worker thread that builds it), not at the first sentence."""
+    """A new context over `blocks`, from the features ingest stored with them. A block's spans
+    are read at the first sentence citing it, not here: an answer reads few of them
+    (docs/decisions/gate-cost-per-block-work-once.md)."""
     return GateContext(
         [b.text for b in blocks],
         [b.doc_id for b in blocks],
         threshold=threshold,
         features=[b.features for b in blocks],
         mode=mode,
-    ).prepare()
+    )
 
 
 class Kept(Generic[K, V]):

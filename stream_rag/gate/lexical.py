@@ -241,15 +241,6 @@ class GateContext:
             return Verdict(False, verdict.reason, verdict.cited, verdict.score, detail)
         return verdict
 
-    def prepare(self) -> GateContext:
-        """Read every block's spans, statement runs and names now: called where the context is
-        built (a worker thread), so the event loop does only each sentence's own work."""
-        for n in range(1, self.n_blocks + 1):
-            self.spans(n)
-            self.statement_runs(n)
-        self.is_name("")
-        return self
-
     def quotes_whole_statements(self, sentence: str, units: Sequence[Clause]) -> bool:
         """Whether `sentence` is, word for word, one or more whole consecutive statements of a
         block that every clause cites: it then says exactly what that block says there, and
