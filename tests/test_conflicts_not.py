@@ -227,3 +227,15 @@ def test_a_model_the_question_names_scopes_the_documents() -> None:
     assert values(find("How do I factory reset the X300?", x300, both)) == [
         (("15 seconds",), ("10 seconds",), "number")
     ]
+
+
+def test_two_statements_sharing_a_word_or_two_with_a_long_question_are_not_its_conflict() -> None:
+    a = "Home delivery of a bike costs 29 euros and takes 5 to 7 working days."
+    b = "Home delivery of a bike costs 39 euros and takes 3 to 5 working days."
+    c = "You can return a bike within 30 days. Test rides before you buy a bike are free."
+    # A situation told first, then the question: only the asking sentence says what is asked,
+    # and of that, what the blocks speak of ("return", "ride", "buy" in the third).
+    assert find("I threw the box away. Does it cost me anything to return it?", a, b, c) == []
+    assert find("Can I take a bike out for a ride before I decide to buy it?", a, b, c) == []
+    assert len(find("How much does it cost to have a bike delivered to my house?", a, b, c)) == 1
+    assert len(find("How many days does home delivery of a bike take?", a, b, c)) == 1

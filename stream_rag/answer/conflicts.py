@@ -17,6 +17,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Literal, Protocol
 
+from ..language.question import asking
 from ..language.terms import model_names, names_model
 from ..retrieve.hybrid import Block
 from .asked import SlotKind, clause_at, clause_spans, fits, slot_kind
@@ -118,10 +119,12 @@ class LexicalConflictDetector:
     same thing (high overlap of content terms once numbers/negations are set aside) but differ
     in a number, date/quantity, or negation.
 
-    Relevant: a sentence shares >= `min_question_terms` terms with the question, and as many as
-    the best-matching sentence with a number or negation in the top blocks. Same subject: both
-    hold the same question terms, share >= `min_shared` terms with Jaccard >= `min_overlap`, and
-    only one of them has terms the other lacks (or up to `max_substitutions`, never a name).
+    Relevant: a sentence shares >= `min_question_terms` terms with the question, as many as
+    the best-matching sentence with a number or negation in the top blocks, and more than
+    `min_question_share` of the terms of its asking sentence that the top blocks hold. Same
+    subject: both hold the same question terms, share >= `min_shared` terms with Jaccard >=
+    `min_overlap`, and only one of them has terms the other lacks (or up to
+    `max_substitutions`, never a name).
     """
 
     def __init__(
@@ -133,6 +136,7 @@ class LexicalConflictDetector:
         max_substitutions: int = 0,
         max_conflicts: int = 10,
         min_question_terms: int = 2,
+        min_question_share: float = 0.5,
         load: Loader | None = None,
         capacity: int = 4096,
     ) -> None:
@@ -147,6 +151,7 @@ class LexicalConflictDetector:
         self.max_substitutions = max_substitutions
         self.max_conflicts = max_conflicts
         self.min_question_terms = min_question_terms
+        self.min_question_share = min_question_share
         # Readings stored at ingest, loaded once per chunk and kept by chunk id (a chunk's
         # text never changes); without a loader, or for a chunk without one, read here.
         self.load = load
@@ -168,9 +173,20 @@ class LexicalConflictDetector:
         # those that match it as well as any statement with a number or negation does.
         told = [s for a in analysed for s in a.sentences if s.values or s.negations]
         need = max([need] + [len(s.about & asked) for s in told])
+        # And more than half of what the asking sentence asks that the blocks speak of: two
+        # delivery prices do not conflict over "Can I take a bike out for a ride before I buy
+        # it?" for sharing "bike" and "take", nor over "... Does that cost me anything if I
+        # return it?" for sharing "cost".
+        spoken = frozenset().union(*(s.about for a in analysed for s in a.sentences))
+        wanted = read([asking(question)])[0].terms - FILLER & spoken
+        share = self.min_question_share * len(wanted)
         kind = slot_kind(question)
         relevant = [
-            [_scoped(s, asked, kind) for s in a.sentences if len(s.about & asked) >= need]
+            [
+                _scoped(s, asked, kind)
+                for s in a.sentences
+                if len(s.about & asked) >= need and len(s.about & wanted) > share
+            ]
             for a in analysed
         ]
         conflicts: list[Conflict] = []

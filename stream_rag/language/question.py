@@ -23,7 +23,7 @@ from .followups import subject_words
 from .quantities import canonical, scan
 from .terms import names, stem
 
-__all__ = ["AnswerKind", "Question", "offers", "read_question", "wants_value"]
+__all__ = ["AnswerKind", "Question", "asking", "offers", "read_question", "wants_value"]
 
 AnswerKind = Literal["duration", "money", "time", "count", "age", "steps", "yesno"]
 # Kinds whose answer states a value (`offers` can tell a sentence that does).
@@ -155,6 +155,13 @@ def answer_kind(text: str) -> AnswerKind | None:
                 return "money"  # "How do I pay less?" asks an amount, not steps
             return kind
     return None
+
+
+def asking(text: str) -> str:
+    """The sentences of `text` that ask, without the situation told before them."""
+    said = " ".join(text.split())
+    asked = [s for s in _SENTENCE_END.split(said) if s.endswith("?")]
+    return " ".join(asked) or said
 
 
 def _asking(lowered: str) -> list[str]:
