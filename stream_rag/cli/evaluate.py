@@ -46,6 +46,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the gate's operating point (default: STREAM_RAG_GATE_MODE, strict)",
     )
     gate.add_argument(
+        "--verdicts",
+        type=Path,
+        metavar="OUT",
+        help="also write each sentence's verdict to OUT (JSONL: label, ok, reason, stage, "
+        "detail, scores), to see which check decided what",
+    )
+    gate.add_argument(
         "--stages",
         choices=["lexical", "all"],
         default="all",
@@ -140,6 +147,16 @@ def _eval_gate(settings: Settings, args: argparse.Namespace) -> int:
     print(f"operating point: {mode}")
     verdicts = judge(examples, threshold, DEFAULT_MAX_UNSUPPORTED, stages, mode)
     print(report(score(examples, verdicts), threshold, DEFAULT_MAX_UNSUPPORTED))
+    if args.verdicts is not None:
+        from ..gate.evaluate import verdict_lines
+
+        try:
+            args.verdicts.write_text("".join(verdict_lines(examples, verdicts)), encoding="utf-8")
+        except OSError as exc:
+            print(
+                f"stream-rag: error: cannot write {args.verdicts}: {exc.strerror}", file=sys.stderr
+            )
+            return 1
     if args.curve:
         print(curve(examples, DEFAULT_MAX_UNSUPPORTED, mode))
     return 0

@@ -124,6 +124,27 @@ def score(examples: Sequence[Example], verdicts: Sequence[Verdict]) -> Result:
     )
 
 
+def verdict_lines(examples: Sequence[Example], verdicts: Sequence[Verdict]) -> list[str]:
+    """One JSON line per example: its sentence, label and the verdict that decided it."""
+    return [
+        json.dumps(
+            {
+                "sentence": ex.sentence,
+                "label": ex.label,
+                "ok": v.ok,
+                "reason": v.reason,
+                "stage": v.stage,
+                "grey": v.grey,
+                "detail": v.detail,
+                "scores": v.scores_json(),
+            },
+            ensure_ascii=False,
+        )
+        + "\n"
+        for ex, v in zip(examples, verdicts, strict=True)
+    ]
+
+
 def report(result: Result, threshold: float, max_unsupported: float | None) -> str:
     lines = [
         f"threshold {threshold:.2f}, max_unsupported {max_unsupported}",
