@@ -64,8 +64,19 @@ def test_a_context_that_judged_others_gives_a_fresh_ones_verdicts(
 ) -> None:
     shared = GateContext(BLOCKS, mode=mode)  # keeps the spans and names it read
     for raw in raws:
+        support.block_spans.cache_clear()
+        support.block_names.cache_clear()
         fresh = check_sentence(raw, GateContext(BLOCKS, mode=mode))
         assert check_sentence(raw, shared) == fresh, raw
+
+
+@given(st.lists(st.sampled_from(WORDS + EXTRA), min_size=1, max_size=30), st.data())
+def test_a_blocks_kept_reading_is_its_reading(words: list[str], data: st.DataObject) -> None:
+    text = data.draw(st.sampled_from([*BLOCKS, " ".join(words)]))
+    n = data.draw(st.integers(1, 9))
+    assert support.block_spans(n, text) == support.block_spans.__wrapped__(n, text)
+    assert support.block_names(text) == support.block_names.__wrapped__(text)
+    assert support.block_spans(n, text) is support.block_spans(n, text)
 
 
 def _opens_sliced(text: str, start: int) -> bool:

@@ -23,7 +23,7 @@ from .claimcheck import check as check_claims
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .scope import widened
-from .support import Span, block_spans, read_words
+from .support import Span, block_names, block_spans
 from .voice import not_a_claim
 
 __all__ = [
@@ -288,12 +288,7 @@ class GateContext:
         """Whether an issued block writes the word capitalised mid-sentence (a name)."""
         if self._names is None:
             self._names = (
-                frozenset(
-                    w.key
-                    for block in self.blocks
-                    for w in read_words(block, block.casefold())
-                    if w.name
-                )
+                frozenset().union(*(block_names(block) for block in self.blocks))
                 if all(len(b.casefold()) == len(b) for b in self.blocks)
                 else frozenset()
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..language.opposites import unit_form
 from ..language.quantities import Quantity, Stated, canonical, scan
@@ -18,7 +19,7 @@ from ..language.statements import negated_terms, statement_spans
 from ..language.terms import NEGATION_CUE, stem
 from ..text import STOP_WORDS
 
-__all__ = ["Span", "Word", "align", "block_spans", "read_span", "read_words"]
+__all__ = ["Span", "Word", "align", "block_names", "block_spans", "read_span", "read_words"]
 
 # Words as the claim checks read them: letters (with inner apostrophes and hyphens) or a
 # number with its separators.
@@ -166,6 +167,9 @@ def attached(words: Sequence[Word], quantity: Quantity, before: bool = False) ->
     return frozenset(after)
 
 
+# Kept per block: requests over different sets of blocks share the popular chunks, and a
+# block's reading (~2.4 ms of CPU for 300 words) is done at its first sentence, on the loop.
+@lru_cache(maxsize=512)
 def block_spans(block: int, text: str) -> tuple[Span, ...]:
     """Each statement of block `block`, knowing the words of the one before ("It includes
     ..."); a table row is read under its header row."""
@@ -186,6 +190,12 @@ def block_spans(block: int, text: str) -> tuple[Span, ...]:
         refers = _REFERS.match(text, s) is not None
         out.append(read_span(block, line, out[-1].keys if out and refers else frozenset()))
     return tuple(out)
+
+
+@lru_cache(maxsize=512)
+def block_names(text: str) -> frozenset[str]:
+    """The words `text` writes capitalised mid-sentence: its names (kept like its spans)."""
+    return frozenset(w.key for w in read_words(text, text.casefold()) if w.name)
 
 
 _RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*")
