@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.backends import OpenAIEmbedder
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
+from stream_rag.language.question import read_question
 from stream_rag.retrieve.hybrid import SearchResult
 from stream_rag.services import Services, open_services
 
@@ -267,3 +269,32 @@ def test_a_restated_question_finds_its_entry(tmp_path: Path, minilm: MiniLMEmbed
     by_name = {b["filename"]: b["scores"] for b in found["blocks"]}
     assert by_name["hours.md"]["title"] == by_name["hours.md"]["dense"]  # asks nothing
     assert by_name["gift.md"]["title"] > by_name["codes.md"]["title"]
+
+
+def test_a_read_question_is_searched_by_its_own_tokens(tmp_path: Path) -> None:
+    # The answer pipeline's question value, read once, is what BM25 searches, not its text
+    # tokenized again.
+    settings = Settings(data_dir=tmp_path / "data")
+    services = open_services(settings, embedder=None)
+    services.retriever.embedder = None
+    services.indexer.embedder = None
+    try:
+        ids = {}
+        for name, text in (
+            ("keys.txt", b"Security keys protect accounts."),
+            ("r.txt", b"Refunds."),
+        ):
+            stager = services.store.blobs.stager(10**6)
+            stager.write(text)
+            added = services.store.add(stager.finish(), filename=name)
+            services.indexer.index_version(added.document.id, 1)
+            ids[name] = added.document.id
+        asked = replace(read_question("security keys"), tokens=("refunds",))
+
+        async def go() -> SearchResult:
+            return await services.retriever.search(asked)
+
+        assert [b.doc_id for b in anyio.run(go).blocks] == [ids["r.txt"]]
+        assert [b.doc_id for b in run_search(services, "security keys").blocks] == [ids["keys.txt"]]
+    finally:
+        services.close()

@@ -134,7 +134,7 @@ class Answerer:
 
     async def retrieve(self, question: str, options: Options) -> SearchResult:
         return await self.retriever.search(
-            question, collection=options.collection, top_k=options.top_k
+            read_question(question), collection=options.collection, top_k=options.top_k
         )
 
     async def resolve(self, question: str, options: Options) -> str:
@@ -199,7 +199,7 @@ class Answerer:
             return None, context, _ms(t0), uncovered(question, result.blocks)
 
         result, (refusal, context, checks_ms, gaps) = await self.retriever.search_then(
-            question, checks, collection=options.collection, top_k=options.top_k
+            read_question(question), checks, collection=options.collection, top_k=options.top_k
         )
         return Prepared(
             result.blocks, refusal, context, result.timings_ms.get("total", 0.0), checks_ms, gaps

@@ -109,6 +109,7 @@ class Question:
     subject: tuple[str, ...]  # its content words as written ("Nimbus Blender warranty")
     kind: AnswerKind | None  # the kind of answer it wants; None: an open question
     language: str | None = None  # the language it is written in, when clear (`detect.py`)
+    tokens: tuple[str, ...] = ()  # its BM25 tokens as retrieval searches them, unstemmed
 
     @property
     def wants_value(self) -> bool:
@@ -134,14 +135,16 @@ def read_question(text: str) -> Question:
     A question asking several things wants the kind its parts agree on, else none."""
     parts = tuple(asks(text, limit=None))
     kinds = {answer_kind(part) for part in parts} if len(parts) > 1 else {answer_kind(text)}
+    tokens = tuple(tokenize(text))
     return Question(
         text,
-        frozenset(stem(t) for t in tokenize(text)),
+        frozenset(stem(t) for t in tokens),
         parts,
         tuple(names(text)),
         tuple(subject_words(text)),
         kinds.pop() if len(kinds) == 1 else None,
         detect_language(text),
+        tokens,
     )
 
 

@@ -21,6 +21,7 @@ from ..index.base import Index, IndexHit
 from ..index.bm25 import query_vector
 from ..index.features import ChunkFeatures, load_features
 from ..index.questions import any_questions, load_questions, question_hits
+from ..language.question import Question
 from ..store.documents import DocumentStore
 from ..text import tokenize
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
@@ -112,6 +113,7 @@ class _Plan:
     method: FusionMethod
     weights: Mapping[str, float]
     limit: int
+    tokens: tuple[str, ...]  # BM25's, the question's own when it was read (`Question.tokens`)
     rerank: str = "off"
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -154,7 +156,7 @@ class Retriever:
 
     async def search(
         self,
-        query: str,
+        query: str | Question,
         *,
         collection: str | None = None,
         top_k: int | None = None,
@@ -168,7 +170,7 @@ class Retriever:
 
     async def search_then(
         self,
-        query: str,
+        query: str | Question,
         then: Callable[[SearchResult], T],
         *,
         collection: str | None = None,
@@ -179,6 +181,10 @@ class Retriever:
         """Search, then run `then` on the result in the same worker-thread call: one hand-off
         for the index, the store and whatever the caller needs computed from the blocks."""
         settings = self.settings
+        # The question read once (the answer pipeline's) is searched by its own tokens; a
+        # bare query string (/v1/search, evaluation) is tokenized here.
+        asked = query if isinstance(query, Question) else None
+        query = query.text if isinstance(query, Question) else query
         if not query.strip():
             raise InvalidFieldError("query must not be empty")
         collection = collection or settings.default_collection
@@ -201,7 +207,9 @@ class Retriever:
             raise InvalidFieldError(
                 "the dense or bm25 weight must be positive (title reorders them)"
             )
-        plan = _Plan(query, collection, top_k, method, chosen, max(settings.candidates, top_k))
+        tokens = asked.tokens if asked is not None and asked.tokens else tuple(tokenize(query))
+        limit = max(settings.candidates, top_k)
+        plan = _Plan(query, collection, top_k, method, chosen, limit, tokens)
         found = await self._search(plan, then)
         if self.on_search is not None:
             self.on_search(found[0].timings_ms)
@@ -272,7 +280,7 @@ class Retriever:
 
     def _bm25(self, plan: _Plan) -> list[IndexHit]:
         t0 = time.perf_counter()
-        sparse = query_vector(tokenize(plan.query))
+        sparse = query_vector(plan.tokens)
         hits = self.index.search_sparse(sparse, plan.collection, plan.limit)
         plan.timings["bm25"] = (time.perf_counter() - t0) * 1000
         return hits
