@@ -74,8 +74,9 @@ SENTENCE_PRECISION = "int8"
 # Probability a grey-zone sentence needs to pass at each operating point (gate mode), unless
 # STREAM_RAG_GATE_SEMANTIC_CUTOFF sets one for both. Balanced: the lowest keeping WiCE's
 # rejection >= 0.93 and BEGIN's >= 0.85 (wice-was-tried-grey-zone.md). Strict: the lowest at
-# which the stage itself rejects >= 0.95 of each dev set's unsupported grey-zone sentences,
-# chosen in grouped folds (gate-verifier-operating-point.md).
+# which, with these models, the stage itself rejects >= 0.95 of each dev set's unsupported
+# grey-zone sentences (chosen in grouped folds with refitted models: 0.60-0.93), and the
+# highest keeping the fake model's paraphrases (gate-verifier-operating-point.md).
 DEFAULT_CUTOFF = 0.57
 STRICT_CUTOFF = 0.70
 MODE_CUTOFFS = {"strict": STRICT_CUTOFF, "balanced": DEFAULT_CUTOFF}
