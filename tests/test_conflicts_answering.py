@@ -134,3 +134,47 @@ def test_one_label_over_other_subjects_is_no_conflict() -> None:
     other = _block(2, "plans.md", "Plans.\n\nFixed desk: Price 290 euros a month, Seats 1.")
     desk = _block(1, "list.txt", "Price list.\n\nHot desk: 160 euros a month.")
     assert LexicalConflictDetector().find("How much is a desk a month?", [desk, other]) == []
+
+
+def test_a_document_retrieval_left_out_is_looked_up_for_the_value_the_answer_leads_with(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for name, text in KB.items():
+        (kb / name).write_text(text)
+    (kb / "price-list-2024.txt").write_text(PRICE_LIST)
+    (kb / "plans.md").write_text(
+        "# Membership plans\n\n| Plan | Price | Access |\n|---|---|---|\n"
+        "| Day pass | 25 euros a day | Weekdays |\n| Hot desk | 190 euros a month | Weekdays |\n"
+    )
+    local = Settings(data_dir=tmp_path / "data")
+    services = open_services(local, embedder=minilm)
+    questions = [
+        "How much is a hot desk per month?",
+        "How much does home delivery of a bike cost?",
+        "I threw away the cardboard box my bike came in. Does that cost me anything if I "
+        "return it?",
+    ]
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+
+        async def run() -> list[AnswerResult]:
+            try:
+                # One block retrieved: the other side is only found by looking it up.
+                one = Options(top_k=1)
+                return [await services.answerer.answer(q, one) for q in questions]
+            finally:
+                await services.aclose()
+
+        desk, delivery, box = anyio.run(run)
+    finally:
+        services.close()
+    for result in (desk, delivery):
+        assert len(result.blocks) == 1
+        assert result.refusal is not None, result.text
+        assert result.refusal.reason == "conflicting_sources"
+        sides = {result.refusal.details[0]["a"]["name"], result.refusal.details[0]["b"]["name"]}
+        assert result.blocks[0].name in sides
+        assert len(sides) == 2
+    assert box.refusal is None, box.refusal

@@ -47,7 +47,7 @@ from .conflicts import ConflictDetector, LexicalConflictDetector
 from .contexts import ContextCache, Kept, KeptVerdicts, precheck_key
 from .evidence import Similarity
 from .limits import MAX_QUESTION_CHARS
-from .prechecks import NO_SOURCES, refusal, uncovered
+from .prechecks import NO_SOURCES, refusal, stale_or_current, uncovered
 from .prompt import build_messages
 from .refusals import not_answered as said_not_answered
 from .results import (
@@ -248,9 +248,23 @@ class Answerer:
             mentions=None if retriever is None else lambda n: retriever.mentions(n, collection),
             ranking=self.ranking,
         )
-        if refused is not None or not self.settings.check_answered or floor <= 0:
+        if refused is not None or floor <= 0 or not (check or self.settings.check_answered):
             return refused
-        reading = read_blocks(read_question(question), blocks, self.ranking)
+        asked = read_question(question)
+        reading = read_blocks(asked, blocks, self.ranking)
+        top = reading.top
+        if check and retriever is not None and asked.asks_value and top and top.on_kind:
+            # The value the answer would lead with, against the documents retrieval left out.
+            lead = next(b for b in blocks if b.n == top.n)
+            compared = {b.doc_id for b in blocks[: getattr(self.detector, "top_n", 4)]}
+            others = retriever.look_up(top.text, collection, compared, len(blocks) + 1)
+            retrieved = {b.chunk_id: b for b in blocks}
+            others = [retrieved.get(b.chunk_id, b) for b in others]
+            elsewhere = stale_or_current(question, lead, others, self.detector)
+            if elsewhere is not None:
+                return elsewhere
+        if not self.settings.check_answered:
+            return None
         return not_answered(reading, self.settings.not_answered_text)
 
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:

@@ -83,6 +83,24 @@ def refusal(
     return None
 
 
+def stale_or_current(
+    question: str, lead: Block, others: Sequence[Block], detector: ConflictDetector
+) -> Refusal | None:
+    """The `conflicting_sources` refusal when a document retrieval left out (`others`, looked
+    up by the words of the sentence the answer would lead with, in `lead`) gives another value
+    for it: an outdated price list retrieved alone, its current one not, or the other way."""
+    if not others:
+        return None
+    found = detector.find(question, [lead, *others])
+    conflicts = [c for c in found if lead.chunk_id in (c.a.chunk_id, c.b.chunk_id)]
+    conflicts = about_the_follow_up(question, conflicts)
+    if not conflicts:
+        return None
+    return Refusal(
+        "conflicting_sources", conflict_message(conflicts), [c.to_json() for c in conflicts]
+    )
+
+
 def about_the_follow_up(query: str, conflicts: Sequence[Conflict]) -> list[Conflict]:
     """For a follow-up (`query` carries the subject of earlier questions), the conflicts one
     of whose sentences has a word of the follow-up's own: "Do I need the receipt for it?"

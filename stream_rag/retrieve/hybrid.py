@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import anyio
@@ -277,6 +277,21 @@ class Retriever:
         hits = self.index.search_sparse(sparse, collection or self.settings.default_collection, 8)
         live = self.store.live_versions({h.doc_id for h in hits})
         return any(live.get(h.doc_id) == h.version for h in hits)
+
+    def look_up(
+        self, text: str, collection: str | None, exclude: Set[str], start: int, limit: int = 3
+    ) -> list[Block]:
+        """The live chunks of other documents than `exclude` whose words are most like
+        `text`'s (BM25, blocking), numbered from `start`: where a document that retrieval
+        left out says the same thing as a retrieved one, or otherwise."""
+        sparse = query_vector(tokenize(text))
+        hits = self.index.search_sparse(
+            sparse, collection or self.settings.default_collection, limit + 8
+        )
+        live = self.store.live_versions({h.doc_id for h in hits})
+        kept = [h for h in hits if h.doc_id not in exclude and live.get(h.doc_id) == h.version]
+        found = self._blocks([Fused(h.chunk_id, h.score, {"bm25": h.score}) for h in kept[:limit]])
+        return [replace(b, n=start + i) for i, b in enumerate(found)]
 
     def _bm25(self, plan: _Plan) -> list[IndexHit]:
         t0 = time.perf_counter()
