@@ -169,7 +169,8 @@ def attached(words: Sequence[Word], quantity: Quantity, before: bool = False) ->
 
 # Kept per block: requests over different sets of blocks share the popular chunks, and a
 # block's reading (~2.4 ms of CPU for 300 words) is done at its first sentence, on the loop.
-@lru_cache(maxsize=512)
+# ~100 KB a 300-word block, so at most ~25 MB (shared with the contexts that hold them).
+@lru_cache(maxsize=256)
 def block_spans(block: int, text: str) -> tuple[Span, ...]:
     """Each statement of block `block`, knowing the words of the one before ("It includes
     ..."); a table row is read under its header row."""
@@ -192,7 +193,7 @@ def block_spans(block: int, text: str) -> tuple[Span, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=256)
 def block_names(text: str) -> frozenset[str]:
     """The words `text` writes capitalised mid-sentence: its names (kept like its spans)."""
     return frozenset(w.key for w in read_words(text, text.casefold()) if w.name)
