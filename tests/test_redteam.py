@@ -77,10 +77,11 @@ def test_the_families_apply_to_blocks_of_any_domain(blocks: dict[int, str]) -> N
         ("unit_swap", "Parcels up to 20 kg ship within 3 business days.", "3 business"),
         ("drop_condition", "Returns are accepted only if the seal is unbroken.", "Returns"),
         ("separators", "Late returns are charged 1,500 credits.", "1"),
+        ("subject_swap", "Members can borrow at most 8 books.", "at most 8 books"),
     ],
 )
 def test_a_family_edits_what_it_names(knob: str, sentence: str, expected: str) -> None:
-    blocks = {1: sentence, 2: OTHER[1]}
+    blocks = {1: f"{sentence} Visitors pay 3 euros per hour.", 2: OTHER[1]}
     for seed in range(20):
         written = red_team(knob, 1, sentence, blocks, random.Random(seed))
         assert written is not None

@@ -31,6 +31,7 @@ RED_TEAM = (
     "cross_block",
     "lookalike",
     "smuggle",
+    "subject_swap",
 )
 
 

@@ -205,7 +205,12 @@ _GLUE_OPPOSITES = {
 }
 
 
+_GLUE_WORDS = frozenset().union(*_GLUE_OPPOSITES)
+
+
 def _glue_opposite(mine: Sequence[str], theirs: Sequence[str]) -> str:
+    if _GLUE_WORDS.isdisjoint(mine) or _GLUE_WORDS.isdisjoint(theirs):
+        return ""
     matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "replace" and i2 - i1 == j2 - j1 <= 2:
@@ -264,8 +269,8 @@ def _condition(mine: Sequence[str], span: Span) -> str:
     if _CONDITION_WORDS & set(mine):
         return ""
     best, shared = "", 0
-    for part in _PARTS.split(span.lowered):
-        count = len(set(_TOKEN.findall(part)) & set(mine))
+    for part, tokens in _parts(span.lowered):
+        count = len(tokens & set(mine))
         if count > shared:
             best, shared = part, count
     found = _CONDITION.search(best)
@@ -281,10 +286,18 @@ def _condition(mine: Sequence[str], span: Span) -> str:
 # -- a word of another statement put in the span's place ---------------------------------------
 
 
-def _beside(words: Sequence[Word], i: int) -> tuple[str | None, str | None]:
+def _beside(words: Sequence[Word], i: int, text: str = "") -> tuple[str | None, str | None]:
+    """The keys of the words next to word i; None at an edge (a statement's end in `text`)."""
     before = words[i - 1].key if i > 0 else None
     after = words[i + 1].key if i + 1 < len(words) else None
+    if text and before is not None and _END.search(text, words[i - 1].end, words[i].start):
+        before = None
+    if text and after is not None and _END.search(text, words[i].end, words[i + 1].start):
+        after = None
     return before, after
+
+
+_END = re.compile(r"[.!?]\s|\n")
 
 
 def transplanted(
@@ -304,14 +317,15 @@ def transplanted(
         near = _beside(words, i)
         places = [k for k, w in enumerate(theirs) if w.key == word.key]
         # Its own place: a neighbour in common, or the same edge (both open the statement).
-        if any(_meets(near, b) or _edge(near, b) for b in (_beside(theirs, k) for k in places)):
+        own = (_beside(theirs, k, span.text) for k in places)
+        if any(_meets(near, b) or _edge(near, b) for b in own):
             continue
         for k, other in enumerate(theirs):
             if other.key == word.key or other.number or other.key in mine or other.name:
                 continue
             if other.key[:4] == word.key[:4]:
                 continue  # "metres" for "meters": one word spelt two ways
-            place = _beside(theirs, k)
+            place = _beside(theirs, k, span.text)
             # Between the same two words (or the same word and the statement's edge).
             if near == place and near != (None, None) and _noun(span.text[other.start : other.end]):
                 return word.key, other.key
@@ -344,13 +358,24 @@ def _negated_part(mine: Sequence[str], negates: bool, span: Span) -> str:
     if not negates:
         return ""
     best, shared = "", 0
-    for part in _PARTS.split(span.lowered):
-        count = len(set(_TOKEN.findall(part)) & set(mine))
+    for part, tokens in _parts(span.lowered):
+        count = len(tokens & set(mine))
         if count > shared:
             best, shared = part, count
     if best and NEGATION_CUE.search(best) is None and " without " not in f" {best} ":
         return "the clause negates, the part of the span it states does not"
     return ""
+
+
+# A span is read by every clause aligned to it: its tokens and parts are read once.
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(text))
+
+
+@lru_cache(maxsize=4096)
+def _parts(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((part, frozenset(_TOKEN.findall(part))) for part in _PARTS.split(text))
 
 
 # -- all of them --------------------------------------------------------------------------------
@@ -366,7 +391,7 @@ def binding_mismatch(
     """Why the clause (`lowered` its casefolded text, positions as `quantities`'; `negates`
     its plain polarity) binds its words otherwise than `span` does ("" if it does not)."""
     mine = _TOKEN.findall(lowered)
-    theirs = _TOKEN.findall(span.lowered)
+    theirs = _tokens(span.lowered)
     return (
         _negated_part(mine, negates, span)
         or _bounds(lowered, quantities, span)

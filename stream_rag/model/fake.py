@@ -90,6 +90,7 @@ class FakeConfig:
     cross_block: float = 0.0
     lookalike: float = 0.0
     smuggle: float = 0.0
+    subject_swap: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

@@ -25,6 +25,7 @@ from .redteam import (
     sub_at,
     wording,
 )
+from .redteam_more import subject_swap
 
 __all__ = [
     "CONTROL_SHARE",
@@ -375,6 +376,7 @@ _FAMILIES: dict[str, Family] = {
     "cross_block": cross_block,
     "lookalike": lookalike,
     "smuggle": smuggle,
+    "subject_swap": subject_swap,
 }
 RED_TEAM = tuple(_FAMILIES)
 
