@@ -4,6 +4,7 @@ bike without its box; they still refuse one about the delivery price."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -178,3 +179,26 @@ def test_a_document_retrieval_left_out_is_looked_up_for_the_value_the_answer_lea
         assert result.blocks[0].name in sides
         assert len(sides) == 2
     assert box.refusal is None, box.refusal
+
+
+def test_a_stale_and_a_current_side_conflict_whichever_ranks_first() -> None:
+    from stream_rag.answer.prechecks import refusal
+
+    pairs = [
+        (_block(1, "price-list-2024.txt", PRICE_LIST), _block(2, "plans.md", PLANS)),
+        (
+            _block(1, "delivery-old.md", KB["delivery-old.md"]),
+            _block(2, "delivery.md", KB["delivery.md"]),
+        ),
+    ]
+    questions = ["How much is a hot desk per month?", "How much does home delivery of a bike cost?"]
+    for (stale, current), question in zip(pairs, questions, strict=True):
+        told = []
+        for blocks in ([stale, current], [current, stale]):
+            numbered = [replace(b, n=i) for i, b in enumerate(blocks, start=1)]
+            refused = refusal(question, numbered, 0.0, True, detector=LexicalConflictDetector())
+            assert refused is not None, (question, [b.name for b in blocks])
+            assert refused.reason == "conflicting_sources"
+            sides = refused.details[0]["a"], refused.details[0]["b"]
+            told.append(sorted((s["name"], tuple(s["values"])) for s in sides))
+        assert told[0] == told[1]
