@@ -29,6 +29,9 @@ def test_a_word_of_the_same_sense_vouches() -> None:
     assert widened("All plans include backups.", [each]) == []
     assert widened("She was the only member to vote no.", ["She was the lone member."]) == []
     assert widened("Any plan includes backups.", [each]) == ["any"]
+    assert widened("You earn a point for every euro.", ["One point per euro spent."]) == []
+    assert widened("Cancel at any time.", ["Cancel whenever you like."]) == []
+    assert widened("Members always ship free.", ["Free shipping on every order."]) == []
 
 
 def test_the_gate_drops_a_sentence_saying_more_than_its_block() -> None:

@@ -17,9 +17,9 @@ __all__ = ["SCOPE_WORDS", "widened"]
 _GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(flagged.split()), frozenset((flagged + " " + vouching).split()))
     for flagged, vouching in (
-        ("all every everything everyone", "each entire whole"),
-        ("any anything anyone anywhere", "whatever whichever whoever"),
-        ("always", "forever permanently"),
+        ("all every everything everyone", "each entire whole per"),
+        ("any anything anyone anywhere", "anytime whatever whichever whoever whenever wherever"),
+        ("always", "forever permanently whenever each every"),
         ("never", "none"),
         ("only", "sole solely lone exclusively alone"),
         ("entirely completely", "fully totally wholly"),
