@@ -11,14 +11,21 @@ as in production), of `check_sentence` (with marker parsing) in wall-clock time 
 thread's CPU time (what the sentence costs the event loop, without the time the machine's
 other work took the CPU from it), and of the best of 5 runs; the context's kept verdicts are
 bypassed, so every figure is a sentence's real check.
+
+`--against DIR --rounds N` measures this tree's gate and the one in DIR (a checkout of the
+baseline) side by side: N rounds, each running both in child processes in alternating order,
+then every figure's median over the rounds and the median ratio (this tree / DIR).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -115,6 +122,18 @@ def percentiles(samples_ns: list[int]) -> tuple[float, float]:
     return cuts[49] / 1000, cuts[98] / 1000
 
 
+FIGURES = {
+    "check_p50": "check p50",
+    "check_p99": "check p99",
+    "sentence_p50": "check_sentence p50",
+    "sentence_p99": "check_sentence p99",
+    "cpu_p50": "check_sentence CPU p50",
+    "cpu_p99": "check_sentence CPU p99",
+    "best_p50": "check best/5 p50",
+    "best_p99": "check best/5 p99",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, help="BEIR corpus.jsonl (default: synthetic)")
@@ -122,7 +141,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blocks", type=int, default=8)
     parser.add_argument("--sentences", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--against", type=Path, help="a baseline checkout, measured side by side")
+    parser.add_argument("--rounds", type=int, default=3, help="side-by-side rounds (--against)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON only")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        if not (args.against / "stream_rag" / "gate" / "lexical.py").is_file():
+            parser.error(f"--against {args.against}: no stream_rag checkout there")
+        return side_by_side(args, argv if argv is not None else sys.argv[1:])
+    figures = measure(args)
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+def measure(args: argparse.Namespace) -> dict[str, float]:
+    """One measurement in this process (printed unless `--json`); its figures in us."""
     rng = random.Random(args.seed)
     if args.corpus:
         blocks = corpus_blocks(args.corpus, args.blocks)
@@ -161,19 +195,73 @@ def main(argv: list[str] | None = None) -> int:
         check_ns.append(runs[0])
         best_ns.append(min(runs[1:]))
         passed += verdict.ok
+    figures: dict[str, float] = {}
+    for name, samples in (("check", check_ns), ("sentence", full_ns), ("cpu", cpu_ns)):
+        figures[f"{name}_p50"], figures[f"{name}_p99"] = percentiles(samples)
+    figures["best_p50"], figures["best_p99"] = percentiles(best_ns)
+    if args.json:
+        return figures
     words = sum(len(b.split()) for b in blocks)
     kind = "corpus" if args.corpus else f"kb {args.kb}" if args.kb else "synthetic"
     print(f"{len(blocks)} blocks, {words} words ({kind})")
     print(f"GateContext build: {build_us / 1000:.2f} ms (once per request)")
     print(f"{len(check_ns)} sentences, {passed} passed")
-    p50, p99 = percentiles(check_ns)
-    print(f"check          p50 {p50:7.1f} us   p99 {p99:7.1f} us")
-    p50, p99 = percentiles(full_ns)
-    print(f"check_sentence p50 {p50:7.1f} us   p99 {p99:7.1f} us   (with marker parsing)")
-    p50, p99 = percentiles(cpu_ns)
-    print(f"  its CPU time p50 {p50:7.1f} us   p99 {p99:7.1f} us   (the thread's own)")
-    p50, p99 = percentiles(best_ns)
-    print(f"check, best/5  p50 {p50:7.1f} us   p99 {p99:7.1f} us   (same sentence, 5 runs)")
+    print(f"check          p50 {figures['check_p50']:7.1f} us   p99 {figures['check_p99']:7.1f} us")
+    print(
+        f"check_sentence p50 {figures['sentence_p50']:7.1f} us   "
+        f"p99 {figures['sentence_p99']:7.1f} us   (with marker parsing)"
+    )
+    print(
+        f"  its CPU time p50 {figures['cpu_p50']:7.1f} us   "
+        f"p99 {figures['cpu_p99']:7.1f} us   (the thread's own)"
+    )
+    print(
+        f"check, best/5  p50 {figures['best_p50']:7.1f} us   "
+        f"p99 {figures['best_p99']:7.1f} us   (same sentence, 5 runs)"
+    )
+    return figures
+
+
+def side_by_side(args: argparse.Namespace, argv: list[str]) -> int:
+    """Both trees' figures over `--rounds` rounds (children in alternating order), then each
+    figure's median and the median of the rounds' ratios (this tree / the baseline)."""
+    own: list[str] = []
+    skip = False
+    for item in argv:  # the same measurement, without the side-by-side options
+        if skip:
+            skip = False
+            continue
+        if item in ("--against", "--rounds"):
+            skip = True
+            continue
+        if not item.startswith(("--against=", "--rounds=")):
+            own.append(item)
+    trees = {"baseline": args.against.resolve(), "this tree": Path(__file__).resolve().parents[1]}
+    found: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for round_ in range(args.rounds):
+        order = list(trees) if round_ % 2 == 0 else list(trees)[::-1]
+        for name in order:
+            # The script by path, its imports from the tree named first on the path.
+            env = {**os.environ, "PYTHONPATH": str(trees[name])}
+            out = subprocess.run(
+                [sys.executable, __file__, *own, "--json"],
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            found[name].append(json.loads(out.stdout.strip().splitlines()[-1]))
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"round {round_ + 1} of {args.rounds} done; load average {load}", flush=True)
+    print(f"{'figure (us)':26} {'baseline':>10} {'this tree':>10} {'ratio':>7}")
+    for key, label in FIGURES.items():
+        before = [f[key] for f in found["baseline"]]
+        after = [f[key] for f in found["this tree"]]
+        ratio = statistics.median(a / b for a, b in zip(after, before, strict=True))
+        print(
+            f"{label:26} {statistics.median(before):10.1f} {statistics.median(after):10.1f} "
+            f"{ratio:6.2f}x"
+        )
     return 0
 
 
