@@ -52,6 +52,9 @@ def judge(sentence: str, block: int) -> tuple[bool, str]:
         ("It is not the case that members can borrow at most 8 books at a time.", 1),
         ("Loans last up to twenty-five days and can be renewed twice.", 1),  # a number in words
         ("Loans last up to twenty days and can be renewed twice.", 1),  # the 20 of "20 cents"
+        ("Visitors pay more than residents per hour.", 3),  # a comparison no span makes
+        ("Visitors pay twice as much per hour as residents.", 3),
+        ("Residents are refused parking for free with a permit.", 3),  # a denying verb
     ],
 )
 def test_an_edit_of_what_the_block_binds_fails(sentence: str, block: int) -> None:

@@ -37,13 +37,16 @@ _BEFORE = re.compile(
 )
 _AFTER = re.compile(
     r"^[^\s]*\s*(?:\w+\s+)?(or more|or over|or longer|or later|and over|and above|or above"
-    r"|or less|or fewer|or under|or shorter|or earlier|or below|at most|at the latest)\b"
+    r"|or less|or fewer|or under|or shorter|or earlier|or below|at most|at the latest"
+    r"|after|later|before|earlier)\b"
 )
 _UPPER_SET = frozenset(_UPPER.split("|")) | {"or less", "or fewer", "or under", "or shorter"}
-_UPPER_SET |= {"or earlier", "or below", "at most", "at the latest"}
+_UPPER_SET |= {"or earlier", "or below", "at most", "at the latest", "earlier"}
 # Bounds of time a faithful wording adds where the span has none ("expires after 7 days" for
 # "expires in 7 days"): only an explicit comparative is held to a span that states none.
-_TEMPORAL = frozenset("within before by until till after from since inside starting".split())
+_TEMPORAL = frozenset(
+    "within before by until till after from since inside starting later earlier".split()
+)
 
 
 def _bound(text: str, start: int, end: int) -> tuple[str, str] | None:
@@ -349,6 +352,39 @@ def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -
     return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
 
 
+# -- comparisons and verbs that deny ------------------------------------------------------------
+
+# A comparison of two things ("costs more than the Team plan", "half the price", "twice as
+# much"): a claim of its own, which only a span making a comparison can vouch for. "more than
+# 30 days" is a bound, read above.
+_COMPARES = re.compile(
+    r"\b(?:[a-z]+er|more|less|fewer)\s+than\s+(?![$€£]?\d)|\bas\s+[a-z]+\s+as\b"
+    r"|\b(?:twice|half|double|triple|thrice)\b|\b(?:two|three|four|\d+)\s+times\b"
+)
+# Verbs that deny what follows them, as a "not" does ("refuses a refund", "lacks sync").
+_DENIES = re.compile(
+    r"\b(?:refus(?:e[sd]?|ing)|den(?:y|ies|ied|ying)|declin(?:e[sd]?|ing)|reject(?:s|ed|ing)?"
+    r"|lack(?:s|ed|ing)?|fail(?:s|ed)? to|unable|prevent(?:s|ed)?|forb(?:id|ids|idden|ade)"
+    r"|prohibit(?:s|ed)?|disallow(?:s|ed)?|withh(?:old|olds|eld)|ban(?:s|ned)?)\b"
+)
+
+
+def _comparison(lowered: str, span: Span) -> str:
+    mine = _COMPARES.search(lowered)
+    if mine is not None and _COMPARES.search(span.lowered) is None:
+        return f"{mine.group().strip()!r} compares what the span does not"
+    return ""
+
+
+def _denial(lowered: str, span: Span) -> str:
+    mine = _DENIES.search(lowered)
+    if mine is None or _DENIES.search(span.lowered) is not None:
+        return ""
+    if NEGATION_CUE.search(span.lowered) is not None:
+        return ""  # "refuses" for the span's "does not give": the negation is there
+    return f"{mine.group()!r} denies what the span does not"
+
+
 # -- polarity of the part ------------------------------------------------------------------------
 
 
@@ -394,6 +430,8 @@ def binding_mismatch(
     theirs = _tokens(span.lowered)
     return (
         _negated_part(mine, negates, span)
+        or _comparison(lowered, span)
+        or _denial(lowered, span)
         or _bounds(lowered, quantities, span)
         or _modal(lowered, span)
         or _scope(mine, theirs, span.context)
