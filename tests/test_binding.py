@@ -96,3 +96,25 @@ def test_markup_inside_a_word_is_read_as_the_word_shown(sentence: str) -> None:
     assert "*" not in shown
     assert "`" not in shown
     assert check_sentence(shown, GateContext(BLOCKS)).ok
+
+
+PASSES = (
+    "The Silver pass costs 20 euros a month. It includes two guest visits and a locker. "
+    "The Gold pass costs 35 euros a month. It adds sauna access and towel service."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "ok"),
+    [
+        ("The Silver pass includes two guest visits and a locker.", True),
+        ("The Gold pass adds sauna access and towel service.", True),
+        ("The Gold pass includes two guest visits and a locker.", False),  # the Silver's
+        ("Silver adds sauna access and towel service.", False),  # the Gold's
+    ],
+)
+def test_what_it_says_is_said_of_what_it_names(sentence: str, ok: bool) -> None:
+    """A statement opening with "It" is said of what the statement before names."""
+    ctx = GateContext([PASSES])
+    verdict = check_sentence(f"{sentence} [1]", ctx)
+    assert verdict.ok is ok, verdict.detail

@@ -20,7 +20,7 @@ from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
 from .support import Span, Word
 
-__all__ = ["binding_mismatch", "transplanted"]
+__all__ = ["binding_mismatch", "referent", "transplanted"]
 
 # -- bounds on a number -------------------------------------------------------------------------
 
@@ -342,6 +342,26 @@ def _noun(word: str) -> bool:
 
     lemmas = lemminflect.getAllLemmas(word.lower())
     return "NOUN" in lemmas and not {"VERB", "ADJ", "ADV", "AUX"} & set(lemmas)
+
+
+def referent(words: Sequence[Word], span: Span) -> str | None:
+    """A subject the clause names where the span opens with "It", "They", "This"... (whose
+    words are the statement before's): "Team includes 20 GB" against "It includes ... 20 GB",
+    said of the Pro plan. A name the clause writes before the words it shares with the span
+    must be one the statement before names."""
+    if not span.context or not span.words:
+        return None
+    said = [w.key for w in words if not w.capital and not w.number]
+    if len(said) < 2 or sum(k in span.keys for k in said) < 0.6 * len(said):
+        return None  # not a restatement of the span: the overlap judges it
+    # Where the clause starts saying what the span says: its first word the span has.
+    at = next((i for i, w in enumerate(words) if w.key in span.keys), None)
+    if at is None:
+        return None
+    for word in words[:at]:
+        if word.capital and word.key not in span.context:
+            return word.key
+    return None
 
 
 def _edge(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:

@@ -27,7 +27,7 @@ from ..language.opposites import closed_class, counterparts, opposite
 from ..language.quantities import Quantity, canonical, numerals, scan
 from ..language.statements import negated_terms
 from ..language.terms import NEGATION_CUE, stem
-from .binding import binding_mismatch, transplanted
+from .binding import binding_mismatch, referent, transplanted
 from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
 from .support import Span, Word, align, attached, placed_quantities, read_words
 
@@ -500,6 +500,8 @@ def _swapped(
         return f"{doubled[0]!r} is written where {where} has {doubled[1]!r}"
     if (took := _took_place(read.words, span)) is not None:
         return f"{took[0]!r} stands where {where} has {took[1]!r}"
+    if (named := referent(read.words, span)) is not None:
+        return f"{named!r} is not what {where} refers to"
     if (moved := transplanted(read.words, read.text, span, cited)) is not None:
         return f"{moved[0]!r} stands where {where} has {moved[1]!r}"
     if (swapped := _transposed(read.words, span)) is not None:
