@@ -204,6 +204,9 @@ _GLUE_OPPOSITES = {
         "more fewer",
         "over under",
         "above below",
+        "same next",
+        "next previous",
+        "next last",
     )
 }
 
