@@ -5,6 +5,7 @@ wording; a question the entry answers in other words is answered."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from stream_rag.answer.answerable import answering_order
+from stream_rag.answer.evidence import Similarity
 from stream_rag.answer.results import AnswerResult, Options
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -24,7 +26,7 @@ from stream_rag.model.fake import create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
-from stream_rag.types import Message
+from stream_rag.types import Message, Turn
 
 from .helpers import running_server
 
@@ -162,6 +164,58 @@ def test_a_chat_models_prompt_offers_blocks_in_the_answering_order(
     offered = sorted(result.blocks, key=lambda b: prompt.index(f"[{b.n}] {b.name}"))
     assert offered == expected
     assert expected[0].filename == "prices.md"
+
+
+class ThreadRecordingRanking:
+    """The answerer's sentence ranking, recording the thread and the question of each call."""
+
+    def __init__(self, inner: Similarity) -> None:
+        self.inner = inner
+        self.calls: list[tuple[int, str]] = []
+
+    def __call__(self, question: str, sentences: Sequence[str]) -> Sequence[float]:
+        self.calls.append((threading.get_ident(), question))
+        return self.inner(question, sentences)
+
+
+def test_a_follow_ups_blocks_are_ordered_in_a_worker_thread_by_the_resolved_question(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "gym.md").write_text(
+        "# The gym\n\nThe gym has a sauna and a pool. Guests of members are welcome at the gym.\n"
+    )
+    (kb / "prices.md").write_text("# Prices\n\nA guest pass costs 12 euros for one visit.\n")
+    local = Settings(data_dir=tmp_path / "data")
+    model = RecordingModel()
+    services = open_services(local, embedder=minilm, model=model)
+    assert services.answerer.ranking is not None
+    ranking = ThreadRecordingRanking(services.answerer.ranking)
+    services.answerer.ranking = ranking
+    history = (Turn("Can I bring a guest pass to the gym?", ""),)
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+
+        async def run() -> tuple[int, AnswerResult]:
+            try:
+                options = Options(history=history)
+                result = await services.answerer.answer("How much does it cost?", options)
+                return threading.get_ident(), result
+            finally:
+                await services.aclose()
+
+        loop_thread, result = anyio.run(run)
+        expected = answering_order(result.query, result.blocks, ranking.inner)
+    finally:
+        services.close()
+    assert result.query != "How much does it cost?"  # resolved with the earlier turn
+    assert model.prompts, result.refusal
+    assert ranking.calls
+    assert {q for _, q in ranking.calls} == {result.query}
+    assert loop_thread not in {t for t, _ in ranking.calls}  # never on the event loop
+    offered = sorted(result.blocks, key=lambda b: model.prompts[0].index(f"[{b.n}] {b.name}"))
+    assert offered == expected
 
 
 def test_sources_that_disagree_are_logged_for_the_team(

@@ -73,8 +73,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("stream_rag")
-# What the checks before the model give: a refusal, or the gate context and the uncovered parts.
-Checked = tuple[Refusal | None, GateContext | None, float, tuple[Uncovered, ...]]
+# What the checks before the model give: a refusal, or the gate context, the uncovered parts
+# and the order the prompt offers the blocks in.
+Checked = tuple[Refusal | None, GateContext | None, float, tuple[Uncovered, ...], tuple[Block, ...]]
 
 NOTHING_SUPPORTED = (
     "I could not give an answer that the sources support, so I am not answering. "
@@ -187,23 +188,25 @@ class Answerer:
 
     async def _prepare(self, question: str, options: Options) -> Prepared:
 
+        # In the worker thread that searched: ordering the blocks may embed the question.
         def checks(result: SearchResult) -> Checked:
             if self.settings.ungated_baseline:
-                refused = None if result.blocks else Refusal("no_sources", NO_SOURCES)
-                return refused, None, 0.0, ()
+                if not result.blocks:
+                    return Refusal("no_sources", NO_SOURCES), None, 0.0, (), ()
+                return None, None, 0.0, (), self._offered(question, result.blocks)
             t0 = time.perf_counter()
             refusal = self.precheck(question, result.blocks, options)
             if refusal is not None:
-                return refusal, None, _ms(t0), ()
+                return refusal, None, _ms(t0), (), ()
             context = self.gate_context_sync(result.blocks, options)
-            return None, context, _ms(t0), uncovered(question, result.blocks)
+            offered = self._offered(question, result.blocks)
+            return None, context, _ms(t0), uncovered(question, result.blocks), offered
 
-        result, (refusal, context, checks_ms, gaps) = await self.retriever.search_then(
+        result, (refusal, context, checks_ms, gaps, offered) = await self.retriever.search_then(
             read_question(question), checks, collection=options.collection, top_k=options.top_k
         )
-        return Prepared(
-            result.blocks, refusal, context, result.timings_ms.get("total", 0.0), checks_ms, gaps
-        )
+        total = result.timings_ms.get("total", 0.0)
+        return Prepared(result.blocks, refusal, context, total, checks_ms, gaps, offered)
 
     def precheck(self, question: str, blocks: Sequence[Block], options: Options) -> Refusal | None:
         """Refuse before any model call when the evidence is weak or contradicts itself."""
@@ -348,9 +351,7 @@ class Answerer:
             return tally.count(units[-1].event(blocks))
 
         try:
-            messages = build_messages(
-                question, self._offered(question, blocks), history=options.history
-            )
+            messages = build_messages(question, prepared.offered or blocks, history=options.history)
             async with aclosing(self.model.stream(messages)) as pieces:
                 async for piece in pieces:
                     tally.tokens += 1
@@ -405,7 +406,7 @@ class Answerer:
         judge = self._judge(context, blocks)
         attempts: list[Attempt] = []
         feedback: str | None = None
-        offered = self._offered(question, blocks)
+        offered = prepared.offered or blocks
         for _ in range(2):
             draft = await self._complete(
                 build_messages(question, offered, feedback, history=options.history)
@@ -437,12 +438,12 @@ class Answerer:
         """`refusal` in the language `question` is written in, where that has wording."""
         return self.wording.localise(refusal, read_question(question).language)
 
-    def _offered(self, question: str, blocks: Sequence[Block]) -> Sequence[Block]:
+    def _offered(self, question: str, blocks: Sequence[Block]) -> tuple[Block, ...]:
         """The blocks in the order a chat model's prompt offers them: the answering block
-        first (`answering_order`); the local generator ranks them itself."""
+        first (`answering_order`, blocking); the local generator ranks them itself."""
         if self.model.name == "local-extractive" or len(blocks) < 2:
-            return blocks
-        return answering_order(question, blocks, self.ranking)
+            return tuple(blocks)
+        return tuple(answering_order(question, blocks, self.ranking))
 
     async def _complete(self, messages: list[Message]) -> str:
         parts: list[str] = []

@@ -38,6 +38,8 @@ class Prepared:
     retrieve_ms: float
     checks_ms: float
     uncovered: tuple[Uncovered, ...] = ()  # parts of the question no block covers
+    # The blocks in the order a chat model's prompt offers them (empty: retrieval's order).
+    offered: tuple[Block, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
