@@ -18,6 +18,7 @@ from stream_rag.answer.answerable import answering_order
 from stream_rag.answer.evidence import Similarity
 from stream_rag.answer.results import AnswerResult, Options
 from stream_rag.config import Settings
+from stream_rag.embed.backends import Vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 from stream_rag.index.folders import ingest_paths, sample_kb_dir
@@ -216,6 +217,56 @@ def test_a_follow_ups_blocks_are_ordered_in_a_worker_thread_by_the_resolved_ques
     assert loop_thread not in {t for t, _ in ranking.calls}  # never on the event loop
     offered = sorted(result.blocks, key=lambda b: model.prompts[0].index(f"[{b.n}] {b.name}"))
     assert offered == expected
+
+
+class CountingEmbedder:
+    """MiniLM, recording the texts of each `embed` call."""
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self.inner = inner
+        self.name, self.dim = inner.name, inner.dim
+        self.calls: list[tuple[str, ...]] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.calls.append(tuple(texts))
+        return self.inner.embed(texts)
+
+
+def test_with_a_chat_model_concurrent_questions_are_embedded_for_ranking_in_one_batch(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "gym.md").write_text(GYM)
+    (kb / "prices.md").write_text("# Prices\n\nA guest pass costs 12 euros for one visit.\n")
+    local = Settings(data_dir=tmp_path / "data")
+    embedder = CountingEmbedder(minilm)
+    services = open_services(local, embedder=embedder, model=RecordingModel())
+    questions = [
+        "How much does a guest pass cost?",
+        "When is the gym open?",
+        "Which evenings are the yoga classes?",
+        "Can members bring a guest to the gym?",
+    ]
+    try:
+        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
+        embedder.calls.clear()
+
+        async def run() -> None:
+            try:
+                async with anyio.create_task_group() as tg:
+                    for question in questions:
+                        tg.start_soon(services.answerer.answer, question, Options())
+            finally:
+                await services.aclose()
+
+        anyio.run(run)
+    finally:
+        services.close()
+    asked = [c for c in embedder.calls if set(c) & set(questions)]
+    # Once alone for retrieval each, once together for the ranking: never again in the checks.
+    assert sorted(q for c in asked for q in c) == sorted(questions * 2)
+    assert sorted(sorted(c) for c in asked if len(c) > 1) == [sorted(questions)]
 
 
 def test_sources_that_disagree_are_logged_for_the_team(

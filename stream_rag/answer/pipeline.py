@@ -104,6 +104,7 @@ class Answerer:
         stages: Stages | None = None,
         entries: Similarity | None = None,
         ranking: Similarity | None = None,
+        ranking_question: Callable[[str], Awaitable[object]] | None = None,
     ) -> None:
         self.retriever = retriever
         self.model = model
@@ -116,6 +117,9 @@ class Answerer:
         # Cosines of sentences to the question for the answerability check: the local
         # generator's own (one cache of sentence vectors), else the entries'.
         self.ranking = ranking or entries
+        # Embeds a question for `ranking` ahead of the worker-thread checks, where it can be
+        # batched with other requests' questions (a chat model's ranking; None: in the checks).
+        self.ranking_question = ranking_question
         self.contexts = ContextCache()
         # The checks' outcome for a question over the same blocks (lexical detector only: a
         # plugged-in one may not be a pure function of its input).
@@ -202,6 +206,8 @@ class Answerer:
             offered = self._offered(question, result.blocks)
             return None, context, _ms(t0), uncovered(question, result.blocks), offered
 
+        if self.ranking_question is not None:
+            await self.ranking_question(question)
         result, (refusal, context, checks_ms, gaps, offered) = await self.retriever.search_then(
             read_question(question), checks, collection=options.collection, top_k=options.top_k
         )
