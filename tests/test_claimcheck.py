@@ -206,3 +206,39 @@ def test_whole_statements_quoted_word_for_word_are_shown(raw: str) -> None:
 def test_near_quotes_are_still_judged_clause_by_clause(raw: str) -> None:
     ok, _, _ = verdict(GateContext([TABLE, BLOCKS[0]]), raw)
     assert not ok
+
+
+LISTED = (
+    "# Season passes\n\nPass holders get:\n- 20% off evening shows, every weekday.\n"
+    "- free parking at the east car park (others pay the hourly rate).\n\n"
+    "Backstage tours cost 12 euros for non-residents. Residents pay nothing.",
+)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Pass holders get 20% off evening shows, every weekday [1].",
+        "Pass holders get free parking at the east car park [1].",
+        "Backstage tours cost 12 euros for non-residents [1].",
+    ],
+)
+def test_a_list_item_is_read_under_its_lead_in(raw: str) -> None:
+    # The item's number belongs to the lead-in's subject: "Pass holders get: - 20% off ...".
+    ok, reason, detail = verdict(GateContext(LISTED), raw)
+    assert ok, (reason, detail)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Pass holders get 20% off free parking [1].",
+        "Pass holders get 30% off evening shows, every weekday [1].",
+        "Non-holders get 20% off evening shows [1].",
+        "Backstage tours cost 12 euros for residents [1].",
+        "Non-residents pay nothing [1].",
+    ],
+)
+def test_a_non_prefix_or_another_item_is_not_the_span(raw: str) -> None:
+    ok, reason, detail = verdict(GateContext(LISTED), raw)
+    assert not ok, detail

@@ -52,10 +52,15 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
     """The words of `text` (`lowered` is its `canonical` form, the same length), stop words
     left out."""
     out = []
+    prefix = ""  # "non-" of "non-members": one word, the opposite of "members"
     for match in _WORD.finditer(lowered):
         token = match.group()
         if token[0].isdigit():
             out.append(Word("#" + token.rstrip(".,:"), match.start(), match.end()))
+            prefix = ""
+            continue
+        if token == "non" and lowered.startswith("-", match.end()):
+            prefix = "non"
             continue
         token = token.replace("’", "'")
         start = match.start()
@@ -66,7 +71,8 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
             name = False  # "The Bronx", "The Guardian": the name is the next word
         if glue and not name:
             continue
-        key = unit_form(stem(token.removesuffix("'s")))
+        key = prefix + unit_form(stem(token.removesuffix("'s")))
+        prefix = ""
         out.append(Word(key, start, match.end(), name, capital))
     return tuple(out)
 
@@ -173,14 +179,20 @@ def attached(words: Sequence[Word], quantity: Quantity, before: bool = False) ->
 @lru_cache(maxsize=256)
 def block_spans(block: int, text: str) -> tuple[Span, ...]:
     """Each statement of block `block`, knowing the words of the one before ("It includes
-    ..."); a table row is read under its header row."""
+    ..."); a table row is read under its header row, a list item under its lead-in."""
     out: list[Span] = []
     header: str | None = None  # a table's header row: its rows are read under it
+    lead: str | None = None  # "Club members get:": each item of the list after it says it
     statements = statement_spans(text)
     for i, (s, e) in enumerate(statements):
         line = text[s:e]
         if _RULE.fullmatch(line):
             continue
+        if _ITEM.match(line):
+            if lead is not None:
+                line = f"{lead}\n{line}"
+        else:
+            lead = line if line.rstrip().endswith(":") else None
         if not line.startswith("|"):
             header = None
         elif header is None and i + 1 < len(statements):
@@ -200,6 +212,7 @@ def block_names(text: str) -> frozenset[str]:
 
 
 _RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*")
+_ITEM = re.compile(r"\s*(?:[-*+\u2022]|\d{1,3}[.)])\s")
 
 
 # A statement opening with one of these names what the statement before it named.
