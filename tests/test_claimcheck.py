@@ -240,5 +240,5 @@ def test_a_list_item_is_read_under_its_lead_in(raw: str) -> None:
     ],
 )
 def test_a_non_prefix_or_another_item_is_not_the_span(raw: str) -> None:
-    ok, reason, detail = verdict(GateContext(LISTED), raw)
+    ok, _, detail = verdict(GateContext(LISTED), raw)
     assert not ok, detail

@@ -21,6 +21,9 @@ def test_a_scope_word_a_block_uses_or_none_at_all_is_not() -> None:
     # Another cited block using the word is enough; "anyway" is not "any".
     assert widened("All plans include it.", [BLOCK, "All plans include backups."]) == []
     assert widened("It is covered anyway.", [BLOCK]) == []
+    # "not only A but also B" widens nothing; "only" alone still does.
+    assert widened("It covers not only faults but also wear.", [BLOCK]) == []
+    assert widened("It covers only faults, not wear.", [BLOCK]) == ["only"]
 
 
 def test_a_word_of_the_same_sense_vouches() -> None:

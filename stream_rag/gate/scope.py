@@ -33,7 +33,13 @@ _WORD = re.compile(r"[^\W\d_]+")
 
 def widened(sentence: str, evidence: Iterable[str]) -> list[str]:
     """The scope words of `sentence` that no text of `evidence` vouches for, in order."""
-    found = [w for w in _WORD.findall(sentence.casefold()) if w in SCOPE_WORDS]
+    tokens = _WORD.findall(sentence.casefold())
+    # "not only A but also B" adds B to A: it widens nothing.
+    found = [
+        w
+        for i, w in enumerate(tokens)
+        if w in SCOPE_WORDS and (w, tokens[i - 1 : i]) != ("only", ["not"])
+    ]
     if not found:
         return []
     used = {w for text in evidence for w in _WORD.findall(text.casefold())}
