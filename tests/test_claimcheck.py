@@ -242,3 +242,17 @@ def test_a_list_item_is_read_under_its_lead_in(raw: str) -> None:
 def test_a_non_prefix_or_another_item_is_not_the_span(raw: str) -> None:
     ok, _, detail = verdict(GateContext(LISTED), raw)
     assert not ok, detail
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # Two list items run together by a generator: each is held to its own item.
+        ("20% off evening shows, every weekday. free parking at the east car park [1].", True),
+        ("20% off free parking, every weekday. evening shows at the east car park [1].", False),
+        ("Pass holders get 20% off evening shows, every weekend [1].", False),
+    ],
+)
+def test_items_run_together_are_clauses(raw: str, shown: bool) -> None:
+    ok, _, detail = verdict(GateContext(LISTED), raw)
+    assert ok is shown, detail

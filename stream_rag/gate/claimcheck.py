@@ -83,6 +83,11 @@ _PAREN = re.compile(r"\(([^()]*)\)")
 _BREAK = re.compile(
     r"\s*;\s*"
     r"|(?-i:(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[\w%)\]\ue000-\ue7ff][.!?])\s+(?=[A-Z\"“]))"
+    # A full stop after a word and before a lower-case one ("every day. a free place ...",
+    # two list items run together) still ends a clause; abbreviations do not.
+    r"|(?-i:(?<![A-Za-z]\.[a-z]\.)(?<!\b[A-Za-z]\.)(?<!\betc\.)(?<!\bapprox\.)(?<!\bincl\.)"
+    r"(?<!\bexcl\.)(?<!\bvs\.)(?<!\bno\.)(?<!\bapp\.)(?<!\bmin\.)(?<!\bmax\.)"
+    r"(?<=[a-z%)\]][.])\s+(?=[a-z]))"
     r"|,\s+(?:and|but|or|while|whereas|yet|so|although|though)\s+"
     r"|\s+(?:but|whereas|although|though)\s+",
     re.IGNORECASE,

@@ -99,7 +99,7 @@ UNIT_FORMS = {
 }
 
 _CLASSES = (
-    "second minute hour day night week fortnight month quarter year decade century",
+    "second minute hour day night week fortnight month quarter season semester year decade century",
     "monday tuesday wednesday thursday friday saturday sunday weekday weekend",
     "january february march april may june july august september october november december",
     "byte kb mb gb tb pb kilobyte megabyte gigabyte terabyte",
