@@ -249,6 +249,8 @@ def test_a_non_prefix_or_another_item_is_not_the_span(raw: str) -> None:
     [
         # Two list items run together by a generator: each is held to its own item.
         ("20% off evening shows, every weekday. free parking at the east car park [1].", True),
+        ("20% off evening shows, every weekday. [1] free parking at the east car park. [1]", True),
+        ("20% off free parking, every weekday. [1] evening shows at the east car park. [1]", False),
         ("20% off free parking, every weekday. evening shows at the east car park [1].", False),
         ("Pass holders get 20% off evening shows, every weekend [1].", False),
     ],

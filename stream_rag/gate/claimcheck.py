@@ -88,6 +88,7 @@ _BREAK = re.compile(
     r"|(?-i:(?<![A-Za-z]\.[a-z]\.)(?<!\b[A-Za-z]\.)(?<!\betc\.)(?<!\bapprox\.)(?<!\bincl\.)"
     r"(?<!\bexcl\.)(?<!\bvs\.)(?<!\bno\.)(?<!\bapp\.)(?<!\bmin\.)(?<!\bmax\.)"
     r"(?<=[a-z%)\]][.])\s+(?=[a-z]))"
+    r"|(?-i:(?:(?<=[a-z%)\]][.][\ue000-\ue7ff])|(?<=[a-z%)\]][.]\s[\ue000-\ue7ff]))\s+(?=[a-z]))"
     r"|,\s+(?:and|but|or|while|whereas|yet|so|although|though)\s+"
     r"|\s+(?:but|whereas|although|though)\s+",
     re.IGNORECASE,
