@@ -118,3 +118,24 @@ def test_what_it_says_is_said_of_what_it_names(sentence: str, ok: bool) -> None:
     ctx = GateContext([PASSES])
     verdict = check_sentence(f"{sentence} [1]", ctx)
     assert verdict.ok is ok, verdict.detail
+
+
+PARTED = (
+    "## Should I rinse the filter?\nNo. Never rinse the filter: water clogs the fibres for good. "
+    "Shaking it out over a bin removes the dust."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "ok"),
+    [
+        # The negating part is held to the span's negating part, the rest to theirs.
+        ("Never rinse the filter: water clogs the fibres for good. [1]", True),
+        ("Never rinse the filter: water does not clog the fibres. [1]", False),
+        ("Rinse the filter: water never clogs the fibres for good. [1]", False),
+        ("Shaking it out over a bin does not remove the dust. [1]", False),
+    ],
+)
+def test_a_clause_of_several_parts_is_negated_part_by_part(sentence: str, ok: bool) -> None:
+    verdict = check_sentence(sentence, GateContext([PARTED]))
+    assert verdict.ok is ok, verdict.detail

@@ -411,18 +411,23 @@ def _denial(lowered: str, span: Span) -> str:
 # -- polarity of the part ------------------------------------------------------------------------
 
 
-def _negated_part(mine: Sequence[str], negates: bool, span: Span) -> str:
+def _negated_part(lowered: str, negates: bool, span: Span) -> str:
     """A negating clause against a span whose negation is in another of its parts ("trains
-    marked do not stop at X, and trains marked run on Saturdays not only")."""
+    marked do not stop at X, and trains marked run on Saturdays not only"). A clause of
+    several parts ("Never wash raw chicken: splashing spreads germs") is held part by part:
+    the part that negates, to the span's part it states."""
     if not negates:
         return ""
-    best, shared = "", 0
-    for part, tokens in _parts(span.lowered):
-        count = len(tokens & set(mine))
-        if count > shared:
-            best, shared = part, count
-    if best and NEGATION_CUE.search(best) is None and " without " not in f" {best} ":
-        return "the clause negates, the part of the span it states does not"
+    mine = _parts(lowered)
+    negating = [tokens for part, tokens in mine if NEGATION_CUE.search(part) is not None]
+    for tokens in negating or [frozenset().union(*(t for _, t in mine))]:
+        best, shared = "", 0
+        for part, theirs in _parts(span.lowered):
+            count = len(theirs & tokens)
+            if count > shared:
+                best, shared = part, count
+        if best and NEGATION_CUE.search(best) is None and " without " not in f" {best} ":
+            return "the clause negates, the part of the span it states does not"
     return ""
 
 
@@ -452,7 +457,7 @@ def binding_mismatch(
     mine = _TOKEN.findall(lowered)
     theirs = _tokens(span.lowered)
     return (
-        _negated_part(mine, negates, span)
+        _negated_part(lowered, negates, span)
         or _comparison(lowered, span)
         or _denial(lowered, span)
         or _bounds(lowered, quantities, span)
