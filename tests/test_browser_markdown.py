@@ -129,6 +129,8 @@ def widget_page(context: BrowserContext) -> Iterator[Page]:
 )
 # A fence with no line break took the rest of the line as its info string: the text vanished.
 @example(pieces=["```", "<script>window.__pwned=1</script>"], kind="code")
+# ... and with one, the rest of the fence's line was read as its info string: it vanished too.
+@example(pieces=["```", "<script>window.__pwned=1</script>", "\n"], kind="code")
 def test_hostile_markup_never_becomes_html(widget_page: Page, pieces: list[str], kind: str) -> None:
     text = "".join(pieces)
     made: dict[str, Any] = widget_page.evaluate(RENDER_JS, [text, kind])

@@ -309,7 +309,9 @@ textarea:focus-visible { outline-offset: 0; }
 
   const LIST_MARK = /^\s{0,3}(?:[-*+•]|(\d{1,9})[.)]|[a-z][.)])\s+/;
   const HEADING_MARK = /^\s{0,3}#{1,6}\s+|\s+#+\s*$/g;
-  const FENCE = /^\s*(```|~~~)(?:[^\n]*\n)?|\n?\s*(```|~~~)\s*$/g; // an info string only before a line break
+  // An info string only before a line break, and only a language's name ("```python"): other
+  // text after a fence ("```<script>...") is the code itself, shown, never dropped.
+  const FENCE = /^\s*(```|~~~)(?:[ \t]*[\w+#.-]*[ \t]*\n)?|\n?\s*(```|~~~)\s*$/g;
 
   /** Markdown text (a document) rendered as blocks into `into`, each with the span of the text
    * it came from (`data-start`, `data-end`). */
