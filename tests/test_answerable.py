@@ -29,6 +29,7 @@ from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.types import Message, Turn
 
+from .answering import answers_over
 from .helpers import running_server
 
 GYM = (
@@ -62,19 +63,7 @@ def ask(
     (kb / "gym.md").write_text(GYM)
     local = Settings(data_dir=tmp_path / "data", **settings)  # type: ignore[arg-type]
     model = CountingModel(ExtractiveModel(embedder=minilm))
-    services = open_services(local, embedder=minilm, model=model)
-    try:
-        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
-
-        async def run() -> list[AnswerResult]:
-            try:
-                return [await services.answerer.answer(q, Options()) for q in questions]
-            finally:
-                await services.aclose()
-
-        return anyio.run(run), model.calls
-    finally:
-        services.close()
+    return answers_over(kb, local, minilm, questions, model=model), model.calls
 
 
 def test_a_near_miss_is_refused_naming_what_is_covered(

@@ -18,6 +18,8 @@ from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.types import Turn
 
+from .answering import answers_over
+
 KB = {
     "delivery.md": (
         "# Bike delivery\n\nHome delivery of a bike costs 39 euros and takes 3 to 5 working "
@@ -38,20 +40,7 @@ def ask(tmp_path: Path, minilm: MiniLMEmbedder, questions: list[str]) -> list[An
     kb.mkdir()
     for name, text in KB.items():
         (kb / name).write_text(text)
-    local = Settings(data_dir=tmp_path / "data")
-    services = open_services(local, embedder=minilm)
-    try:
-        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
-
-        async def run() -> list[AnswerResult]:
-            try:
-                return [await services.answerer.answer(q, Options()) for q in questions]
-            finally:
-                await services.aclose()
-
-        return anyio.run(run)
-    finally:
-        services.close()
+    return answers_over(kb, Settings(data_dir=tmp_path / "data"), minilm, questions)
 
 
 def test_a_conflict_the_answer_would_not_rest_on_does_not_refuse(

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
-
-from stream_rag.answer.results import AnswerResult, Options
+from stream_rag.answer.results import AnswerResult
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.index.folders import ingest_paths
 from stream_rag.model.extractive import ExtractiveModel
-from stream_rag.services import open_services
+
+from .answering import answers_over
 
 FILES = {
     "chickenpox.md": (
@@ -43,20 +41,13 @@ def ask(tmp_path: Path, minilm: MiniLMEmbedder, questions: list[str]) -> list[An
     kb.mkdir()
     for name, text in FILES.items():
         (kb / name).write_text(text)
-    local = Settings(data_dir=tmp_path / "data")
-    services = open_services(local, embedder=minilm, model=ExtractiveModel(embedder=minilm))
-    try:
-        ingest_paths(services.store, [kb], local, indexer=services.indexer, quiet=True)
-
-        async def run() -> list[AnswerResult]:
-            try:
-                return [await services.answerer.answer(q, Options()) for q in questions]
-            finally:
-                await services.aclose()
-
-        return anyio.run(run)
-    finally:
-        services.close()
+    return answers_over(
+        kb,
+        Settings(data_dir=tmp_path / "data"),
+        minilm,
+        questions,
+        model=ExtractiveModel(embedder=minilm),
+    )
 
 
 def test_an_entry_asked_of_another_subject_is_refused(
