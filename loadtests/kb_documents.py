@@ -1,4 +1,4 @@
-"""The DOCX and PDF text of the bikeshop, cowork and waste knowledge bases, written by
+"""The DOCX and PDF text of the bikeshop, cowork, waste and hotel knowledge bases, written by
 `loadtests.kb_fixtures` (kinds as in `kb_fixtures.DocxBlock`)."""
 
 from __future__ import annotations
@@ -150,5 +150,47 @@ WASTE_GARDEN_PDF: list[list[str]] = [
         "What can go in the green bin",
         "Grass cuttings, leaves, flowers, hedge trimmings and branches up to 10 cm thick.",
         "Soil, stones, turf and food waste cannot go in the green bin.",
+    ],
+]
+
+HOTEL_STAY: list[tuple[str, object]] = [
+    ("h1", "During your stay"),
+    ("p", "You can check in online before you travel and go straight to your room."),
+    ("h2", "Checking in online"),
+    ("p", "To check in online, follow these steps:"),
+    ("num", "Open the link in your booking confirmation email."),
+    ("num", "Enter the names of all guests and the number plate of your car."),
+    ("num", "Pay the city tax of 2.50 euros per adult and night by card."),
+    ("num", "Take your key card from the key box at the entrance with the code we text you."),
+    ("p", "Online check-in closes at 12:00 on the day you arrive."),
+    ("h2", "Meals"),
+    (
+        "table",
+        [
+            ["Meal", "Where", "When"],
+            ["Breakfast", "Garden room", "7:00 to 10:30"],
+            ["Lunch", "Terrace, May to September only", "12:00 to 14:00"],
+            ["Dinner", "Restaurant", "18:00 to 21:30"],
+        ],
+    ),
+    ("p", "The restaurant is closed on Mondays."),
+    ("p", "Visitors who are not staying at the hotel are welcome at breakfast for 18 euros."),
+]
+
+HOTEL_SPA_PDF: list[list[str]] = [
+    [
+        "Spa and pool",
+        "Opening hours",
+        "The indoor pool and the sauna are open every day from 7:00 to 21:00.",
+        "Children under 14 may swim only with an adult and may not use the sauna.",
+        "Towels and bathrobes",
+        "Every room has bathrobes and spa towels, so you need not bring your own.",
+        "Please do not take them to the lake beach.",
+    ],
+    [
+        "Treatments",
+        "A 50-minute massage costs 75 euros. Book it at reception at least one",
+        "day ahead.",
+        "Treatments cancelled less than 6 hours ahead are charged in full.",
     ],
 ]

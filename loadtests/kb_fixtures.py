@@ -195,6 +195,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "bikeshop_kb" / "workshop.docx", kb_documents.BIKESHOP_WORKSHOP),
         (root / "cowork_kb" / "meeting-rooms.docx", kb_documents.COWORK_ROOMS),
         (root / "waste_kb" / "bulky-waste.docx", kb_documents.WASTE_BULKY),
+        (root / "hotel_kb" / "your-stay.docx", kb_documents.HOTEL_STAY),
     ]
     pdf_files = [
         (root / "garden_kb" / "plant-care.pdf", GARDEN_CARE_PDF),
@@ -202,6 +203,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "bikeshop_kb" / "warranty.pdf", kb_documents.BIKESHOP_WARRANTY_PDF),
         (root / "cowork_kb" / "member-handbook.pdf", kb_documents.COWORK_HANDBOOK_PDF),
         (root / "waste_kb" / "garden-waste.pdf", kb_documents.WASTE_GARDEN_PDF),
+        (root / "hotel_kb" / "spa.pdf", kb_documents.HOTEL_SPA_PDF),
     ]
     for path, blocks in docx_files:
         write_docx(path, blocks)
