@@ -194,3 +194,44 @@ HOTEL_SPA_PDF: list[list[str]] = [
         "Treatments cancelled less than 6 hours ahead are charged in full.",
     ],
 ]
+
+# The car club: an outdated fee sheet (a table, saved in May 2023) beside the current fees
+# page (fees.html, a list), and the current membership terms as a PDF (saved January 2026).
+CARCLUB_FEES_2023: list[tuple[str, object]] = [
+    ("h1", "Pebble Car Club fees"),
+    ("p", "These fees apply from 1 June 2023."),
+    (
+        "table",
+        [
+            ["Fee", "Amount", "When"],
+            [
+                "Late return",
+                "15 euros per started half hour",
+                "The car is returned after the booking ends",
+            ],
+            ["Cleaning fee", "40 euros", "The car is returned dirty"],
+            ["Lost key card", "25 euros", "The key card is not returned"],
+            [
+                "Parking fine handling",
+                "15 euros plus the fine",
+                "We receive a parking fine for your booking",
+            ],
+        ],
+    ),
+    ("p", "Fees are charged to the card registered in your account."),
+]
+CARCLUB_FEES_2023_SAVED = "2023-05-02T09:30:00"
+
+CARCLUB_MEMBERSHIP_PDF: list[list[str]] = [
+    [
+        "Pebble Car Club membership terms",
+        "Who can join",
+        "Members must be at least 21 years old and have held a full driving licence",
+        "for at least 2 years.",
+        "Joining",
+        "Joining costs a one-off registration fee of 25 euros. There is no deposit.",
+        "Cancelling",
+        "You can cancel your membership at any time with 30 days' notice in the app.",
+    ],
+]
+CARCLUB_MEMBERSHIP_SAVED = "D:20260120103000Z"

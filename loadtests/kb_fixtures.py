@@ -115,7 +115,10 @@ CLINIC_AFTERCARE_PDF: list[list[str]] = [
 ]
 
 
-def write_docx(path: Path, blocks: list[DocxBlock]) -> None:
+def write_docx(path: Path, blocks: list[DocxBlock], saved: str | None = None) -> None:
+    """`saved`: the core properties' modified time (ISO), as a word processor records it."""
+    import datetime
+
     import docx
 
     document = docx.Document()
@@ -145,6 +148,10 @@ def write_docx(path: Path, blocks: list[DocxBlock]) -> None:
         else:
             raise ValueError(f"unknown block kind {kind!r}")
     document.core_properties.author = "stream_rag fixtures"
+    if saved is not None:
+        when = datetime.datetime.fromisoformat(saved)
+        document.core_properties.created = when
+        document.core_properties.modified = when
     document.save(str(path))
 
 
@@ -152,9 +159,10 @@ def _pdf_string(text: str) -> str:
     return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
 
 
-def write_pdf(path: Path, pages: list[list[str]]) -> None:
+def write_pdf(path: Path, pages: list[list[str]], saved: str | None = None) -> None:
     """A PDF with one page per list, each line drawn on its own; a line that reads as a heading
-    (short, no closing punctuation) is drawn larger, as a word processor would."""
+    (short, no closing punctuation) is drawn larger, as a word processor would. `saved`: the
+    document information's ModDate (a PDF date, "D:20260120103000Z")."""
     objects: list[bytes] = []
     page_ids = [4 + 2 * i for i in range(len(pages))]
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
@@ -173,6 +181,8 @@ def write_pdf(path: Path, pages: list[list[str]]) -> None:
             " 0 R /Resources << /Font << /F1 3 0 R >> >> >>".encode()
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    if saved is not None:
+        objects.append(f"<< /ModDate ({saved}) /CreationDate ({saved}) >>".encode())
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -181,8 +191,10 @@ def write_pdf(path: Path, pages: list[list[str]]) -> None:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    info = b" /Info %d 0 R" % len(objects) if saved is not None else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
+        info,
         xref,
     )
     path.write_bytes(bytes(out))
@@ -197,6 +209,13 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "waste_kb" / "bulky-waste.docx", kb_documents.WASTE_BULKY),
         (root / "hotel_kb" / "your-stay.docx", kb_documents.HOTEL_STAY),
     ]
+    dated_docx = [
+        (
+            root / "carclub_kb" / "fees-2023.docx",
+            kb_documents.CARCLUB_FEES_2023,
+            kb_documents.CARCLUB_FEES_2023_SAVED,
+        ),
+    ]
     pdf_files = [
         (root / "garden_kb" / "plant-care.pdf", GARDEN_CARE_PDF),
         (root / "clinic_kb" / "aftercare.pdf", CLINIC_AFTERCARE_PDF),
@@ -205,11 +224,23 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "waste_kb" / "garden-waste.pdf", kb_documents.WASTE_GARDEN_PDF),
         (root / "hotel_kb" / "spa.pdf", kb_documents.HOTEL_SPA_PDF),
     ]
+    dated_pdf = [
+        (
+            root / "carclub_kb" / "membership.pdf",
+            kb_documents.CARCLUB_MEMBERSHIP_PDF,
+            kb_documents.CARCLUB_MEMBERSHIP_SAVED,
+        ),
+    ]
     for path, blocks in docx_files:
         write_docx(path, blocks)
     for path, pages in pdf_files:
         write_pdf(path, pages)
-    return [path for path, _ in docx_files] + [path for path, _ in pdf_files]
+    for path, blocks, saved in dated_docx:
+        write_docx(path, blocks, saved)
+    for path, pages, saved in dated_pdf:
+        write_pdf(path, pages, saved)
+    written = [path for path, _ in docx_files] + [path for path, _ in pdf_files]
+    return written + [path for path, *_ in dated_docx + dated_pdf]
 
 
 def main(argv: list[str] | None = None) -> int:
