@@ -59,6 +59,9 @@ CHROMIUM_ARGS = [
 ]
 # Uploads extract text in worker processes, slow to start on a busy machine.
 HTTP_TIMEOUT_S = 60.0
+# Two suites on two cores once took a new tab past Playwright's 30 s default to load. The waits
+# are for events that do come, so a roomy bound changes only how long a real failure takes.
+PAGE_TIMEOUT_MS = 120_000
 MISSING = (
     "Chromium not found on PATH: the browser tests need Debian's chromium "
     "(apt-get install -y chromium); .ci/run installs it"
@@ -248,6 +251,9 @@ def browser() -> Iterator[Browser]:
     if path is None:
         _unavailable(MISSING)
     assert path is not None
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=PAGE_TIMEOUT_MS)
     with sync_playwright() as playwright:
         chromium = launch(playwright, path)
         yield chromium
@@ -291,9 +297,17 @@ def console() -> Console:
     return Console()
 
 
+def new_context(browser: Browser, **options: Any) -> BrowserContext:
+    """A context whose waits allow for a busy machine (PAGE_TIMEOUT_MS)."""
+    ctx = browser.new_context(**options)
+    ctx.set_default_timeout(PAGE_TIMEOUT_MS)
+    ctx.set_default_navigation_timeout(PAGE_TIMEOUT_MS)
+    return ctx
+
+
 @pytest.fixture
 def context(browser: Browser, console: Console) -> Iterator[BrowserContext]:
-    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    ctx = new_context(browser, viewport={"width": 1200, "height": 900})
     ctx.on("page", console.watch)
     yield ctx
     ctx.close()

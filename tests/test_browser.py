@@ -299,7 +299,7 @@ def test_eventsource_gets_one_answer_and_stops_after_done(
             f"{stack.url}/v1/chat?q=Refunds%20for%20annual%20plans%3F",
         )
         # CLOSED (2) only after the reconnect got 204; a re-answer would keep it open.
-        page.wait_for_function("() => window.__es.source.readyState === 2", timeout=30_000)
+        page.wait_for_function("() => window.__es.source.readyState === 2")
         log = page.evaluate("({...window.__es, source: null})")
     assert log["names"].count("done") == 1
     assert log["names"].count("sources") == 1

@@ -16,6 +16,7 @@ from .browser import (
     POLICY,
     Console,
     ask,
+    new_context,
     running_stack,
     wait_done,
 )
@@ -118,7 +119,7 @@ def _focused_text(page: Page) -> str:
 def test_400px_wide_has_no_horizontal_scrolling(
     tmp_path: Path, minilm: MiniLMEmbedder, browser: Browser, console: Console
 ) -> None:
-    ctx = browser.new_context(viewport={"width": 400, "height": 900})
+    ctx = new_context(browser, viewport={"width": 400, "height": 900})
     ctx.on("page", console.watch)
     page = ctx.new_page()
     try:

@@ -16,6 +16,7 @@ from .browser import (
     Console,
     ask,
     keyed_shop,
+    new_context,
     running_stack,
     wait_done,
 )
@@ -100,8 +101,8 @@ def test_on_a_touch_screen_a_tap_shows_the_passage_and_a_second_opens_it(
 
     # The passage card came on hover or focus only; a tap opened the document at once, so on a
     # phone the passage was never seen.
-    context = browser.new_context(
-        viewport={"width": 390, "height": 760}, has_touch=True, is_mobile=True
+    context = new_context(
+        browser, viewport={"width": 390, "height": 760}, has_touch=True, is_mobile=True
     )
     context.on("page", console.watch)
     try:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from stream_rag.embed.minilm import MiniLMEmbedder
 
-from .browser import CHAT, POLICY, Console, ask, keyed_shop, wait_done
+from .browser import CHAT, POLICY, Console, ask, keyed_shop, new_context, wait_done
 from .helpers import make_docx, make_pdf
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def test_enter_on_a_keyed_chip_after_a_touch_opens_the_reader(
 
     # A tap pins the passage card (there is no hover); Enter from a keyboard afterwards (a
     # tablet with one) was still taken for a tap and pinned the card instead of opening.
-    context = browser.new_context(viewport={"width": 800, "height": 760}, has_touch=True)
+    context = new_context(browser, viewport={"width": 800, "height": 760}, has_touch=True)
     context.on("page", console.watch)
     try:
         with keyed_shop(tmp_path, minilm) as (shop, stack):

@@ -19,6 +19,7 @@ from .browser import (
     Console,
     ask,
     keyed_shop,
+    new_context,
     running_stack,
     turn,
     wait_done,
@@ -76,7 +77,7 @@ def test_focus_moves_from_ask_to_stop_and_back_to_the_question_box(
 def test_the_log_follows_a_growing_answer_unless_scrolled_up(
     tmp_path: Path, minilm: MiniLMEmbedder, browser: Browser, console: Console
 ) -> None:
-    ctx = browser.new_context(viewport={"width": 400, "height": 500})
+    ctx = new_context(browser, viewport={"width": 400, "height": 500})
     ctx.on("page", console.watch)
     try:
         with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=40)) as stack:

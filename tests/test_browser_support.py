@@ -20,7 +20,17 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import STATIC_DIR
 from stream_rag.model.fake import FakeConfig
 
-from .browser import CHAT, POLICY, Console, ask, host_page_app, running_stack, turn, wait_done
+from .browser import (
+    CHAT,
+    POLICY,
+    Console,
+    ask,
+    host_page_app,
+    new_context,
+    running_stack,
+    turn,
+    wait_done,
+)
 from .helpers import running_server
 
 if TYPE_CHECKING:
@@ -42,8 +52,8 @@ def test_on_a_phone_a_growing_answer_keeps_the_question_box_in_view(
 ) -> None:
     # The log grows up to 70% of the screen as an answer comes: the box below it (and the
     # answer's end above it) went down out of sight, and the page stayed where it was.
-    context = browser.new_context(
-        viewport={"width": 360, "height": 640}, has_touch=True, is_mobile=True
+    context = new_context(
+        browser, viewport={"width": 360, "height": 640}, has_touch=True, is_mobile=True
     )
     context.on("page", console.watch)
     api: dict[str, str] = {}
@@ -121,7 +131,7 @@ def test_an_answer_whose_connection_goes_silent_says_so_and_can_be_retried(
     # A connection that dies without a close (no FIN, no reset) left "Writing a verified
     # answer…" on screen for good: the server's keep-alive comments (every 15 s) stop coming,
     # and nothing noticed. The page's clock is advanced; nothing waits out the minute.
-    context = browser.new_context()
+    context = new_context(browser)
     context.on("page", console.watch)
     try:
         with running_server(silent_api()) as api:
@@ -149,7 +159,7 @@ def test_an_answer_cut_off_midway_says_the_connection_was_lost(
 ) -> None:
     # A stream cut after its first sentence said "Could not reach the server: ... or this site
     # may not use it": the server was reached, and the site does use it.
-    context = browser.new_context()
+    context = new_context(browser)
     context.on("page", console.watch)
     console.allowed.append(re.compile(r"ERR_INCOMPLETE_CHUNKED_ENCODING"))
     try:
