@@ -37,6 +37,9 @@ POLICY = b"Annual plans can be refunded within 30 days of purchase. Gift cards a
         ("see [the policy](https://example.com/x) [1]", "see the policy [1]"),
         ("tagged\U000e0041\U000e0042 text", "tagged text"),
         ("an escape\x1b[31m here", "an escape[31m here"),
+        ("with\u034fin 3\ufe000 days [1]", "within 30 days [1]"),  # a grapheme joiner, a selector
+        ("n\u3164ot refunded [1]", "not refunded [1]"),  # a Hangul filler draws as nothing
+        ("within 30 days\U000e0100 [1]", "within 30 days [1]"),
         ("a line\nbreak\tand tab", "a line\nbreak\tand tab"),
         # Markup inside a word is rendered as the word: judged and shown as it reads.
         ("Gift cards are n**o**t refunded [1].", "Gift cards are not refunded [1]."),
@@ -66,10 +69,20 @@ def test_joiners_stay_where_a_script_spells_with_them() -> None:
         "Day returns are \u039d\u039f\u03a4 valid [1].",  # "NOT" wholly in Greek capitals
         "Refunds take 1\u041e days [1].",  # a Cyrillic O after a digit: "10"
         "Children aged l5 to 17 [1].",  # a Latin l for the digit 1
+        "Gift cards are n\ud800ot refunded [1].",  # a lone surrogate: no UTF-8 can carry it
+        "refunded within 3\ufdd00 days [1]",  # a noncharacter
+        "refunded within \ue0303 days [1]",  # private use: a font draws what it likes
+        "Gift cards are n\u0336o\u0336t refunded [1].",  # struck through by overlays
+        "Gift cards are no\u0332t refunded [1].",  # a mark no letter composes with
+        "Gift cards are \u0274\u1d0f\u1d1b refunded [1].",  # "NOT" in small capitals
+        "Gift cards are n\u0585t refunded [1].",  # an Armenian oh
+        "within 3\u0660 days [1]",  # an Arabic-Indic zero inside an ASCII number
     ],
 )
 def test_what_cannot_be_taken_out_unchanged_is_refused(raw: str) -> None:
-    assert normalise_unit(raw).refused
+    refused = normalise_unit(raw)
+    assert refused.refused
+    refused.text.encode("utf-8")  # the refusal can still be written to the client
 
 
 def test_words_in_one_script_are_not_refused() -> None:
@@ -80,6 +93,10 @@ def test_words_in_one_script_are_not_refused() -> None:
         "café [1]",
         "The μ of the sample is 10 [1].",
         "Rooms 101 and B10 [1].",
+        "\u1eb9\u0301 k\u00fa \u00e0\u00e1r\u1ecd\u0300 [1]",  # Yoruba: a tone over a dot below
+        "Ti\u1ebfng Vi\u1ec7t [1]",
+        "\u0663\u0660 \u064a\u0648\u0645 [1]",  # Arabic-Indic digits, one script
+        "Love \u2764\ufe0f and step 1\ufe0f\u20e3 [1]",  # emoji keep their selectors
     ):
         assert normalise_unit(text).refused is None, text
 
@@ -87,6 +104,7 @@ def test_words_in_one_script_are_not_refused() -> None:
 @given(st.text())
 def test_normalising_is_idempotent_and_leaves_nothing_hidden(raw: str) -> None:
     once = normalise_unit(raw)
+    once.text.encode("utf-8")
     if once.refused is None:
         assert normalise_unit(once.text).text == once.text
         assert not any(ch in BIDI_CONTROLS or ch == "\u00ad" for ch in once.text)
@@ -125,3 +143,41 @@ def test_every_route_shows_the_string_the_gate_judged(
         judged = [v["text"] for a in body["attempts"] for v in a["verdicts"]]
         assert judged
         assert all(normalise_unit(t).text == t for t in judged), json.dumps(judged)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Annual plans can be refunded within 30 days of purchase [1]. Gift cards are n\ud800ot "
+        "refunded [1].",
+        "\udfffAnnual plans can be refunded within 30 days of purchase [1].\ud83d",
+        "# Refunds\ud800\n\nAnnual plans can be refunded within 30 days of purchase [1].",
+    ],
+)
+def test_a_character_no_stream_can_carry_is_refused_and_the_stream_ends(
+    tmp_path: Path, minilm: MiniLMEmbedder, reply: str
+) -> None:
+    """A lone surrogate (a model's JSON may carry "\\ud800") refuses its sentence before the
+    gate; every route still ends as it should, the true sentence shown, the other not."""
+    settings = Settings(data_dir=tmp_path / "data")
+    app = create_app(settings, embedder=minilm, model=ScriptedModel(reply))
+    question = "Can annual plans be refunded?"
+    true = "Annual plans can be refunded within 30 days of purchase."
+    with (
+        running_server(app) as base_url,
+        httpx.Client(base_url=base_url, timeout=120) as client,
+    ):
+        upload(base_url, "policy.md", POLICY)
+        for route in ROUTES:
+            assert shown_sentences(client, route, question) in ([true], []), route
+        with client.stream("POST", "/v1/chat", json={"question": question}) as stream:
+            events = [line for line in stream.iter_lines() if line.startswith("event:")]
+        assert events[-1] == "event: done", events
+        answer = client.post("/v1/answer", json={"question": question})
+        assert answer.status_code == 200, answer.text
+        payload = {"model": "x", "messages": [{"role": "user", "content": question}]}
+        with client.stream("POST", "/v1/chat/completions", json=payload | {"stream": True}) as r:
+            assert list(r.iter_lines())[-2:] in (["data: [DONE]", ""], ["", "data: [DONE]"])
+        whole = client.post("/v1/chat/completions", json=payload)
+        assert whole.status_code == 200, whole.text
+        assert "\ud800" not in whole.json()["choices"][0]["message"]["content"]

@@ -31,7 +31,7 @@ from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources,
 from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
-from ..gate.normalise import normalise_unit
+from ..gate.normalise import normalise_unit, readable
 from ..gate.segment import Segment, SentenceBuffer, split_segments
 from ..language.followups import resolve
 from ..language.question import read_question
@@ -361,7 +361,7 @@ class Answerer:
             async with aclosing(self.model.stream(messages)) as pieces:
                 async for piece in pieces:
                     tally.tokens += 1
-                    for segment in buffer.feed(piece):
+                    for segment in buffer.feed(readable(piece)):
                         yield await judged(segment)
             for segment in buffer.close():
                 yield await judged(segment)
@@ -456,7 +456,7 @@ class Answerer:
         async with aclosing(self.model.stream(messages)) as pieces:
             async for piece in pieces:
                 parts.append(piece)
-        return "".join(parts)
+        return readable("".join(parts))
 
 
 async def judge_unit(

@@ -11,6 +11,10 @@ was meant to see: bidi embeddings, overrides and isolates (`$\u202e08\u202c` sho
 a word mixing look-alike scripts (Latin "not" spelt with a Cyrillic "\u043e"), a word wholly
 in look-alike letters of another script or digits mixed with letters drawn like them ("1O").
 Emphasis or a code span inside a word is taken out ("n**o**t" is shown and judged as "not").
+No character at all (a lone surrogate, which no UTF-8 stream can carry, a noncharacter, a
+private-use code point a font draws as it likes) and marks drawn over a word (an overlay, an
+enclosing mark, a mark no letter of the word composes with) refuse the unit too; the surrogate
+is taken out of the refused text, so the refusal itself can still be written to the client.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 
 from ..language.scripts import disguised_word, mixed_word
 
-__all__ = ["BIDI_CONTROLS", "Normalised", "normalise_unit"]
+__all__ = ["BIDI_CONTROLS", "Normalised", "normalise_unit", "readable"]
 
 # Embeddings, overrides and isolates reorder what is displayed; their removal would show the
 # reader something else than the model laid out, so such a unit is refused.
@@ -30,10 +34,33 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 _JOINERS = frozenset("\u200c\u200d")
 _KEPT_CONTROLS = frozenset("\n\t")
 _LINK = re.compile(r"(?<!!)\[([^\[\]\n]*[^\W\d][^\[\]\n]*)\]\((?:[^()\s]|\([^()\s]*\))*\)")
+# Unicode's default-ignorable code points (and C0/C1 controls): drawn as nothing.
 _HIDDEN = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2060-\u206f\ufeff\ufff9-\ufffb]"
-    r"|[\U000e0000-\U000e007f]"
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    r"\u200b-\u200f\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufffb\U0001bca0-\U0001bca3"
+    r"\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
+# Variation selectors pick an emoji's or a symbol's glyph; after a letter or a digit they
+# only hide the word from a matcher ("3\ufe000" reads as 30). A keycap ("1\ufe0f\u20e3") stays.
+_SELECTOR = re.compile(r"(?<=[^\W_])[\ufe00-\ufe0f](?!\u20e3)")
+# No character a reader can read: surrogates (unencodable), the replacement character that
+# stands for one (`readable`), noncharacters, private use.
+_NO_CHARACTER = re.compile(
+    r"[\ufffd\ud800-\udfff\ufdd0-\ufdef\ue000-\uf8ff\U000f0000-\U0010ffff]"
+    r"|[\ufffe\uffff\U0001fffe\U0001ffff\U0002fffe\U0002ffff\U0003fffe\U0003ffff"
+    r"\U000efffe\U000effff]"
+)
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def readable(piece: str) -> str:
+    """A model's `piece` that UTF-8 can carry: a surrogate pair joined into its character, a
+    lone surrogate (JSON's "\\ud800" decodes to one) written as U+FFFD, which refuses its unit."""
+    if _SURROGATE.search(piece) is None:
+        return piece
+    return piece.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +96,13 @@ def _strip_hidden(text: str) -> str:
 
 def normalise_unit(raw: str) -> Normalised:
     """`raw` as the gate judges it and the client sees it, or why it is refused."""
-    text = raw if raw.isascii() else unicodedata.normalize("NFKC", raw)
+    if raw.isascii():
+        text = raw
+    else:
+        if (bad := _NO_CHARACTER.search(raw)) is not None:
+            kept = _strip_hidden(_NO_CHARACTER.sub("", raw))
+            return Normalised(kept, f"U+{ord(bad.group()):04X} is no character a reader can read")
+        text = _SELECTOR.sub("", unicodedata.normalize("NFKC", raw))
     if not text.isascii():
         bidi = next((ch for ch in text if ch in BIDI_CONTROLS), None)
         if bidi is not None:
@@ -80,6 +113,8 @@ def normalise_unit(raw: str) -> Normalised:
     text = _strip_hidden(text)
     if not text.isascii() and (word := mixed_word(text)) is not None:
         return Normalised(text, f"the word {word!r} mixes look-alike scripts")
+    if not text.isascii() and (marked := _drawn_over(text)) is not None:
+        return Normalised(text, f"{marked!r} has marks drawn over it")
     if (word := disguised_word(text)) is not None:
         return Normalised(text, f"{word!r} is drawn like another word (look-alike letters)")
     if "](" in text:
@@ -87,6 +122,39 @@ def normalise_unit(raw: str) -> Normalised:
     if "*" in text or "`" in text:
         text = _join_words(text)
     return Normalised(text)
+
+
+# A combining mark left after NFKC on an ASCII letter or digit (no precomposed letter has it:
+# "n\u0331ot" reads as "not", matched as "n" and "ot"), an overlay or enclosing mark anywhere
+# ("n\u0336o\u0336t" strikes "not" through), or two marks left on one letter after NFKC.
+_OVER_WORDS = ("LATIN", "GREEK", "CYRILLIC", "DIGIT")
+
+
+def _mark(ch: str) -> bool:
+    return unicodedata.combining(ch) > 0 or unicodedata.category(ch) == "Me"
+
+
+def _drawn_over(text: str) -> str | None:
+    """The word of `text` carrying such marks, if any."""
+    for i, ch in enumerate(text):
+        if not _mark(ch):
+            continue
+        base = i
+        while base > 0 and _mark(text[base - 1]):
+            base -= 1
+        before = text[base - 1] if base else ""
+        if before == "\ufe0f" and ch == "\u20e3" and text[base - 2 : base - 1].isdigit():
+            continue  # a keycap: "1\ufe0f\u20e3"
+        lettered = unicodedata.name(before, "").split(" ")[0] in _OVER_WORDS
+        overlay = unicodedata.combining(ch) == 1 or unicodedata.category(ch) == "Me"
+        if (before.isascii() and before.isalnum()) or (lettered and (overlay or i > base)):
+            start, end = base, i + 1
+            while start > 0 and not text[start - 1].isspace():
+                start -= 1
+            while end < len(text) and not text[end].isspace():
+                end += 1
+            return text[start:end]
+    return None
 
 
 # Emphasis or a code span inside a word ("n**o**t", "can`n`ot", "**n**ot"): a renderer joins
