@@ -230,6 +230,21 @@ def rank_sentences(
     """Every quotable sentence, scored by how well it and the heading it sits under (else its
     document's name) match the question, dense and lexical, by its block's rank, and by whether
     it states the kind of answer the question wants."""
+    return list(_ranked(question, tuple(blocks.items()), dense, tuple((names or {}).items())))
+
+
+@lru_cache(maxsize=256)
+def _ranked(
+    question: str,
+    items: tuple[tuple[int, str], ...],
+    dense: Scorer | None,
+    named: tuple[tuple[int, str], ...],
+) -> tuple[Candidate, ...]:
+    """`rank_sentences`, kept per question and blocks: the answerability check, the prompt's
+    block order, the conflicts' check and the local generator each rank the same sentences
+    for one question (a scorer gives a text the same score whenever it is asked)."""
+    blocks: Mapping[int, str] = dict(items)
+    names = dict(named)
     kind = read_question(question).kind
     query = _terms(question)
     asked = query | {NEGATION} if _negates(question) else query
@@ -244,7 +259,7 @@ def rank_sentences(
             if not restates(asked, said):
                 sentences.append((n, i, sentence, terms))
     if not sentences:
-        return []
+        return ()
     # A sentence is scored with its heading or all its headings, whichever matches better:
     # "# Rider Club" is the context of "## What members get", so a question about the club's
     # puncture repairs is not answered with the sentence under the title only because that
@@ -282,7 +297,7 @@ def rank_sentences(
         ranked.append(
             Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title, s.step)
         )
-    return sorted(ranked, key=lambda c: (-c.score, c.n, c.position))
+    return tuple(sorted(ranked, key=lambda c: (-c.score, c.n, c.position)))
 
 
 def _naming(
