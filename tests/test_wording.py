@@ -19,7 +19,7 @@ from stream_rag.errors import InvalidFieldError
 from stream_rag.events import Refusal
 from stream_rag.http.chatview import refusal_text
 from stream_rag.index.folders import ingest_paths
-from stream_rag.language.detect import detect_language
+from stream_rag.language.detect import LANGUAGES, detect_language
 from stream_rag.language.question import read_question
 from stream_rag.services import open_services
 
@@ -131,7 +131,20 @@ def test_each_reason_is_worded_in_the_questions_language(tmp_path: Path) -> None
     # The default language (and a language with no wording) leaves the message as made.
     assert wording.localise(_conflict(), "en") == _conflict()
     assert wording.localise(_conflict(), None) == _conflict()
-    assert wording.localise(_conflict(), "nl") == _conflict()
+
+
+def test_every_language_questions_are_read_in_has_built_in_wording() -> None:
+    assert set(BUILT_IN) == set(LANGUAGES)
+    wording = Wording.build()
+    low = Refusal("low_evidence", prechecks.LOW_EVIDENCE, [{"evidence": 0.1}])
+    messages = {lang: wording.localise(low, lang).message for lang in LANGUAGES}
+    assert len(set(messages.values())) == len(LANGUAGES)  # none falls back to English
+    near = Refusal("not_answered", "x", [{"nearby": []}])
+    assert wording.localise(near, "it").message.endswith("vicini: niente di simile.")
+    assert wording.localise(near, "nl").message.endswith("onderwerpen: niets vergelijkbaars.")
+    assert wording.localise(near, "pt").message.endswith("próximos: nada parecido.")
+    conflict = wording.localise(_conflict(), "pt")
+    assert conflict.message.startswith(BUILT_IN["pt"]["conflicting_sources"] + " “refund-")
 
 
 def test_the_teams_wording_wins_per_language_and_the_default_can_be_another(
@@ -152,9 +165,9 @@ def test_the_teams_wording_wins_per_language_and_the_default_can_be_another(
     assert wording.localise(low, "de").message == "Dazu haben wir leider nichts."
     assert wording.localise(low, "nl").message == "Daar hebben we helaas niets over."
     assert wording.localise(low, "en").message == prechecks.LOW_EVIDENCE
-    # Not read, or read as a language with no wording: the default language's (German).
+    # Not read: the default language's (German); a language the file leaves out: built in.
     assert wording.localise(low, None).message == "Dazu haben wir leider nichts."
-    assert wording.localise(low, "it").message == "Dazu haben wir leider nichts."
+    assert wording.localise(low, "it").message == BUILT_IN["it"]["low_evidence"]
     near = Refusal("not_answered", "x", [{"nearby": ["Kurse"]}])
     assert wording.localise(near, None).message == "Nicht in unserer Hilfe. Nah dran: Kurse."
     assert wording.localise(near, "en").message.startswith("The knowledge base does not answer")

@@ -99,6 +99,54 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "unsupported_answer": "Dos borradores de la respuesta no superaron la verificación con "
         "las fuentes, así que no respondo.",
     },
+    "it": {
+        "no_sources": "Nella base di conoscenza non c'è nulla che corrisponda a questa domanda.",
+        "low_evidence": "La base di conoscenza non sembra trattare questa domanda, quindi non "
+        "rispondo.",
+        "not_answered": "La base di conoscenza non risponde a questa domanda, quindi non "
+        "rispondo. Tratta argomenti vicini: {nearby}.",
+        "nothing_close": "niente di simile",
+        "conflicting_sources": "Le fonti non concordano su questo punto, quindi non scelgo tra "
+        "loro.",
+        "no_supported_sentences": "Non sono riuscito a dare una risposta sostenuta dalle fonti, "
+        "quindi non rispondo. Riformuli la domanda o consulti le fonti indicate.",
+        "no_answer_in_sources": "Le fonti non rispondono a questa domanda, quindi non rispondo. "
+        "Consulti le fonti indicate o chieda di qualcosa che trattano.",
+        "unsupported_answer": "Due bozze della risposta non hanno superato la verifica con le "
+        "fonti, quindi non rispondo.",
+    },
+    "nl": {
+        "no_sources": "Niets in de kennisbank past bij deze vraag.",
+        "low_evidence": "De kennisbank lijkt deze vraag niet te behandelen, dus ik beantwoord "
+        "haar niet.",
+        "not_answered": "De kennisbank beantwoordt deze vraag niet, dus ik beantwoord haar "
+        "niet. Ze behandelt wel verwante onderwerpen: {nearby}.",
+        "nothing_close": "niets vergelijkbaars",
+        "conflicting_sources": "De bronnen spreken elkaar hierover tegen, dus ik kies niet "
+        "tussen hen.",
+        "no_supported_sentences": "Ik kon geen antwoord geven dat de bronnen ondersteunen, dus "
+        "ik antwoord niet. Formuleer de vraag anders of lees de vermelde bronnen.",
+        "no_answer_in_sources": "De bronnen beantwoorden deze vraag niet, dus ik antwoord niet. "
+        "Lees de vermelde bronnen of vraag naar iets wat ze behandelen.",
+        "unsupported_answer": "Twee versies van het antwoord doorstonden de controle aan de "
+        "bronnen niet, dus ik antwoord niet.",
+    },
+    "pt": {
+        "no_sources": "Nada na base de conhecimento corresponde a esta pergunta.",
+        "low_evidence": "A base de conhecimento não parece abranger esta pergunta, por isso "
+        "não respondo.",
+        "not_answered": "A base de conhecimento não responde a esta pergunta, por isso não "
+        "respondo. Trata de temas próximos: {nearby}.",
+        "nothing_close": "nada parecido",
+        "conflicting_sources": "As fontes não concordam sobre isto, por isso não escolho entre "
+        "elas.",
+        "no_supported_sentences": "Não consegui dar uma resposta apoiada pelas fontes, por isso "
+        "não respondo. Reformule a pergunta ou consulte as fontes indicadas.",
+        "no_answer_in_sources": "As fontes não respondem a esta pergunta, por isso não "
+        "respondo. Consulte as fontes indicadas ou pergunte sobre algo que elas tratam.",
+        "unsupported_answer": "Duas versões da resposta não passaram na verificação com as "
+        "fontes, por isso não respondo.",
+    },
 }
 
 
