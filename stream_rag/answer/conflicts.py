@@ -38,6 +38,8 @@ Loader = Callable[[Sequence[str]], Mapping[str, Analysed]]  # chunk ids -> store
 __all__ = ["Conflict", "ConflictDetector", "ConflictKind", "LexicalConflictDetector"]
 
 ConflictKind = Literal["number", "date", "negation"]
+# Kinds of value a question can ask that a statement states (not "place").
+_VALUE_KINDS: frozenset[SlotKind | None] = frozenset(("duration", "money", "date", "count"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,18 +97,24 @@ def _agree(x: Value, y: Value) -> bool:
     )
 
 
-def _unmatched(a: Statement, b: Statement) -> tuple[list[Value], list[Value]]:
-    """Values of `a` and of `b` with no agreeing value on the same slot in the other."""
-    slots = {v.slot for v in a.values} & {v.slot for v in b.values}
-    return _lonely(a.values, b.values, slots), _lonely(b.values, a.values, slots)
+def _unmatched(a: Statement, b: Statement, loose: bool = False) -> tuple[list[Value], list[Value]]:
+    """Values of `a` and of `b` with no agreeing value on the same slot in the other. `loose`
+    (two lines of one label): a value whose period is unstated ("Monthly fee 12 euros", the
+    period in the column's name) is on the slot of the same unit with any period."""
+    return _lonely(a.values, b.values, loose), _lonely(b.values, a.values, loose)
 
 
-def _lonely(values: Sequence[Value], others: Sequence[Value], slots: set[Slot]) -> list[Value]:
-    return [
-        v
-        for v in values
-        if v.slot in slots and not any(v.slot == o.slot and _agree(v, o) for o in others)
-    ]
+def _lonely(values: Sequence[Value], others: Sequence[Value], loose: bool) -> list[Value]:
+    out = []
+    for v in values:
+        alike = [o for o in others if _same_slot(v.slot, o.slot, loose)]
+        if alike and not any(_agree(v, o) for o in alike):
+            out.append(v)
+    return out
+
+
+def _same_slot(x: Slot, y: Slot, loose: bool) -> bool:
+    return x == y or (loose and x[0] == y[0] and (len(x) == 1 or len(y) == 1))
 
 
 def _shown(sentence: Statement, values: Sequence[Value]) -> tuple[str, ...]:
@@ -165,7 +173,7 @@ class LexicalConflictDetector:
             return []
         models = model_names(question)
         asked = read([question])[0].terms - FILLER
-        need = min(self.min_question_terms, len(asked))
+        need = least = min(self.min_question_terms, len(asked))
         if not need:
             return []
         analysed = self._analysed(top)
@@ -181,14 +189,19 @@ class LexicalConflictDetector:
         wanted = read([asking(question)])[0].terms - FILLER & spoken
         share = self.min_question_share * len(wanted)
         kind = slot_kind(question)
-        relevant = [
-            [
-                _scoped(s, asked, kind)
-                for s in a.sentences
-                if len(s.about & asked) >= need and len(s.about & wanted) > share
-            ]
-            for a in analysed
-        ]
+        relevant: list[list[Statement]] = []
+        # A labelled line holding fewer of the question's words ("Regular: Monthly fee 12
+        # euros, ..." read from a table whose first column's header, "Plan", no row repeats)
+        # is compared only with a relevant line of its label.
+        labelled: list[list[Statement]] = []
+        for reading in analysed:
+            relevant.append([])
+            labelled.append([])
+            for s in reading.sentences:
+                if len(s.about & asked) >= need and len(s.about & wanted) > share:
+                    relevant[-1].append(_scoped(s, asked, kind))
+                elif s.values and _label_terms(s.text) and len(s.about & asked) >= least:
+                    labelled[-1].append(_scoped(s, asked, kind))
         conflicts: list[Conflict] = []
         seen: set[tuple[str, str, str, str]] = set()
         for i, j in combinations(range(len(top)), 2):
@@ -196,16 +209,23 @@ class LexicalConflictDetector:
             if a.doc_id == b.doc_id or _names_apart(models, a, b):
                 continue
             names = analysed[i].names, analysed[j].names
-            for sa in relevant[i]:
-                for sb in relevant[j]:
-                    key = (a.doc_id, b.doc_id, sa.text, sb.text)
-                    if key in seen or not self._same_subject(sa, sb, asked, *names):
-                        continue
-                    if conflict := _contradiction(a, sa, b, sb):
-                        seen.add(key)
-                        conflicts.append(conflict)
-                        if len(conflicts) == self.max_conflicts:
-                            return conflicts
+            pairs = [
+                *((sa, sb, False) for sa in relevant[i] for sb in relevant[j]),
+                *((sa, sb, True) for sa in relevant[i] for sb in labelled[j]),
+                *((sa, sb, True) for sa in labelled[i] for sb in relevant[j]),
+            ]
+            for sa, sb, by_label in pairs:
+                key = (a.doc_id, b.doc_id, sa.text, sb.text)
+                loose = _same_label(sa, sb, asked)
+                if key in seen or (by_label and not loose):
+                    continue
+                if not self._same_subject(sa, sb, asked, *names):
+                    continue
+                if conflict := _contradiction(a, sa, b, sb, loose, kind):
+                    seen.add(key)
+                    conflicts.append(conflict)
+                    if len(conflicts) == self.max_conflicts:
+                        return conflicts
         return conflicts
 
     def forget(self) -> None:
@@ -240,12 +260,14 @@ class LexicalConflictDetector:
     ) -> bool:
         if not (sa.values and sb.values) and bool(sa.negations) == bool(sb.negations):
             return False  # nothing that could differ
-        if sa.about & asked != sb.about & asked:
-            return False  # one speaks of something the question asks about and the other not
         shared = len(sa.terms & sb.terms)
         if shared < self.min_shared:
             return False
-        if shared < self.min_overlap * len(sa.terms | sb.terms) and not _same_row(sa, sb):
+        if _same_label(sa, sb, asked):
+            return True  # a line or a table row each: the other cells are other columns
+        if sa.about & asked != sb.about & asked:
+            return False  # one speaks of something the question asks about and the other not
+        if shared < self.min_overlap * len(sa.terms | sb.terms):
             return False
         only_a, only_b = sa.terms - sb.terms, sb.terms - sa.terms
         if only_a and only_b:  # a substitution: "Free plan" vs "Pro plan", "annual" vs "monthly"
@@ -254,22 +276,33 @@ class LexicalConflictDetector:
         return True
 
 
-_LABEL = re.compile(r"^\s*([^\W\d_][^:.!?]{0,60}?)\s*:\s")
+# A label and its value: "Hot desk: 160 euros a month.", a list item "- Late return: 20 euros
+# per started half hour." or a table row read as a sentence (ingest/tables.py).
+_LABEL = re.compile(r"^\s*(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?([^\W\d_][^:.!?]{0,60}?)\s*:\s")
 _LABEL_WORDS = 5
 
 
-def _same_row(sa: Statement, sb: Statement) -> bool:
-    """Two label-and-value lines of one label, one holding every term of the other: a price
-    list's "Hot desk: 160 euros a month." and a table's row read as a sentence, "Hot desk:
-    Price 190 euros a month, Access Weekdays, ..." (ingest/tables.py), the same subject with
-    other columns beside it; their Jaccard overlap is too low for the general rule."""
-    la, lb = _LABEL.match(sa.text), _LABEL.match(sb.text)
-    if la is None or lb is None:
-        return False
-    label = " ".join(la.group(1).casefold().split())
-    if label != " ".join(lb.group(1).casefold().split()) or len(label.split()) > _LABEL_WORDS:
-        return False
-    return sa.terms <= sb.terms or sb.terms <= sa.terms
+@lru_cache(maxsize=16384)
+def _label_terms(text: str) -> frozenset[str] | None:
+    """The terms of a statement's label (at most `_LABEL_WORDS` words before a colon)."""
+    label = _LABEL.match(text)
+    if label is None or len(label.group(1).split()) > _LABEL_WORDS:
+        return None
+    return terms_of([label.group(1)])[0] or None
+
+
+def _same_label(sa: Statement, sb: Statement, asked: frozenset[str]) -> bool:
+    """Two label-and-value lines of one label: a price list's "Hot desk: 160 euros a month."
+    and a plans table's row "Hot desk: Price 190 euros a month, Access Weekdays, ...", or
+    "Regular plan: 9 euros a month, ..." and the row "Regular: Monthly fee 12 euros, ..." when
+    the question asks about the Regular plan. The same subject whatever else the line or the
+    row's other cells say: what is compared is only the values the question asks (`_scoped`)
+    on the same measure, so "Standard: 4.90 euros per parcel" and "Standard: Price 9 euros a
+    month" still do not conflict. The labels may differ only in words the question asks."""
+    la, lb = _label_terms(sa.text), _label_terms(sb.text)
+    if la is None or lb is None or len((la | lb) & asked) < min(2, len(asked)):
+        return False  # the labels name what the question asks, not one word of it ("fee")
+    return la == lb or (bool(la & lb) and (la ^ lb) <= asked)
 
 
 def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
@@ -293,13 +326,26 @@ def _clause_spans(canon: str) -> list[tuple[int, int]]:
 
 def _scoped(sentence: Statement, asked: frozenset[str], kind: SlotKind | None) -> Statement:
     """`sentence` with only the values and negations the question asks about: those in a
-    clause that shares a term with the question, of a kind that fits what it asks for."""
+    clause that shares a term with the question, of a kind that fits what it asks for. A
+    label ("Regular plan: 9 euros a month, 0.30 euros per km.") is the subject of every
+    clause after it: a clause counts by its own words, or every one does when none has a
+    word of the question but the label has ("How much is the late return fee?" of "Late
+    return: 20 euros per started half hour.")."""
     spans = _clause_spans(sentence.canon)
     carried = sentence.about - sentence.terms  # "It costs..." is about the sentence before
+    label = _label_terms(sentence.text) or frozenset()
+    own = asked - label
+    reached = [
+        bool((_clause_terms(sentence.canon[start:end]) - label | carried) & own)
+        for start, end in spans
+    ]
+    every = bool(label & asked) and not any(reached)
 
     def asked_at(position: int) -> bool:
         start, end = clause_at(spans, position)
-        return bool((_clause_terms(sentence.canon[start:end]) | carried) & asked)
+        if every:
+            return True
+        return bool((_clause_terms(sentence.canon[start:end]) - label | carried) & own)
 
     values = tuple(
         v for v in sentence.values if fits(kind, v.kind, v.slot[0]) and asked_at(v.start)
@@ -310,11 +356,24 @@ def _scoped(sentence: Statement, asked: frozenset[str], kind: SlotKind | None) -
     return replace(sentence, values=values, negations=negations)
 
 
-def _contradiction(a: Block, sa: Statement, b: Block, sb: Statement) -> Conflict | None:
-    only_a, only_b = _unmatched(sa, sb)
+def _contradiction(
+    a: Block,
+    sa: Statement,
+    b: Block,
+    sb: Statement,
+    loose: bool = False,
+    asked: SlotKind | None = None,
+) -> Conflict | None:
+    """The conflict between `sa` and `sb`, if any; `asked`: the kind of value the question
+    asks, which both stating alike settles whatever either denies beside it ("Lost key card:
+    Amount 25 euros, When The key card is not returned." and "Lost key card: 25 euros.");
+    `loose`: two lines of one label (`_unmatched`)."""
+    only_a, only_b = _unmatched(sa, sb, loose)
     if only_a and only_b:
         kind: ConflictKind = "number" if any(v.kind == "number" for v in only_a) else "date"
         return Conflict(a, b, sa.text, sb.text, _shown(sa, only_a), _shown(sb, only_b), kind)
+    if asked in _VALUE_KINDS and sa.values and sb.values:
+        return None  # the value asked is stated alike on both sides
     if bool(sa.negations) != bool(sb.negations):
         va = tuple(written(sa.text, sa.canon, s, e) for s, e in sa.negations)
         vb = tuple(written(sb.text, sb.canon, s, e) for s, e in sb.negations)
