@@ -129,3 +129,24 @@ def test_heading_context_is_the_path_of_headings_before_each_chunk() -> None:
         ["Contacting support", "Is there live chat?"]
     ]
     assert heading_context("# " + "x" * 500 + "\n\nBody.", [504]) == [["x" * 300]]
+
+
+def test_a_question_per_line_faq_has_its_questions_as_headings() -> None:
+    from stream_rag.ingest.chunking import pieces
+
+    faq = (
+        "Spoke & Chain Cycles - frequently asked questions\n"
+        "Can I test ride a bike before buying it?\n"
+        "Test rides of up to 30 minutes are free. Bring a photo ID.\n"
+        "Can I pay in instalments?\n"
+        "Bikes over 800 euros can be paid in 12 monthly instalments."
+    )
+    headings = [faq[s:e] for s, e, heading in pieces(faq) if heading]
+    assert headings == [
+        "Spoke & Chain Cycles - frequently asked questions",
+        "Can I test ride a bike before buying it?",
+        "Can I pay in instalments?",
+    ]
+    # A line wrapped mid-sentence that happens to end asking is prose, not a heading.
+    wrapped = "We are often asked whether the shop opens on holidays and\nWhy not?\nIt does not."
+    assert [wrapped[s:e] for s, e, heading in pieces(wrapped) if heading] == []

@@ -8,6 +8,7 @@ import pytest
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.language.question import AnswerKind, offers, read_question
 from stream_rag.model.extractive import SentenceVectors, select
+from stream_rag.model.passages import rank_sentences
 
 
 @pytest.mark.parametrize(
@@ -28,6 +29,9 @@ from stream_rag.model.extractive import SentenceVectors, select
         ("I returned an e-bike last week. When will I get my money back?", "time"),
         ("My bin broke in the storm. How much is a new one?", "money"),
         ("I bought it two weeks ago. Can I still send it back?", "yesno"),
+        ("Who owns the hotel?", "who"),
+        ("Can people who are not members come in?", "yesno"),
+        ("How does online check-in work?", "steps"),
     ],
 )
 def test_the_kind_of_answer_a_question_wants(question: str, kind: str | None) -> None:
@@ -55,6 +59,10 @@ def test_the_question_is_one_value_with_its_parts_and_names() -> None:
         ("It is open from 8 am to 4 pm.", "time", True),
         ("Tell us when you move.", "count", False),
         ("Anyone can ask.", "yesno", True),
+        ("The hotel has been run by the Berger family since 1987.", "who", True),
+        ("Our hygienist is Maya Holt.", "who", True),
+        ("Smoking is not allowed anywhere inside the hotel.", "who", False),
+        ("Closed on Sunday and Monday.", "who", False),
     ],
 )
 def test_whether_a_sentence_states_an_answer_of_a_kind(
@@ -185,3 +193,75 @@ def test_a_heading_is_the_context_of_the_sections_under_it() -> None:
     # win for sharing the club's name with the question.
     chosen = select("I'm in the Rider Club. Do I have to pay to get a puncture fixed?", {1: CLUB})
     assert chosen[0].text.startswith("puncture repairs in our workshop are free")
+
+
+REGISTERING = """# Appointments
+
+New patients are welcome at our practice; a first visit takes about 45 minutes.
+
+## Booking your first appointment
+
+To register as a new patient, do the following:
+1. Fill in the medical history form on our website.
+2. Call reception to choose a time.
+3. Bring your insurance card to the first visit.
+"""
+
+
+def test_a_list_is_read_under_its_lead_in() -> None:
+    # The heading says "booking"; the lead-in says what the steps do: "register".
+    chosen = select("How do I register as a new patient?", {1: REGISTERING})
+    assert [c.text for c in chosen] == [
+        "Fill in the medical history form on our website.",
+        "Call reception to choose a time.",
+        "Bring your insurance card to the first visit.",
+    ]
+
+
+def test_a_sentence_saying_there_is_something_stands_alone() -> None:
+    faq = (
+        "## Is the clinic accessible?\n\nThe clinic has a step-free entrance.\n\n"
+        "## Is there parking?\n\nThere is a public car park behind the building; the first "
+        "hour is free."
+    )
+    chosen = select("Is parking free?", {1: faq})
+    assert chosen[0].text.startswith("There is a public car park")
+
+
+def test_an_item_of_a_list_of_facts_under_another_heading_may_answer() -> None:
+    club = CLUB + "- free bike delivery anywhere in town.\n"
+    chosen = select(
+        "As a Rider Club member, what do I pay for having my bike delivered?", {1: club}
+    )
+    assert "free bike delivery anywhere in town." in [c.text for c in chosen]
+
+
+HANDBOOK = """# Member handbook
+
+## Printing
+
+Printing costs 10 cents a page in black and white and 30 cents a page in colour.
+"""
+RESIDENTS = """# Resident plan
+
+Residents rent a lockable private office.
+
+## Included for residents
+
+- printing is free up to 500 pages a month.
+"""
+
+
+def test_the_page_about_the_plan_asked_is_not_ranked_below_the_general_page() -> None:
+    # Retrieval ranked the general page first; it never mentions residents, and the resident
+    # plan's page says what it is about (printing) too: its sentences are not decayed below.
+    question = "Do residents have to pay for printing?"
+    alone = rank_sentences(question, {1: RESIDENTS})
+    second = rank_sentences(question, {1: HANDBOOK, 2: RESIDENTS})
+    # (Not the first block's decay, 0.75: only the IDF over more sentences moves the score.)
+    assert max(c.score for c in second if c.n == 2) > 0.9 * alone[0].score
+    # Not past a page about something else the question asks ("the app"), which it lacks.
+    app = "# Sharing with the app\n\nInvite up to five members from the device page in the app."
+    grinder = "# Grinder\n\n## Cleaning the grinder\n\nBrush the burrs of the grinder monthly."
+    ranked = rank_sentences("Can my flatmates use the app to run my grinder?", {1: app, 2: grinder})
+    assert ranked[0].n == 1

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import blingfire
 import numpy as np
 
+from ..text import tokenize
+
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LIST_MARK = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)")
 # An FAQ's question line ("Q: How do I...?"): a heading even with its answer on the next line.
@@ -142,9 +144,14 @@ def pieces(text: str) -> list[tuple[int, int, bool]]:
     for p_start, p_end in paragraph_spans(text):
         run_start = None
         pos = p_start
-        for line in text[p_start:p_end].split("\n"):
+        lines = text[p_start:p_end].split("\n")
+        for i, line in enumerate(lines):
             end = pos + len(line)
-            if line.lstrip().startswith("#") or _QUESTION_LINE.match(line):
+            if (
+                line.lstrip().startswith("#")
+                or _QUESTION_LINE.match(line)
+                or _asks_above_answer(lines, i)
+            ):
                 if run_start is not None:
                     out.append((run_start, pos - 1, False))
                     run_start = None
@@ -155,6 +162,32 @@ def pieces(text: str) -> list[tuple[int, int, bool]]:
         if run_start is not None:
             out.append((run_start, p_end, False))
     return [(s, e, heading or _title_like(text[s:e])) for s, e, heading in out if text[s:e].strip()]
+
+
+def _asks_above_answer(lines: Sequence[str], i: int) -> bool:
+    """Whether line `i` of a paragraph is a question over its answer, as a question-per-line
+    FAQ writes them with no blank line between entries ("Can I pay in instalments?" and the
+    answer on the next line): a whole line asking, opening the paragraph, a new sentence or
+    the entries under a title line, with a line after it that does not ask. A line wrapped
+    mid-sentence ("... and whether\nyou can?") is not one."""
+    line = lines[i].strip()
+    if not line.endswith("?") or len(line) > 200 or _LIST_MARK.match(line) or line[0].islower():
+        return False
+    if i + 1 >= len(lines) or not lines[i + 1].strip() or lines[i + 1].rstrip().endswith("?"):
+        return False
+    before = lines[i - 1].strip() if i else ""
+    return (
+        not before
+        or before.endswith((".", "!", "?", ")", "。", "！", "？"))
+        or (i == 1 and _title_like(before) and _ends_on_content(before))
+    )
+
+
+def _ends_on_content(line: str) -> bool:
+    """Whether `line` ends on a word that says something (a title: "... asked questions"), not
+    on one that runs on to the next line ("... on holidays and")."""
+    words = line.split()
+    return bool(words) and bool(tokenize(words[-1]))
 
 
 def _title_like(paragraph: str) -> bool:

@@ -4,9 +4,10 @@ pre-model checks, sentence selection, the coverage check and the refusal's wordi
 alike.
 
 The kind: "how long" wants a duration, "how much does it cost" an amount, "when" a time,
-"how many" a count, "how old" an age, "how do I" steps, a question opening with a verb
-("Is there ...?", "Can I ...?") a yes or no. `offers` says whether a sentence states an answer
-of a kind: a number with a time unit for a duration, a price or "free" for an amount.
+"how many" a count, "how old" an age, "how do I" steps, "who" a person or organisation, a
+question opening with a verb ("Is there ...?", "Can I ...?") a yes or no. `offers` says
+whether a sentence states an answer of a kind: a number with a time unit for a duration, a
+price or "free" for an amount, a name or an organisation for "who".
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .terms import names, stem
 
 __all__ = ["AnswerKind", "Question", "asking", "offers", "read_question", "wants_value"]
 
-AnswerKind = Literal["duration", "money", "time", "count", "age", "steps", "yesno"]
+AnswerKind = Literal["duration", "money", "time", "count", "age", "steps", "who", "yesno"]
 # Kinds whose answer states a value (`offers` can tell a sentence that does).
 _VALUE_KINDS = frozenset(("duration", "money", "time", "count", "age"))
 
@@ -59,9 +60,10 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         "steps",
         re.compile(
             r"^\W*how (?:do|can|should) (?:i|we|you)\b|\bhow to\b|\b(?:what are )?the steps\b"
-            r"|\bprocedure\b"
+            r"|\bprocedure\b|^\W*how does [^?]{1,60}\bwork\b"
         ),
     ),
+    ("who", re.compile(r"^\W*(?:(?:and|so|but)\s+)?(?:who|whom|whose|to whom)\b")),
     (
         "yesno",
         re.compile(
@@ -92,10 +94,26 @@ _TIME_WORDS = re.compile(
 )
 # Lower-case: "Free" inside a sentence names a plan ("three plans: Free, Pro and Team").
 _FREE = re.compile(
-    r"\b(?:free|no (?:charge|fee|cost)|without (?:a )?(?:fee|charge)|at no)\b|^Free\b"
+    r"\b(?:free|[Nn]o (?:[^\W\d_]+ )?(?:charge|fee|cost)s?|without (?:a |any )?(?:[^\W\d_]+ )?"
+    r"(?:fee|charge)s?|at no)\b|^Free\b"
 )
 _NO_LIMIT = re.compile(r"\b(?:unlimited|no (?:\w+ ){0,2}limits?|as (?:many|often) as)\b")
 _MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence".split())
+# What answers "who": a name written with a capital inside the sentence ("run by the Berger
+# family"), a word for a person, a team or an organisation, or a number or address to reach one.
+_WHO_WORDS = re.compile(
+    r"\b(?:family|company|firm|team|staff|owner|owners|manager|managers|department|council"
+    r"|office|agency|authority|service|partner|partners|provider|doctor|nurse|dentist"
+    r"|receptionist|reception|desk|helpline|line|hotline|person|people|member of staff"
+    r"|colleague|colleagues|volunteer|volunteers|landlord|insurer|bank|courier|technician"
+    r"|engineer|tenant|police|court|judge|solicitor|lawyer|ombudsman|government)s?\b"
+    r"|@|\+?\d[\d ]{6,}\d",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset(
+    "i monday tuesday wednesday thursday friday saturday sunday january february march april may"
+    " june july august september october november december".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +194,10 @@ def _asking(lowered: str) -> list[str]:
 
 @lru_cache(maxsize=8192)
 def offers(sentence: str, kind: AnswerKind | None) -> bool:
-    """Whether `sentence` states an answer of `kind` (always, for a kind that wants no value)."""
+    """Whether `sentence` states an answer of `kind` (always, for a kind that wants no value
+    but "who")."""
+    if kind == "who":
+        return _names_someone(sentence)
     if kind not in _VALUE_KINDS:
         return True
     lowered = sentence.casefold()
@@ -201,6 +222,28 @@ def offers(sentence: str, kind: AnswerKind | None) -> bool:
         u not in ("%", "$", "€", "£", "¥") and u not in _MONEY_WORDS and stem(u) not in _TIME_UNITS
         for u in units
     )
+
+
+def _names_someone(sentence: str) -> bool:
+    """Whether `sentence` names a person or an organisation, or says how to reach one."""
+    if _WHO_WORDS.search(sentence):
+        return True
+    words = re.findall(r"[^\W\d_][\w'-]*", sentence)
+    if any(w[0].isupper() and w.casefold() not in _NOT_NAMES for w in words[1:]):
+        return True
+    return any(_AGENT.search(w) and _only_noun(w.casefold()) for w in words)
+
+
+# A noun for one who does something ("bailiffs", "officer", "agent", "receptionist").
+_AGENT = re.compile(r"(?:er|or|ist|ian|ant|ent|iff|ee)s?$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def _only_noun(word: str) -> bool:
+    import lemminflect  # loaded by the gate already (terms._lemma_keys)
+
+    kinds = set(lemminflect.getAllLemmas(word))
+    return bool(kinds) and kinds <= {"NOUN", "PROPN"}
 
 
 def _unit(shown: str, value: tuple[float, str | None]) -> str:

@@ -37,6 +37,7 @@ from .passages import (
     Candidate,
     Scorer,
     depends,
+    leads,
     rank_sentences,
     sections,
 )
@@ -86,8 +87,8 @@ def select(
         bar = floor if candidate.section == top.section else top.score * OTHER_SECTION
         if candidate.row and candidate.section != top.section:
             continue  # another row of a table: as alike as rows are, it answers something else
-        if candidate.item and candidate.item != top.item and candidate.section != top.section:
-            continue  # a step of another procedure
+        if candidate.step and candidate.item != top.item and candidate.section != top.section:
+            continue  # a step of another procedure (an item of a list of facts may answer)
         if candidate.score >= bar and len(chosen) < limit:
             chosen.add(candidate.position)
     steps = (top.step and top.item) or (
@@ -244,6 +245,7 @@ class ExtractiveModel:
         for text in texts:
             for sentence, heading, scope in sections(text, title):
                 wanted.extend(t for t in (sentence, heading, scope) if t)
+            wanted.extend(leads(text, title))
         self.dense.prefill(wanted)
 
     def answer(self, prompt: str) -> str:

@@ -22,6 +22,7 @@ from functools import lru_cache
 from ..ingest.chunking import pieces, sentence_spans
 from ..ingest.tables import rendered_rows
 from ..language.coverage import name_words
+from ..language.followups import subject_words
 from ..language.question import offers, read_question
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
 from ..text import tokenize
@@ -31,6 +32,7 @@ __all__ = [
     "Candidate",
     "block_sentences",
     "depends",
+    "leads",
     "rank_sentences",
     "restates",
     "sections",
@@ -42,8 +44,11 @@ _LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|(?:A|Answer)\s*:\s+)
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s*$")
 _ITEM_MARK = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
 # A sentence opening with one of these goes on from the one before it: keep them together.
+# "There is/are ..." states something of its own ("There is a car park behind the building.");
+# "There" alone points back to a place ("There you can ...").
 _CONTINUES = re.compile(
-    r"^(?:it|its|this|that|these|those|they|them|then|there|otherwise|also|however|to do so|"
+    r"^(?:it|its|this|that|these|those|they|them|then|otherwise|also|however|to do so|"
+    r"there(?!\s+(?:is|are|was|were|will|may|might|can|could|must|should|has|have)\b|'s\b)|"
     r"if so|in that case|after that|for example|for all other|for other|for the rest|in all other"
     r"|all other|the rest|else|instead|but|and|or|still|even so|either way)\b",
     re.IGNORECASE,
@@ -63,6 +68,10 @@ _NUMBERS = (
     "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
     " seventeen eighteen nineteen twenty"
 )
+
+# Words that say how a question asks, not what about: a heading holding them ("How to book")
+# is about no more of the question for it.
+_HOW_WORDS = frozenset(stem(w) for w in "how much many long cost price pay need get".split())
 
 # Fewer words than this (BM25 tokens, stop words out) is a fragment ("See below."); two is an
 # instruction ("Do not use solvents.", "Keep it dry.").
@@ -95,6 +104,7 @@ class _Sentence:
     item: int  # which list of the block it is an item of, 0 for none
     step: bool = False  # an item of a numbered list
     scope: str = ""  # its headings from the outermost ("Rider Club What members get")
+    lead: str = ""  # a list item's lead-in ("To register as a new patient, do the following:")
 
 
 # A number written out matches its digits: "space for eight" asks for "Seats 8".
@@ -121,6 +131,12 @@ def sections(text: str, title: str = "") -> list[tuple[str, str, str]]:
     return [(s.text, s.title, s.scope) for s in _sectioned(text, title)]
 
 
+def leads(text: str, title: str = "") -> list[str]:
+    """The lead-ins of the block's lists ("To cancel a monthly plan:"), each once: its items
+    are scored under them too."""
+    return list(dict.fromkeys(s.lead for s in _sectioned(text, title) if s.lead))
+
+
 def depends(text: str) -> bool:
     """Whether a sentence goes on from the one before it ("Otherwise, ...", "For all other
     currencies, ..."): alone, it says something its reader cannot place."""
@@ -137,8 +153,10 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
     table = Table()
     path: list[tuple[int, str]] = []  # (level, heading): a line of no "#" is the innermost
     scope = title
+    lead = ""  # the sentence introducing the list that follows it ("..., follow these steps:")
     for p_start, p_end, heading in pieces(text):
         if heading:
+            lead = ""
             line = text[p_start:p_end].strip()
             title = " ".join(line.lstrip("#").split())
             level = len(line) - len(line.lstrip("#")) or 7
@@ -158,6 +176,7 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
                         _Sentence(" ".join(sentence.split()), title, section, False, 0, scope=scope)
                     )
         if rows is not None:
+            lead = ""
             for row in rows:
                 if len(tokenize(row)) >= MIN_TOKENS:
                     section += 1
@@ -182,10 +201,13 @@ def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
                 numbered = any(c.isdigit() for c in (marker or (mark.group() if mark else "")))
             in_list = item or (in_list and line_start != s_start)
             sentence = _LIST_MARK.sub("", " ".join(raw.split()))
+            if not in_list:
+                lead = sentence if sentence.endswith((":", "：")) else ""
             if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
                 at = lists if in_list else 0
                 step = bool(at) and numbered
-                out.append(_Sentence(sentence, title, section, False, at, step, scope))
+                said = lead if at else ""
+                out.append(_Sentence(sentence, title, section, False, at, step, scope, said))
     return tuple(out)
 
 
@@ -249,7 +271,7 @@ def _ranked(
     query = _terms(question)
     asked = query | {NEGATION} if _negates(question) else query
     blocks = _naming(question, blocks, names or {})
-    rank = {n: i for i, n in enumerate(sorted(blocks))}  # among the blocks left: 0, 1, ...
+    rank = _ranks(question, blocks, names or {})  # among the blocks left: 0, 1, ...
     sentences: list[tuple[int, int, _Sentence, frozenset[str]]] = []
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
@@ -264,7 +286,7 @@ def _ranked(
     # "# Rider Club" is the context of "## What members get", so a question about the club's
     # puncture repairs is not answered with the sentence under the title only because that
     # one shares the club's name; an FAQ entry's own question is not diluted by the page's.
-    heads = sorted({h for _, _, s, _ in sentences for h in (s.title, s.scope) if h})
+    heads = sorted({h for _, _, s, _ in sentences for h in (s.title, s.scope, s.lead) if h})
     df: dict[str, int] = {}
     for *_, terms in sentences:
         for term in terms & query:
@@ -287,8 +309,10 @@ def _ranked(
     title_score = dict(zip(heads, own[len(sentences) :], strict=True))
     ranked = []
     for (n, i, s, _), score in zip(sentences, own, strict=False):
-        if s.title or s.scope:
-            head = max(title_score.get(s.title, 0.0), title_score.get(s.scope, 0.0))
+        if s.title or s.scope or s.lead:
+            # A list item is read under its lead-in too: "To register as a new patient, do
+            # the following:" says what the steps under "Booking your first appointment" do.
+            head = max(title_score.get(h, 0.0) for h in (s.title, s.scope, s.lead))
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * head
         # A step of a procedure says what to do, not whether, how much or when: it answers
         # "how do I ...?" (or an open question), and a fact beside it answers the others.
@@ -298,6 +322,38 @@ def _ranked(
             Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title, s.step)
         )
     return tuple(sorted(ranked, key=lambda c: (-c.score, c.n, c.position)))
+
+
+def _ranks(question: str, blocks: Mapping[int, str], names: Mapping[int, str]) -> dict[int, int]:
+    """Each block's place for the rank decay: retrieval's order, except that a block about
+    something the question names (in its headings or its document's name: "Resident plan")
+    ranks with the first block above it that never mentions that: the page about the asked
+    plan or membership is not decayed below the general page whose price it overrides."""
+    order = sorted(blocks)
+    rank = {n: i for i, n in enumerate(order)}
+    asked = {stem(w.casefold()) for w in subject_words(question)} - _HOW_WORDS
+    if not asked or len(order) < 2:
+        return rank
+    said = {n: _said(blocks[n]) | _terms(name_words(names.get(n, ""))) for n in order}
+    about = {
+        n: asked & _terms(" ".join([*titles(blocks[n]), name_words(names.get(n, ""))]))
+        for n in order
+    }
+    for i, n in enumerate(order[1:], start=1):
+        # Only over a block that is about nothing asked which this one does not say too: a
+        # page on sharing a device with the app is not passed by the grinder's cleaning page.
+        above = next(
+            (j for j, m in enumerate(order[:i]) if about[n] - said[m] and about[m] <= said[n]),
+            None,
+        )
+        if above is not None:
+            rank[n] = above
+    return rank
+
+
+@lru_cache(maxsize=4096)
+def _said(text: str) -> frozenset[str]:
+    return frozenset(_terms(text))
 
 
 def _naming(
