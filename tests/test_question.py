@@ -32,6 +32,11 @@ from stream_rag.model.passages import rank_sentences
         ("Who owns the hotel?", "who"),
         ("Can people who are not members come in?", "yesno"),
         ("How does online check-in work?", "steps"),
+        # Whether one may do something about a price asks whether, not how much.
+        ("Can I pay my fees in cash at the office?", "yesno"),
+        ("Could we spread the cost over several months?", "yesno"),
+        ("Is there a fee for paying in dollars?", "money"),
+        ("How much can I pay in cash?", "money"),
     ],
 )
 def test_the_kind_of_answer_a_question_wants(question: str, kind: str | None) -> None:

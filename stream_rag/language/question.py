@@ -74,6 +74,8 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WH = re.compile(r"^\W*(?:(?:and|so|but)\s+)?(?:what|how|when|which|at what|for how|until when)\b")
 # A yes/no question that asks whether something is paid for is answered by an amount or "free".
+# Asking whether one may do something ("Can I spread the cost?"): answered by whether and how.
+_MAY_I = re.compile(r"^\W*(?:can|could|may) (?:i|we)\b")
 _PAID = re.compile(r"\b(?:free|pay|paid|fee|fees|charge|cost|costs|price|discount)\b")
 _TIME_UNITS = frozenset(
     stem(u) for u in "second minute hour day night week fortnight month year sec min hr".split()
@@ -174,6 +176,8 @@ def answer_kind(text: str) -> AnswerKind | None:
         if asked is not None:
             if kind == "steps" and _PAID.search(asked):
                 return "money"  # "How do I pay less?" asks an amount, not steps
+            if kind == "money" and _MAY_I.match(asked):
+                return "yesno"  # "Can I pay my fees in cash?" asks whether, not how much
             return kind
     return None
 
