@@ -183,7 +183,7 @@ def open_services(
     # batches of 10, 5.0 ms alone), and the answer's retrieval searches with it: one pass of
     # the model per question, not an int8 one more (docs/decisions/, the lag record).
     asked = (
-        QueryEmbedder(embedder, cache_size=settings.query_cache_size)
+        QueryEmbedder(embedder, cache_size=settings.query_cache_size, limiter=retriever.limiter)
         if embedder is not None
         and not isinstance(base_model, ExtractiveModel)
         and _generator_known(settings, queries) is None

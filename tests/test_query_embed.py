@@ -256,3 +256,28 @@ def test_embed_here_calls_meanwhile_between_the_tokens_and_the_model() -> None:
     QueryEmbedder(plain).embed_here("q", lambda: order.append(f"meanwhile {len(plain.calls)}"))
     assert order == ["meanwhile 0"]
     assert plain.calls == [["q"]]
+
+
+@pytest.mark.anyio
+async def test_batches_run_on_the_worker_threads_of_the_limiter_given() -> None:
+    limiter = anyio.CapacityLimiter(1)
+    borrowed: list[float] = []
+
+    class Borrowing(RecordingEmbedder):
+        def embed(self, texts: Sequence[str]) -> Vectors:
+            borrowed.append(limiter.borrowed_tokens)
+            return super().embed(texts)
+
+    queries = QueryEmbedder(Borrowing(), limiter=lambda: limiter)
+    await queries.embed("how long is the warranty?")
+    assert borrowed == [1]
+    # While the limiter's one thread is busy (a search, the checks), no batch starts.
+    embedder = RecordingEmbedder()
+    queries = QueryEmbedder(embedder, limiter=lambda: limiter)
+    async with anyio.create_task_group() as tg:
+        await limiter.acquire()
+        tg.start_soon(queries.embed, "can I return it?")
+        await until(lambda: limiter.statistics().tasks_waiting == 1)
+        assert embedder.calls == []
+        limiter.release()
+    assert embedder.calls == [["can I return it?"]]

@@ -49,12 +49,16 @@ class QueryEmbedder:
         wait_s: float = 0.0015,
         max_batch: int = 16,
         on_batch: Observer | None = None,
+        limiter: Callable[[], anyio.CapacityLimiter] | None = None,
     ) -> None:
         self.embedder = embedder
         self.cache_size = cache_size
         self.wait_s = wait_s
         self.max_batch = max_batch
         self.on_batch = on_batch
+        # The worker threads the batches run on (anyio's default pool when None): the answers'
+        # own, so that embedding takes no core more than retrieval and the checks do.
+        self.limiter = limiter
         self.hits = 0
         self.misses = 0
         self._cache: OrderedDict[str, Vectors] = OrderedDict()
@@ -159,7 +163,10 @@ class QueryEmbedder:
                 texts = list(batch.texts)
                 if self.on_batch is not None:
                     self.on_batch(len(texts))
-                vectors = await anyio.to_thread.run_sync(self.embedder.embed, texts)
+                limiter = None if self.limiter is None else self.limiter()
+                vectors = await anyio.to_thread.run_sync(
+                    self.embedder.embed, texts, limiter=limiter
+                )
             batch.vectors = np.asarray(vectors, dtype=np.float32)
         except Exception as exc:
             batch.error = exc

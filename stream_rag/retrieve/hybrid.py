@@ -238,9 +238,14 @@ class Retriever:
     async def _worker(self, func: Callable[..., R], *args: Any) -> R:
         """Run blocking work in a worker thread, at most `limiter` at once, so that bursts of
         requests queue here instead of crowding the event loop out of the GIL."""
+        return await anyio.to_thread.run_sync(func, *args, limiter=self.limiter())
+
+    def limiter(self) -> anyio.CapacityLimiter:
+        """The worker threads' limiter (`STREAM_RAG_CPU_WORKERS`), made on first use in the
+        event loop; an answer's other blocking CPU work may share it."""
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(self.settings.cpu_worker_threads)
-        return await anyio.to_thread.run_sync(func, *args, limiter=self._limiter)
+        return self._limiter
 
     def close(self) -> None:
         """Let the side threads go (searches after this start new ones)."""
