@@ -62,7 +62,8 @@ def test_the_families_apply_to_blocks_of_any_domain(blocks: dict[int, str]) -> N
     """Across the families, most sentences get a false edit, and controls are written."""
     rng = random.Random(0)
     pairs = [(n, s) for n, text in blocks.items() for s in block_sentences(text)]
-    made = [red_team(k, n, s, blocks, rng) for k in RED_TEAM for n, s in pairs]
+    # Each sentence drawn four times: a control is written one time in four where one applies.
+    made = [red_team(k, n, s, blocks, rng) for k in RED_TEAM for n, s in pairs * 4]
     false = [w for w in made if w is not None and w.false]
     controls = [w for w in made if w is not None and not w.false]
     assert len(false) >= 0.5 * len(made)

@@ -32,6 +32,11 @@ RED_TEAM = (
     "lookalike",
     "smuggle",
     "subject_swap",
+    "predicate_join",
+    "list_extend",
+    "novel_word",
+    "qualifier",
+    "scope_widen",
 )
 
 

@@ -30,6 +30,7 @@ from ..language.terms import NEGATION_CUE, stem
 from .binding import binding_mismatch, referent, transplanted
 from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
 from .support import Span, Word, align, attached, placed_quantities, read_words
+from .unsaid import unsaid
 
 __all__ = ["Clause", "Mode", "Rules", "check", "clauses", "quoted_marker"]
 
@@ -414,6 +415,7 @@ def _against(
         return swapped
     negates = read.negates and not read.framed
     scoped = binding_mismatch(read.folded, read.words, read.quantities, span, negates)
+    scoped = scoped or unsaid(read.text, read.words, span, candidates)
     return f"{scoped} ({where})" if scoped else ""
 
 

@@ -91,6 +91,11 @@ class FakeConfig:
     lookalike: float = 0.0
     smuggle: float = 0.0
     subject_swap: float = 0.0
+    predicate_join: float = 0.0
+    list_extend: float = 0.0
+    novel_word: float = 0.0
+    qualifier: float = 0.0
+    scope_widen: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

@@ -26,6 +26,7 @@ from .redteam import (
     wording,
 )
 from .redteam_more import subject_swap
+from .redteam_probe import PROBE
 
 __all__ = [
     "CONTROL_SHARE",
@@ -377,6 +378,7 @@ _FAMILIES: dict[str, Family] = {
     "lookalike": lookalike,
     "smuggle": smuggle,
     "subject_swap": subject_swap,
+    **PROBE,
 }
 RED_TEAM = tuple(_FAMILIES)
 

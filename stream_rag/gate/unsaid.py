@@ -1,0 +1,126 @@
+"""What a clause adds to the span it restates (issue 27, the red team's third round): a
+qualifier the span does not write ("... on weekends", "For the first year, ..."), an item added
+to a list, and the span's subject replaced by another statement's ("Imported notes are
+delivered as a ZIP archive" where exports are).
+
+Structure only: the clause's words are aligned to the span's in order, and what stands on the
+clause's side alone is read by where it stands (after a preposition, in a list, opening the
+clause) and whose words it has (the span's, another statement's of a cited block, none).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from .support import Span, Word
+
+__all__ = ["unsaid"]
+
+# Prepositions that open a phrase narrowing a claim to a time, a group, a place or a case.
+_QUALIFYING = re.compile(
+    r"\b(?:for|on|in|during|at|after|before|until|till|with|from|outside|inside|within"
+    r"|throughout|by|over|under|via|except|only|per|to|among|across)\b",
+    re.IGNORECASE,
+)
+_LISTED = re.compile(r"\b(?:and|or|plus|as well as)\b", re.IGNORECASE)
+# A clause must restate its span for its extra words to be an addition: most of its words are
+# the span's (else the overlap and the other checks judge a clause of its own).
+_RESTATES = 0.5
+# What may stand before a subject: articles, determiners, numbers, markup.
+_OPENS = re.compile(
+    r"(?:\W|\d|\b(?:the|a|an|all|each|every|some|any|these|those|this|that)\b)*", re.I
+)
+# A clause opening with a universal says its claim of everyone or everything.
+_UNIVERSAL = re.compile(
+    r"\W*(any|anyone|anybody|anything|every|everyone|everybody|everything|all|each|no one"
+    r"|nobody)\b",
+    re.IGNORECASE,
+)
+_END = re.compile(r"[.!?](?:\s|$)|\n")
+
+
+def unsaid(text: str, words: Sequence[Word], span: Span, cited: Sequence[Span]) -> str:
+    """Why the clause (`text`, its `words`) says more than `span` does ("" if it does not);
+    `cited` are the statements of its cited blocks."""
+    mine = [w for w in words if not w.number]
+    theirs = [w for w in span.words if not w.number]
+    if len(mine) < 3 or not theirs:
+        return ""
+    a = [w.key for w in mine]
+    if sum(k in span.keys or k in span.context for k in a) < _RESTATES * len(a):
+        return ""
+    # Of a span of two statements, the one the clause restates: its words vouch for an
+    # addition, the other's do not ("... at the same time" from the statement after).
+    theirs = _home(span, theirs, set(a))
+    own = frozenset(w.key for w in theirs)  # what "It" names vouches for no list item
+    home = own | span.context | {w.key for w in span.words if w.number}
+    elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
+    universal = _UNIVERSAL.match(text)
+    said = universal.group(1).lower() if universal is not None else ""
+    if said and not re.search(rf"\b{said}\b", span.lowered):
+        return f"{said!r} says of all what the span says of some"
+    matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        run = mine[i1:i2]
+        if tag not in ("delete", "replace") or 2 * sum(w.key in own for w in run) > len(run):
+            continue  # mostly the span's words: written in another order
+        gap = text[mine[i1 - 1].end if i1 else 0 : run[0].start]
+        phrase = text[run[0].start : run[-1].end]
+        if i1 and _LISTED.search(gap) and tag == "delete" and not _ends_part(text, mine[i1 - 1]):
+            return f"{phrase!r} is added to what the span lists"
+        if 2 * sum(w.key in home for w in run) > len(run):
+            continue
+        if tag == "delete" and all(w.capital for w in run):
+            continue  # names (and months) are the name checks' to judge where they qualify
+        if tag == "replace":
+            if i1 or j1 or not _OPENS.fullmatch(gap):
+                continue  # not what the clause opens with: "You can download" is no subject
+            # The subject: another statement's nouns in place of the span's, the span's not
+            # said anywhere in the clause.
+            said = [
+                w
+                for w in run
+                if w.key in elsewhere and w.key not in home and (w.name or _noun(_of(text, w)))
+            ]
+            gone = {w.key for w in theirs[j1:j2]} - set(a)
+            if said and gone:
+                return f"{phrase!r} is another statement's subject, not the span's"
+            continue
+        ends = i2 == len(mine) or _ends_part(text, run[-1])
+        opening = gap + _of(text, run[0])  # "inside" of "inside the app" is a word of its own
+        if ends and _QUALIFYING.search(opening) and (i1 == 0 or i2 == len(mine) or "," in gap):
+            return f"{phrase!r} qualifies what the span does not"
+    return ""
+
+
+def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
+    """The words of the statement of `span` holding most of `said`."""
+    cuts = [m.end() for m in _END.finditer(span.text)]
+    if len(cuts) < 2:
+        return list(theirs)
+    parts: list[list[Word]] = [[] for _ in cuts]
+    for w in theirs:
+        parts[min(sum(w.start >= c for c in cuts), len(parts) - 1)].append(w)
+    return max(parts, key=lambda p: len({w.key for w in p} & said))
+
+
+def _of(text: str, word: Word) -> str:
+    return text[word.start : word.end]
+
+
+def _ends_part(text: str, word: Word) -> bool:
+    """Whether a comma or the clause's end follows `word`."""
+    rest = text[word.end :].lstrip()
+    return not rest or rest[0] in ",;:.!?)"
+
+
+@lru_cache(maxsize=8192)
+def _noun(word: str) -> bool:
+    """Whether `word` can be a noun and is no verb's -s form or adjective only."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower())
+    return "NOUN" in lemmas and "ADJ" not in lemmas and "ADV" not in lemmas

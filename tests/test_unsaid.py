@@ -1,0 +1,68 @@
+"""What a clause adds to the span it restates (gate/unsaid.py): a qualifier, a list item, a
+subject of another statement, a universal opening; on blocks of other domains than the
+fixtures, each edit failing and a faithful restatement passing."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.lexical import GateContext
+
+FERRY = (
+    "Foot passengers board through gate B. Cars are loaded two hours before departure. "
+    "Bicycles travel free on weekday crossings. The morning ferry carries cars, vans and "
+    "motorbikes. Cabins are available for overnight crossings."
+)
+BAKERY = (
+    "Members get 10% off all bread. The Main Street shop opens at 7 am. Everyone can join "
+    "the loyalty club at the till. Sourdough loaves are baked every morning."
+)
+BLOCKS = (FERRY, BAKERY)
+
+
+def judge(sentence: str, block: int) -> tuple[bool, str]:
+    ctx = GateContext(BLOCKS)
+    text, _, units = ctx.read(f"{sentence} [{block}]")
+    verdict = ctx.check(text, [Citation(block)], units)
+    return verdict.ok, verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        # a qualifier the span does not write, at the end or in front
+        ("Bicycles travel free on weekday crossings for the first year.", 1),
+        ("On overnight crossings, foot passengers board through gate B.", 1),
+        ("Foot passengers board through gate B outside business hours.", 1),
+        # a list extended with an item another statement names, or none does
+        ("The morning ferry carries cars, vans, motorbikes and bicycles.", 1),
+        ("The morning ferry carries cars, vans, motorbikes and caravans.", 1),
+        # another statement's subject joined to this one's predicate
+        ("Foot passengers are loaded two hours before departure.", 1),
+        ("Sourdough loaves get 10% off all bread.", 2),
+        # a claim of some said of everyone, where the block says "everyone" elsewhere
+        ("Everyone gets 10% off all bread.", 2),
+        ("Any shop opens at 7 am.", 2),
+    ],
+)
+def test_what_the_span_does_not_say_fails(sentence: str, block: int) -> None:
+    ok, detail = judge(sentence, block)
+    assert not ok, detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Bicycles travel free on weekday crossings.", 1),
+        ("On weekday crossings, bicycles travel free.", 1),
+        ("The morning ferry carries cars, motorbikes and vans.", 1),
+        ("Cars are loaded two hours before departure.", 1),
+        ("Members get 10% off all bread.", 2),
+        ("Everyone can join the loyalty club at the till.", 2),
+        ("The Main Street shop opens at 7 am.", 2),
+    ],
+)
+def test_a_faithful_restatement_passes(sentence: str, block: int) -> None:
+    ok, detail = judge(sentence, block)
+    assert ok, detail
