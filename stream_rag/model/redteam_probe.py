@@ -250,7 +250,7 @@ def novel_word(scene: Scene) -> list[Option]:
         ]
         for new in scene.rng.sample(pool, min(2, len(pool))):
             out.append(Option("word", s[: here.start()] + new + s[here.end() :], True))
-    for match in words:
+    for match in words if out else []:  # a control only beside a false edit, not for it
         same = SYNONYMS.get(match.group())
         if same and " " not in same[0]:
             text = s[: match.start()] + same[0] + s[match.end() :]
