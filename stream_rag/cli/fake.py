@@ -37,6 +37,11 @@ RED_TEAM = (
     "novel_word",
     "qualifier",
     "scope_widen",
+    "causal_link",
+    "condition_add",
+    "sides_swap",
+    "bound_drop",
+    "fraction",
 )
 
 

@@ -75,6 +75,13 @@ def _bounds(lowered: str, quantities: Sequence[Quantity], span: Span) -> str:
     for q in quantities:
         mine = _bound(lowered, *q.span)
         theirs = [_bound(span.lowered, *s.span) for s in span.quantities if _same(q, s)]
+        # A limit dropped: "includes 3 notebooks" of "up to 3" promises 3 (a lower bound
+        # dropped says less than the span, which is no promise). A bound of time ("within 14
+        # days") is the period itself, which a restatement may write bare.
+        capped = [t for t in theirs if t is not None and t[0] == "upper"]
+        timed = any(t[1] in _TEMPORAL for t in capped)
+        if mine is None and capped and len(capped) == len(theirs) and not timed:
+            return f"{q.text!r} without {capped[0][1]!r}, which the span writes"
         if mine is None or not theirs:
             continue
         if any(t is not None and t[0] == mine[0] for t in theirs):
@@ -384,6 +391,7 @@ def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -
 _COMPARES = re.compile(
     r"\b(?:[a-z]+er|more|less|fewer)\s+than\s+(?![$€£]?\d)|\bas\s+[a-z]+\s+as\b"
     r"|\b(?:twice|half|double|triple|thrice)\b|\b(?:two|three|four|\d+)\s+times\b"
+    r"|\b(?:a|one|two|three)\s+(?:quarters?|thirds?|fifths?|tenths?)\b"
 )
 # Verbs that deny what follows them, as a "not" does ("refuses a refund", "lacks sync").
 _DENIES = re.compile(
@@ -393,8 +401,15 @@ _DENIES = re.compile(
 )
 
 
+# A share in words is the span's percentage written so ("half off" of "50% off").
+_SHARE = {"half": "50", "a quarter": "25", "one quarter": "25", "a tenth": "10", "a fifth": "20"}
+
+
 def _comparison(lowered: str, span: Span) -> str:
     mine = _COMPARES.search(lowered)
+    share = _SHARE.get(mine.group().strip()) if mine is not None else None
+    if share is not None and re.search(rf"\b{share}\s?(?:%|percent)", span.lowered):
+        return ""
     if mine is not None and _COMPARES.search(span.lowered) is None:
         return f"{mine.group().strip()!r} compares what the span does not"
     return ""

@@ -22,6 +22,7 @@ from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
+from .links import unlinked
 from .scope import widened
 from .support import Span, block_names, block_spans
 from .voice import not_a_claim
@@ -215,7 +216,7 @@ class GateContext:
         if not verdict.ok and not verdict.grey:
             return verdict
         evidence = [self.block_text(n) for n in verdict.cited]
-        why = not_a_claim(sentence, evidence)
+        why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
         wider = None if why else widened(sentence, evidence)
         if wider:
             why = f"says {_quote(wider)}, which {_refs(verdict.cited)} never says (nor its like)"

@@ -22,13 +22,16 @@ __all__ = ["unsaid"]
 # Prepositions that open a phrase narrowing a claim to a time, a group, a place or a case.
 _QUALIFYING = re.compile(
     r"\b(?:for|on|in|during|at|after|before|until|till|with|from|outside|inside|within"
-    r"|throughout|by|over|under|via|except|only|per|to|among|across)\b",
+    r"|throughout|by|over|under|via|except|only|per|to|among|across"
+    r"|if|when|whenever|unless|once|provided|while)\b",
     re.IGNORECASE,
 )
 _LISTED = re.compile(r"\b(?:and|or|plus|as well as)\b", re.IGNORECASE)
 # A clause must restate its span for its extra words to be an addition: most of its words are
 # the span's (else the overlap and the other checks judge a clause of its own).
 _RESTATES = 0.5
+_CONDITION = re.compile(r"\W*\b(?:if|whenever|unless|provided|as long as)\b", re.I)
+_WHOLE = 0.8
 # What may stand before a subject: articles, determiners, numbers, markup.
 _OPENS = re.compile(
     r"(?:\W|\d|\b(?:the|a|an|all|each|every|some|any|these|those|this|that)\b)*", re.I
@@ -50,12 +53,16 @@ def unsaid(text: str, words: Sequence[Word], span: Span, cited: Sequence[Span]) 
     if len(mine) < 3 or not theirs:
         return ""
     a = [w.key for w in mine]
-    if sum(k in span.keys or k in span.context for k in a) < _RESTATES * len(a):
-        return ""
     # Of a span of two statements, the one the clause restates: its words vouch for an
     # addition, the other's do not ("... at the same time" from the statement after).
     theirs = _home(span, theirs, set(a))
     own = frozenset(w.key for w in theirs)  # what "It" names vouches for no list item
+    # Restated: most of the clause is the span's, or all of its statement is in the clause
+    # (however much the clause adds: "If <another statement>, <this one>").
+    share = sum(k in span.keys or k in span.context for k in a) / len(a)
+    whole = sum(k in a for k in own) >= _WHOLE * len(own)
+    if share < _RESTATES and not whole:
+        return ""
     home = own | span.context | {w.key for w in span.words if w.number}
     elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
     universal = _UNIVERSAL.match(text)
@@ -89,10 +96,18 @@ def unsaid(text: str, words: Sequence[Word], span: Span, cited: Sequence[Span]) 
             if said and gone:
                 return f"{phrase!r} is another statement's subject, not the span's"
             continue
-        ends = i2 == len(mine) or _ends_part(text, run[-1])
+        after = text[run[-1].end : mine[i2].start if i2 < len(mine) else len(text)]
+        ends = i2 == len(mine) or re.search(r"[,;:.!?)]", after) is not None
         opening = gap + _of(text, run[0])  # "inside" of "inside the app" is a word of its own
+        if ends and _CONDITION.search(gap + " " + after):
+            # "If <another statement>, <this one>" or "<another>, if <this one>": a condition
+            # the span does not set, or the span made the condition of what it does not say
+            return f"{phrase!r} and the span are joined by a condition the span does not set"
         if ends and _QUALIFYING.search(opening) and (i1 == 0 or i2 == len(mine) or "," in gap):
             return f"{phrase!r} qualifies what the span does not"
+        if i2 == len(mine) and "," in gap and _CONDITION.match(text):
+            # "If <this statement>, <another>": the span is the condition, not what holds on it
+            return f"{phrase!r} is said to hold on a condition the span does not set"
     return ""
 
 

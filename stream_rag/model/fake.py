@@ -96,6 +96,11 @@ class FakeConfig:
     novel_word: float = 0.0
     qualifier: float = 0.0
     scope_widen: float = 0.0
+    causal_link: float = 0.0
+    condition_add: float = 0.0
+    sides_swap: float = 0.0
+    bound_drop: float = 0.0
+    fraction: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

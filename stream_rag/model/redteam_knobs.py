@@ -25,6 +25,7 @@ from .redteam import (
     sub_at,
     wording,
 )
+from .redteam_links import LINKS
 from .redteam_more import subject_swap
 from .redteam_probe import PROBE
 
@@ -379,6 +380,7 @@ _FAMILIES: dict[str, Family] = {
     "smuggle": smuggle,
     "subject_swap": subject_swap,
     **PROBE,
+    **LINKS,
 }
 RED_TEAM = tuple(_FAMILIES)
 

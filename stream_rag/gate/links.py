@@ -1,0 +1,55 @@
+"""How a sentence links what it says (issue 27, the red team's third round): two true clauses
+joined by a cause no cited block gives ("costs $8, so it includes unlimited notebooks"), and
+the two sides of "instead of" / "rather than" written the other way round. The clause checks
+read each clause alone, after the link is cut away, so the link is read here, on the whole
+sentence against the statements of its cited blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..text import STOP_WORDS
+
+__all__ = ["unlinked"]
+
+# A cause or a consequence: "since" only before no number or date ("since 2020" is time).
+_CAUSAL = re.compile(
+    r"\b(?:because|therefore|thus|hence|consequently|as a result|which means|that is why"
+    r"|this is why|due to|owing to|thanks to|so that|in order to|since(?!\s+(?:\d|the\s+\d|"
+    r"january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|last|then|yesterday)))\b|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
+    re.IGNORECASE,
+)
+_SWAP = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _content(text: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS}
+
+
+def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
+    """Why the way `sentence` links its clauses is not what `evidence` says, or None."""
+    statements = [s for text in evidence for s in _STATEMENT.split(text) if s.strip()]
+    cause = _CAUSAL.search(sentence)
+    if cause is not None:
+        words = _content(sentence)
+        linked = (s for s in statements if _CAUSAL.search(s) and len(_content(s) & words) >= 2)
+        if next(linked, None) is None:
+            return f"{cause.group().strip(' ,')!r} links by a cause its cited blocks do not give"
+    swap = _SWAP.search(sentence)
+    if swap is not None:
+        after = _content(sentence[swap.end() :])
+        before = _content(sentence[: swap.start()])
+        for s in statements:
+            theirs = _SWAP.search(s)
+            if theirs is None:
+                continue
+            if after & _content(s[: theirs.start()]) - _content(s[theirs.end() :]) and (
+                before & _content(s[theirs.end() :]) - _content(s[: theirs.start()])
+            ):
+                return f"the two sides of {swap.group()!r} are the other way round in its block"
+    return None

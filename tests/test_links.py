@@ -1,0 +1,76 @@
+"""How a sentence links its clauses (gate/links.py) and the limits and shares it writes
+(gate/binding.py), with the red team's knobs that write them (model/redteam_links.py): on
+blocks of another domain than the fixtures, each edit fails and a faithful one passes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.lexical import GateContext
+from stream_rag.model.passages import block_sentences
+from stream_rag.model.redteam import Scene
+from stream_rag.model.redteam_links import LINKS
+
+POOL = (
+    "The outdoor pool opens at 7 am. Lanes can be booked up to 2 days ahead. Children swim "
+    "at 50% of the adult price. Late bookings get a voucher instead of a refund. Lockers "
+    "cost 1 euro."
+)
+STUDIO = "The studio is closed on Sundays because the cleaners come then. Mats are free."
+BLOCKS = (POOL, STUDIO)
+
+
+def judge(sentence: str, block: int) -> tuple[bool, str]:
+    ctx = GateContext(BLOCKS)
+    text, _, units = ctx.read(f"{sentence} [{block}]")
+    verdict = ctx.check(text, [Citation(block)], units)
+    return verdict.ok, verdict.detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("The outdoor pool opens at 7 am, so lockers cost 1 euro.", 1),  # a cause not given
+        ("Lockers cost 1 euro because the outdoor pool opens at 7 am.", 1),
+        ("Late bookings get a refund instead of a voucher.", 1),  # the sides traded
+        ("If lockers cost 1 euro, the outdoor pool opens at 7 am.", 1),  # a condition added
+        ("The outdoor pool opens at 7 am, if lockers cost 1 euro.", 1),
+        ("Lanes can be booked 2 days ahead.", 1),  # the limit dropped
+        ("Children swim at a third of the adult price.", 1),  # another share
+    ],
+)
+def test_a_link_or_limit_the_block_does_not_write_fails(sentence: str, block: int) -> None:
+    ok, detail = judge(sentence, block)
+    assert not ok, detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("The studio is closed on Sundays because the cleaners come then.", 2),
+        ("The outdoor pool opens at 7 am, and lockers cost 1 euro.", 1),
+        ("Late bookings get a voucher instead of a refund.", 1),
+        ("Lanes can be booked at most 2 days ahead.", 1),
+        ("Children swim at half the adult price.", 1),
+    ],
+)
+def test_a_faithful_link_passes(sentence: str, block: int) -> None:
+    ok, detail = judge(sentence, block)
+    assert ok, detail
+
+
+@pytest.mark.parametrize("family", sorted(LINKS))
+def test_each_family_writes_false_edits_and_its_controls_are_true(family: str) -> None:
+    own = block_sentences(POOL)
+    made = [
+        o
+        for s in own
+        for o in LINKS[family](Scene(1, s, own, {1: POOL, 2: STUDIO}, random.Random(0)))
+    ]
+    assert any(o.false for o in made), family
+    for option in made:
+        ok, detail = judge(option.text, 1)
+        assert ok != option.false, (option, detail)
