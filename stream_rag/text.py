@@ -111,10 +111,17 @@ def _joined(text: str) -> list[re.Match[str]]:
 
 def tokenize(text: str) -> list[str]:
     """Index terms of `text`, in order, duplicates kept; a joined word follows its parts."""
+    return list(_tokenized(text))
+
+
+@lru_cache(maxsize=2048)
+def _tokenized(text: str) -> tuple[str, ...]:
+    """`tokenize`, kept per text: the checks before an answer read the same blocks, headings
+    and words for question after question (blingfire's call and its buffer each time)."""
     text = unicodedata.normalize("NFKC", text)
     joins = _joined(text)
     if not joins:
-        return _tokens(text.casefold())
+        return tuple(_tokens(text.casefold()))
     pieces: list[str] = []
     pos = 0
     for match in joins:
@@ -122,7 +129,7 @@ def tokenize(text: str) -> list[str]:
         pieces += (text[pos : match.end()], " ", _JOINERS.sub("", match.group()), " ")
         pos = match.end()
     pieces.append(text[pos:])
-    return _tokens("".join(pieces).casefold())
+    return tuple(_tokens("".join(pieces).casefold()))
 
 
 def compounds(text: str) -> list[tuple[str, tuple[str, ...]]]:
