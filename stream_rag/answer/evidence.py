@@ -9,6 +9,11 @@ stemmed); the best block's value counts. When a reranker answered, its top score
 block holding several FAQ entries: its vector averages them all, so a question about one entry
 in other words than its own scored 0.1-0.3 against the whole block.
 
+`sentence_evidence`: the best cosine of the question to one sentence of the top blocks: a
+customer telling their situation in their own words ("Our daughter is two years old. Do we pay
+for her?") shares few terms with the block and little with its averaged vector, and still
+asks what one sentence says ("children under 4 stay free").
+
 `unnamed`: the names a question asks about that no block has. Blocks that share every other
 word with "How much does the Enterprise plan cost?" still say nothing about that plan.
 """
@@ -22,6 +27,7 @@ from ..ingest.chunking import pieces
 from ..language.coverage import derived
 from ..language.question import read_question
 from ..language.terms import stem
+from ..model.passages import block_sentences
 from ..retrieve.hybrid import Block
 from ..text import compounds, tokenize
 
@@ -108,6 +114,13 @@ def entry_evidence(question: str, blocks: Sequence[Block], similarity: Similarit
             dense = max(dense, *similarity(question, texts))
         best = max(best, _block_score(asked, block, dense))
     return best
+
+
+def sentence_evidence(question: str, blocks: Sequence[Block], similarity: Similarity) -> float:
+    """The best cosine of `question` to a sentence of the top blocks (their quotable
+    sentences, embedded as the local generator embeds them: cached, and warmed at indexing)."""
+    texts = [s for b in blocks[:ENTRY_BLOCKS] for s in block_sentences(b.text)]
+    return max(similarity(question, texts), default=0.0) if texts else 0.0
 
 
 def unnamed(question: str, blocks: Sequence[Block]) -> list[str]:
