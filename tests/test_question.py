@@ -270,3 +270,10 @@ def test_the_page_about_the_plan_asked_is_not_ranked_below_the_general_page() ->
     grinder = "# Grinder\n\n## Cleaning the grinder\n\nBrush the burrs of the grinder monthly."
     ranked = rank_sentences("Can my flatmates use the app to run my grinder?", {1: app, 2: grinder})
     assert ranked[0].n == 1
+    # Nor past a page about more of what is asked ("Seeblick Friends" over "room").
+    friends = "# Seeblick Friends\n\n- late check-out until 14:00 at no extra cost."
+    rooms = "# Rooms\n\nA late check-out costs 25 euros. Seeblick Friends get extras."
+    question = "As a Seeblick Friends member, what does it cost me to keep my room until 2 pm?"
+    alone = rank_sentences(question, {1: rooms})
+    second = rank_sentences(question, {1: friends, 2: rooms})
+    assert max(c.score for c in second if c.n == 2) < 0.8 * max(c.score for c in alone)

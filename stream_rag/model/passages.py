@@ -340,10 +340,16 @@ def _ranks(question: str, blocks: Mapping[int, str], names: Mapping[int, str]) -
         for n in order
     }
     for i, n in enumerate(order[1:], start=1):
-        # Only over a block that is about nothing asked which this one does not say too: a
-        # page on sharing a device with the app is not passed by the grinder's cleaning page.
+        # Only over a block that is about nothing asked which this one does not say too (a
+        # page on sharing a device with the app is not passed by the grinder's cleaning page),
+        # nor about more of it ("Seeblick Friends" is not passed by "Rooms and rates" for "As a
+        # Seeblick Friends member, what does it cost me to keep my room until 2 pm?").
         above = next(
-            (j for j, m in enumerate(order[:i]) if about[n] - said[m] and about[m] <= said[n]),
+            (
+                j
+                for j, m in enumerate(order[:i])
+                if about[n] - said[m] and about[m] <= said[n] and len(about[n]) >= len(about[m])
+            ),
             None,
         )
         if above is not None:
