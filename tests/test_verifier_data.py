@@ -1,0 +1,60 @@
+"""The verifier's training pairs (tools/verifier/): edits, evidence selection, pair layout."""
+
+from __future__ import annotations
+
+import random
+
+from tools.verifier.build_data import clause, edits, flip
+from tools.verifier.pairs import CLS, MAX_PIECES, SEP, evidence, pair_ids, split
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def test_flip_turns_one_quantifier_or_comparative() -> None:
+    assert flip("Higher speeds give more lift.", random.Random(0)) in (
+        "Lower speeds give more lift.",
+        "Higher speeds give less lift.",
+    )
+    assert flip("The wing was tested in a tunnel.", random.Random(0)) is None
+
+
+def test_clause_needs_two_parts_of_five_words() -> None:
+    text = "The plan covers accidental damage to the phone, and it renews every single year."
+    assert clause(text, random.Random(1)) in (
+        "The plan covers accidental damage to the phone.",
+        "it renews every single year.",
+    )
+    assert clause("Short, and sweet.", random.Random(1)) is None
+
+
+def test_edits_give_one_supported_and_one_unsupported_claim() -> None:
+    own = ["Monthly plans can be cancelled at any time.", "Annual plans cost $80 per year."]
+    made = list(edits(own[0], own, ["The Free plan has no support."], random.Random(3)))
+    assert [label for _, _, label in made] == [True, False]
+    assert made[1][1] != own[0]
+
+
+def test_evidence_takes_the_sentences_sharing_most_in_block_order() -> None:
+    blocks = ["Kettles boil water. Refunds take ten days.\nThe lid is steel.", "Boil it twice."]
+    chosen = evidence("How long do refunds take, in days?", blocks, words, budget=5)
+    assert chosen == "Refunds take ten days."
+    assert evidence("Refunds and the lid", blocks, words) == (
+        "Kettles boil water. Refunds take ten days. The lid is steel. Boil it twice."
+    )
+    assert split(blocks[0]) == [
+        "Kettles boil water.",
+        "Refunds take ten days.",
+        "The lid is steel.",
+    ]
+
+
+def test_pair_ids_keep_the_claim_and_cap_the_length() -> None:
+    ids, types = pair_ids(list(range(1000, 1400)), [7, 8, 9])
+    assert len(ids) == MAX_PIECES == len(types)
+    assert ids[0] == CLS
+    assert ids[-1] == SEP
+    assert ids[-4:-1] == [7, 8, 9]
+    assert types[-4:] == [1, 1, 1, 1]
+    assert types[0] == 0
