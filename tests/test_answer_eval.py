@@ -114,6 +114,25 @@ def test_content_checks_each_fail_on_their_own(tmp_path: Path) -> None:
             load_questions(path)
 
 
+def test_a_conflict_must_name_its_stale_side_when_the_record_says_which(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        '{"question": "How much is the day rate?", "gold": ["a.md", "old.txt"],'
+        ' "expect": "conflict", "stale": "old.txt"}\n'
+    )
+    (item,) = load_questions(path)
+    assert item.stale == "old.txt"
+    named = Outcome(item, "conflicting_sources", (), (), "", 1.0, stale="old.txt")
+    assert named.right
+    unnamed = Outcome(item, "conflicting_sources", (), (), "", 1.0)
+    assert unnamed.failed_checks == ["stale"]
+    assert Outcome(item, None, (), (), "x", 1.0).failed_checks == ["expect"]
+    for bad in ('"stale": "old.txt"', '"expect": "conflict", "stale": 3'):
+        path.write_text('{"question": "x", ' + bad + "}\n")
+        with pytest.raises(InputError, match=r"q\.jsonl:1"):
+            load_questions(path)
+
+
 def test_sets_file_names_each_set(tmp_path: Path) -> None:
     path = tmp_path / "sets.json"
     path.write_text('[{"name": "a", "kb": "kb_a", "questions": "a.jsonl", "held_out": true}]')

@@ -161,12 +161,19 @@ def test_a_document_retrieval_left_out_is_looked_up_for_the_value_the_answer_lea
     finally:
         services.close()
     for result in (desk, delivery):
-        assert len(result.blocks) == 1
         assert result.refusal is not None, result.text
         assert result.refusal.reason == "conflicting_sources"
         sides = {result.refusal.details[0]["a"]["name"], result.refusal.details[0]["b"]["name"]}
         assert result.blocks[0].name in sides
         assert len(sides) == 2
+        # The side found by the look-up is sent with the sources, after the one retrieved:
+        # every side's number is a block the client received.
+        assert len(result.blocks) == 2
+        given = {b.n: b for b in result.blocks}
+        for detail in result.refusal.details:
+            for side in (detail["a"], detail["b"]):
+                assert given[side["n"]].chunk_id == side["chunk_id"]
+                assert given[side["n"]].name == side["name"]
     assert box.refusal is None, box.refusal
 
 

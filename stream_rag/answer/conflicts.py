@@ -54,11 +54,21 @@ class Conflict:
     values_b: tuple[str, ...]
     kind: ConflictKind
 
+    @property
+    def stale(self) -> Literal["a", "b"] | None:
+        """The side whose document says it was updated before the other's (ingest/dates.py);
+        None when either says nothing or both say the same day."""
+        da, db = self.a.dated, self.b.dated
+        if not da or not db or da == db:
+            return None
+        return "a" if da < db else "b"
+
     def to_json(self) -> dict[str, object]:
         return {
             "kind": self.kind,
             "a": _side_json(self.a, self.sentence_a, self.values_a),
             "b": _side_json(self.b, self.sentence_b, self.values_b),
+            "stale": self.stale,
         }
 
 
@@ -71,6 +81,7 @@ def _side_json(block: Block, sentence: str, values: tuple[str, ...]) -> dict[str
         "name": block.name,
         "filename": block.filename,
         "version": block.version,
+        "dated": block.dated,
         "chunk_id": block.chunk_id,
         "url": block.url,
         "sentence": sentence,

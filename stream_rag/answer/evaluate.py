@@ -43,6 +43,8 @@ class Question:
     phrases: tuple[tuple[str, ...], ...] = ()
     avoid: tuple[str, ...] = ()
     first: tuple[str, ...] = ()
+    # A conflict's older side: the file the refusal must name as stale (None: not checked).
+    stale: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +58,7 @@ class Outcome:
     uncovered: tuple[str, ...] = ()  # the parts the answer says no source covers
     # The first sentence and the file names it cites.
     first: tuple[str, tuple[str, ...]] = ("", ())
+    stale: str | None = None  # the file a conflict refusal names as the older side
 
     @property
     def gold_cited(self) -> bool:
@@ -64,10 +67,13 @@ class Outcome:
     @property
     def failed_checks(self) -> list[str]:
         """The content checks this outcome fails (none for a right one): `expect`, `gold`,
-        `phrases`, `avoid`, `first` (its phrase), `first_cites` (a gold file)."""
+        `phrases`, `avoid`, `first` (its phrase), `first_cites` (a gold file), `stale` (a
+        conflict's older side)."""
         item = self.item
         if item.expect != "answer" or self.refusal is not None:
-            return [] if self.ok else ["expect"]
+            if not self.ok:
+                return ["expect"]
+            return ["stale"] if item.stale and self.stale != item.stale else []
         failed = []
         if item.gold and not self.gold_cited:
             failed.append("gold")
@@ -131,6 +137,9 @@ def _question(row: object) -> Question:
     phrases = tuple(_alternatives(p, "phrases") for p in _list(row, "phrases"))
     avoid = tuple(_alternatives(p, "avoid")[0] for p in _list(row, "avoid"))
     first = _alternatives(row["first"], "first") if row.get("first") is not None else ()
+    stale = row.get("stale")
+    if stale is not None and (expect != "conflict" or not isinstance(stale, str)):
+        raise ValueError("'stale' names a file, and only for 'expect': 'conflict'")
     return Question(
         row["question"],
         expect,
@@ -140,6 +149,7 @@ def _question(row: object) -> Question:
         phrases,
         avoid,
         first,
+        stale,
     )
 
 
@@ -212,7 +222,16 @@ async def _ask(answerer: Answerer, item: Question, use_history: bool) -> Outcome
         latency_ms=latency,
         uncovered=tuple(u.ask for u in result.uncovered),
         first=lead,
+        stale=_stale(result),
     )
+
+
+def _stale(result: AnswerResult) -> str | None:
+    """The file of the side a conflict refusal's first conflict names as the older one."""
+    details = result.refusal.details if result.refusal is not None else []
+    first = details[0] if details else {}
+    side = first.get(str(first.get("stale"))) if first.get("stale") in ("a", "b") else None
+    return str(side.get("filename")) if isinstance(side, dict) else None
 
 
 def _rate(hits: int, total: int) -> str:

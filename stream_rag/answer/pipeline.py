@@ -75,8 +75,18 @@ __all__ = [
 
 log = logging.getLogger("stream_rag")
 # What the checks before the model give: a refusal, or the gate context, the uncovered parts
-# and the order the prompt offers the blocks in.
-Checked = tuple[Refusal | None, GateContext | None, float, tuple[Uncovered, ...], tuple[Block, ...]]
+# and the order the prompt offers the blocks in; and blocks a refusal cites that retrieval did
+# not return (sent on after the sources).
+Checked = tuple[
+    Refusal | None,
+    GateContext | None,
+    float,
+    tuple[Uncovered, ...],
+    tuple[Block, ...],
+    tuple[Block, ...],
+]
+# A refusal (None: go on) and the blocks it cites beyond the retrieved ones.
+Refused = tuple[Refusal | None, tuple[Block, ...]]
 
 NOTHING_SUPPORTED = (
     "I could not give an answer that the sources support, so I am not answering. "
@@ -125,7 +135,7 @@ class Answerer:
         self.contexts = ContextCache()
         # The checks' outcome for a question over the same blocks (lexical detector only: a
         # plugged-in one may not be a pure function of its input).
-        self.prechecks: Kept[Hashable, Refusal | None] = Kept()
+        self.prechecks: Kept[Hashable, Refused] = Kept()
         # Retrieval, checks and gate context for a question, while the store and the index
         # are unchanged (see `_prepared_key`).
         self.prepared: Kept[Hashable, Prepared] = Kept()
@@ -198,33 +208,40 @@ class Answerer:
         def checks(result: SearchResult) -> Checked:
             if self.settings.ungated_baseline:
                 if not result.blocks:
-                    return Refusal("no_sources", NO_SOURCES), None, 0.0, (), ()
-                return None, None, 0.0, (), self._offered(question, result.blocks)
+                    return Refusal("no_sources", NO_SOURCES), None, 0.0, (), (), ()
+                return None, None, 0.0, (), self._offered(question, result.blocks), ()
             t0 = time.perf_counter()
-            refusal = self.precheck(question, result.blocks, options)
+            refusal, added = self.checked(question, result.blocks, options)
             if refusal is not None:
-                return refusal, None, _ms(t0), (), ()
+                return refusal, None, _ms(t0), (), (), added
             context = self.gate_context_sync(result.blocks, options)
             offered = self._offered(question, result.blocks)
-            return None, context, _ms(t0), uncovered(question, result.blocks), offered
+            return None, context, _ms(t0), uncovered(question, result.blocks), offered, ()
 
         vector = None
         if self.ranking_question is not None:
             vector = await self.ranking_question(question)
-        result, (refusal, context, checks_ms, gaps, offered) = await self.retriever.search_then(
+        result, checked = await self.retriever.search_then(
             read_question(question),
             checks,
             collection=options.collection,
             top_k=options.top_k,
             vector=vector,
         )
+        refusal, context, checks_ms, gaps, offered, added = checked
         total = result.timings_ms.get("total", 0.0)
-        return Prepared(result.blocks, refusal, context, total, checks_ms, gaps, offered)
+        blocks = (*result.blocks, *added)
+        return Prepared(blocks, refusal, context, total, checks_ms, gaps, offered)
 
     def precheck(self, question: str, blocks: Sequence[Block], options: Options) -> Refusal | None:
         """Refuse before any model call when the evidence is weak or contradicts itself."""
+        return self.checked(question, blocks, options)[0]
+
+    def checked(self, question: str, blocks: Sequence[Block], options: Options) -> Refused:
+        """`precheck`'s refusal, with the blocks it cites that are not among `blocks` (a
+        document retrieval left out, looked up for the value the answer would give)."""
         if not blocks:
-            return Refusal("no_sources", NO_SOURCES)
+            return Refusal("no_sources", NO_SOURCES), ()
         floor = self.settings.min_evidence if options.min_evidence is None else options.min_evidence
         check = (
             self.settings.check_conflicts
@@ -252,7 +269,7 @@ class Answerer:
         floor: float,
         check: bool,
         collection: str | None = None,
-    ) -> Refusal | None:
+    ) -> Refused:
         retriever = self.retriever
         refused = refusal(
             question,
@@ -265,7 +282,7 @@ class Answerer:
             ranking=self.ranking,
         )
         if refused is not None or floor <= 0 or not (check or self.settings.check_answered):
-            return refused
+            return refused, ()
         asked = read_question(question)
         reading = read_blocks(asked, blocks, self.ranking)
         top = reading.top
@@ -276,12 +293,12 @@ class Answerer:
             others = retriever.look_up(top.text, collection, compared, len(blocks) + 1)
             retrieved = {b.chunk_id: b for b in blocks}
             others = [retrieved.get(b.chunk_id, b) for b in others]
-            elsewhere = stale_or_current(question, lead, others, self.detector)
-            if elsewhere is not None:
+            elsewhere = stale_or_current(asked, lead, others, self.detector, blocks)
+            if elsewhere[0] is not None:
                 return elsewhere
         if not self.settings.check_answered:
-            return None
-        return not_answered(reading, self.settings.not_answered_text)
+            return None, ()
+        return not_answered(reading, self.settings.not_answered_text), ()
 
     def gate_context_sync(self, blocks: Sequence[Block], options: Options) -> GateContext:
         """The gate context over `blocks`: one built for the same blocks before, or new."""
@@ -496,12 +513,18 @@ def _report(question: str, refusal: Refusal) -> None:
     if refusal.reason != "conflicting_sources":
         return
     pairs = [
-        f"{d['a']['name']} v{d['a']['version']} {d['a']['values']} vs "
-        f"{d['b']['name']} v{d['b']['version']} {d['b']['values']}"
+        f"{_logged(d['a'], d.get('stale') == 'a')} vs {_logged(d['b'], d.get('stale') == 'b')}"
         for d in refusal.details
         if isinstance(d.get("a"), dict) and isinstance(d.get("b"), dict)
     ]
     log.warning("conflicting sources for %r: %s", question[:200], "; ".join(pairs))
+
+
+def _logged(side: dict[str, object], stale: bool) -> str:
+    """One side of a conflict as the log names it: document, version, date, values."""
+    dated = f" updated {side['dated']}" if side.get("dated") else " undated"
+    older = " (older)" if stale else ""
+    return f"{side['name']} v{side['version']}{dated}{older} {side['values']}"
 
 
 def _reported(usage: Usage) -> dict[str, int] | None:

@@ -5,11 +5,12 @@ outcome per question and blocks)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ..events import Refusal, Uncovered
 from ..language.coverage import left_out, name_words
 from ..language.followups import leans_on_history, own_words, resolve, subject_words
-from ..language.question import read_question
+from ..language.question import Question, read_question
 from ..language.terms import stem
 from ..model.passages import Scorer, rank_sentences
 from ..retrieve.hybrid import Block
@@ -94,21 +95,43 @@ def refusal(
 
 
 def stale_or_current(
-    question: str, lead: Block, others: Sequence[Block], detector: ConflictDetector
-) -> Refusal | None:
+    asked: Question,
+    lead: Block,
+    others: Sequence[Block],
+    detector: ConflictDetector,
+    sources: Sequence[Block],
+) -> tuple[Refusal | None, tuple[Block, ...]]:
     """The `conflicting_sources` refusal when a document retrieval left out (`others`, looked
     up by the words of the sentence the answer would lead with, in `lead`) gives another value
-    for it: an outdated price list retrieved alone, its current one not, or the other way."""
+    for it: an outdated price list retrieved alone, its current one not, or the other way.
+    Checked part by part as `refusal` checks the retrieved blocks. With it, the blocks of
+    `others` it cites that are not among `sources`, numbered on after them: the sources the
+    client is sent, so that every side's `n` is one of them."""
     if not others:
-        return None
-    found = detector.find(question, [lead, *others])
-    conflicts = [c for c in found if lead.chunk_id in (c.a.chunk_id, c.b.chunk_id)]
-    conflicts = about_the_follow_up(question, conflicts)
+        return None, ()
+    found = (
+        c
+        for part in parts_of(asked.text)
+        for c in detector.find(part, [lead, *others])
+        if lead.chunk_id in (c.a.chunk_id, c.b.chunk_id)
+    )
+    unique = {(c.a.chunk_id, c.b.chunk_id, c.sentence_a, c.sentence_b): c for c in found}
+    conflicts = about_the_follow_up(asked.text, list(unique.values()))
     if not conflicts:
-        return None
-    return Refusal(
+        return None, ()
+    given = {b.chunk_id for b in sources}
+    added: dict[str, Block] = {}
+    for block in (side for c in conflicts for side in (c.a, c.b)):
+        if block.chunk_id not in given and block.chunk_id not in added:
+            added[block.chunk_id] = replace(block, n=len(sources) + len(added) + 1)
+    conflicts = [
+        replace(c, a=added.get(c.a.chunk_id, c.a), b=added.get(c.b.chunk_id, c.b))
+        for c in conflicts
+    ]
+    refused = Refusal(
         "conflicting_sources", conflict_message(conflicts), [c.to_json() for c in conflicts]
     )
+    return refused, tuple(added.values())
 
 
 def about_the_follow_up(query: str, conflicts: Sequence[Conflict]) -> list[Conflict]:

@@ -57,17 +57,20 @@ def conflict_message(conflicts: Sequence[Conflict]) -> str:
         return CONFLICT_LEAD
     first = conflicts[0]
     sides = [
-        _side(first.a.name, first.values_a, first.sentence_a),
-        _side(first.b.name, first.values_b, first.sentence_b),
+        _side(first.a.name, first.values_a, first.sentence_a, first.a.dated),
+        _side(first.b.name, first.values_b, first.sentence_b, first.b.dated),
     ]
+    older = {"a": first.a.name, "b": first.b.name}.get(first.stale or "")
+    stale = f" “{older}” is the older document." if older else ""
     more = len(conflicts) - 1
     tail = f" ({more} more disagreement{'s' if more > 1 else ''} in the details.)" if more else ""
-    return f"{CONFLICT_LEAD} {sides[0]} {sides[1]}{tail}"
+    return f"{CONFLICT_LEAD} {sides[0]} {sides[1]}{stale}{tail}"
 
 
-def _side(name: str, values: Sequence[str], sentence: str) -> str:
+def _side(name: str, values: Sequence[str], sentence: str, dated: str | None = None) -> str:
     quote = " ".join(sentence.split())
     if len(quote) > _MAX_QUOTE:
         quote = quote[: _MAX_QUOTE - 1].rstrip() + "…"
     said = f" {' and '.join(f'“{v}”' for v in values)}" if values else ""
-    return f"“{name}” says{said}: “{quote}”"
+    when = f" (updated {dated})" if dated else ""
+    return f"“{name}”{when} says{said}: “{quote}”"

@@ -210,8 +210,10 @@ def _sides(refusal: Refusal) -> list[str]:
         if isinstance(side, Mapping):
             values = " ".join(f"“{v}”" for v in side.get("values") or ())
             said = f": {values}" if values else ""
+            when = f" ({side['dated']})" if side.get("dated") else ""
             out.append(
-                f"“{side.get('name')}”{said} (“{' '.join(str(side.get('sentence')).split())}”)"
+                f"“{side.get('name')}”{when}{said} "
+                f"(“{' '.join(str(side.get('sentence')).split())}”)"
             )
     return out
 

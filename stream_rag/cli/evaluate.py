@@ -66,7 +66,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         '[{"question", "answer"}], "gold": [file names] | null, "expect": '
         '"answer"|"refuse"|"conflict", "left_out"?: bool (a part no source covers is named), '
         '"phrases"?: [phrase | [alternatives]] (each in the answer), "avoid"?: [phrase], '
-        '"first"?: phrase | [alternatives] (in the first sentence, which must cite gold)}.',
+        '"first"?: phrase | [alternatives] (in the first sentence, which must cite gold), '
+        '"stale"?: file name (a conflict refusal names it the older side)}.',
     )
     answers.add_argument("--kb", type=Path, metavar="DIR")
     answers.add_argument("--questions", type=Path, metavar="FILE")

@@ -23,6 +23,7 @@ _DETAIL_KEYS = frozenset(
     {
         *("n", "doc_id", "version", "sha256", "name", "filename", "chunk_id", "page", "url"),
         *("kind", "cause", "evidence", "threshold", "a", "b", "question", "missing"),
+        *("dated", "stale"),  # when each side's document says it was updated; the older
     }
 )
 
@@ -78,7 +79,10 @@ def _message(event: Refusal) -> str:
         return lead
     if lead != CONFLICT_LEAD:
         return f"{lead} “{names[0]}”, “{names[1]}”."
-    return f"{CONFLICT_LEAD} “{names[0]}” and “{names[1]}” disagree."
+    first = event.details[0] if event.details else {}
+    older = first.get(str(first.get("stale"))) if first.get("stale") in ("a", "b") else None
+    stale = f" “{older['name']}” is the older document." if isinstance(older, Mapping) else ""
+    return f"{CONFLICT_LEAD} “{names[0]}” and “{names[1]}” disagree.{stale}"
 
 
 def _labels_only(event: Refusal) -> str:

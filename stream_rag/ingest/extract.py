@@ -7,8 +7,9 @@ import logging
 import re
 import warnings
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..errors import (
     CorruptDocumentError,
@@ -19,6 +20,12 @@ from ..errors import (
     NoTextError,
     UnsupportedTypeError,
 )
+
+if TYPE_CHECKING:
+    from docx.document import Document as DocxDocument
+    from pypdf import PdfReader
+
+from .dates import pdf_date, property_date, stated_date
 from .html import html_layout
 from .layout import Extraction, Layout, Source
 from .markdown import markdown_layout
@@ -81,12 +88,12 @@ def extract(path: Path, media_type: str, limits: ExtractLimits | None = None) ->
     """The file's text (markup removed, structure kept) with where its pieces came from."""
     limits = limits or ExtractLimits()
     if media_type == "application/pdf":
-        pages = _pdf_pages(path, limits)
+        pages, saved = _pdf_pages(path, limits)
         text, starts = _join_pages(pages)
-        extraction = Extraction(text, media_type, pages=starts)
+        extraction = Extraction(text, media_type, pages=starts, dated=saved)
     elif media_type == DOCX:
-        layout = _docx_layout(path, limits)
-        extraction = Extraction(layout.text(), media_type, layout.pieces)
+        layout, saved = _docx_layout(path, limits)
+        extraction = Extraction(layout.text(), media_type, layout.pieces, dated=saved)
     else:
         data = path.read_bytes()
         raw, charset = decode_text(data)
@@ -108,7 +115,10 @@ def extract(path: Path, media_type: str, limits: ExtractLimits | None = None) ->
     _check_chars(len(extraction.text), limits)
     if not extraction.text.strip():
         raise NoTextError("the file contains no extractable text")
-    return extraction
+    raw = extraction.source.text if extraction.source is not None else ""
+    # What the document says of its date wins over what its editor saved (ingest/dates.py).
+    said = stated_date(extraction.text, raw, extraction.media_type)
+    return replace(extraction, dated=said or extraction.dated)
 
 
 def _plain_layout(raw: str) -> Layout:
@@ -182,7 +192,8 @@ def _join_pages(pages: list[str]) -> tuple[str, list[tuple[int, int]]]:
     return "".join(parts), starts
 
 
-def _pdf_pages(path: Path, limits: ExtractLimits) -> list[str]:
+def _pdf_pages(path: Path, limits: ExtractLimits) -> tuple[list[str], str | None]:
+    """The pages' text and the date the PDF's information says it was modified (or made)."""
     with path.open("rb") as fh:
         head = fh.read(1024)
     if b"%PDF-" not in head:
@@ -205,6 +216,7 @@ def _pdf_pages(path: Path, limits: ExtractLimits) -> list[str]:
                     "(STREAM_RAG_MAX_PDF_PAGES)",
                     "STREAM_RAG_MAX_PDF_PAGES",
                 )
+            saved = _pdf_saved(reader)
             pages: list[str] = []
             chars = 0
             for page in reader.pages:
@@ -222,13 +234,23 @@ def _pdf_pages(path: Path, limits: ExtractLimits) -> list[str]:
     pages = [page.replace("\r\n", "\n").replace("\r", "\n") for page in pages]
     if not any(page.strip() for page in pages):
         raise NoTextError("the PDF has no extractable text (a scan? OCR it first)")
-    return pages
+    return pages, saved
 
 
 _ENDS_SENTENCE = (".", "!", "?", ":", ";", "。", "！", "？")
 _ENDS_CLAUSE = (*_ENDS_SENTENCE, ",")
 _PDF_LIST_ITEM = re.compile(r"(?:[-*+\u2022\u2023\u25aa\u25e6\u00b7\u2013]|\d+[.)])\s")
 HEADING_WORDS = 12  # a PDF line with more words is never taken for a heading
+
+
+def _pdf_saved(reader: PdfReader) -> str | None:
+    """When the document information says the PDF was modified (else made); damaged
+    information is no date."""
+    try:
+        info = reader.metadata
+        return None if info is None else pdf_date(info.get("/ModDate") or info.get("/CreationDate"))
+    except Exception:  # pypdf resolves the dictionary's objects here
+        return None
 
 
 def _pdf_paragraphs(page: str) -> str:
@@ -261,7 +283,8 @@ def _pdf_paragraphs(page: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
-def _docx_layout(path: Path, limits: ExtractLimits) -> Layout:
+def _docx_layout(path: Path, limits: ExtractLimits) -> tuple[Layout, str | None]:
+    """The layout and the date the core properties say the document was modified (or made)."""
     if not zipfile.is_zipfile(path):
         raise CorruptDocumentError("the file has a .docx name but is not a DOCX (not a zip)")
     check_zip(path, limits)
@@ -271,7 +294,17 @@ def _docx_layout(path: Path, limits: ExtractLimits) -> Layout:
         document = docx.Document(str(path))
     except Exception as exc:  # python-docx raises KeyError, ValueError, lxml errors...
         raise CorruptDocumentError(f"the DOCX is damaged and cannot be read ({exc})") from None
-    return docx_layout(document)
+    return docx_layout(document), _docx_saved(document)
+
+
+def _docx_saved(document: DocxDocument) -> str | None:
+    """When the core properties say the document was modified (else made); a damaged
+    properties part is no date, not a failed upload."""
+    try:
+        props = document.core_properties
+        return property_date(props.modified) or property_date(props.created)
+    except Exception:  # python-docx parses the part's XML here: any error is a missing date
+        return None
 
 
 def check_zip(path: Path, limits: ExtractLimits) -> None:

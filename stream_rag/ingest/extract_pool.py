@@ -57,6 +57,7 @@ class Extracted:
     spans: list[tuple[int, int]]
     # Per span: its bytes in the original file and its PDF pages (empty: none known).
     places: list[Place] = field(default_factory=list)
+    dated: str | None = None  # when the document says it was last updated (ingest/dates.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +118,7 @@ def extract_document(
             f"{limits.max_chunks_per_kb:g} a KB (STREAM_RAG_MAX_CHUNKS_PER_KB)",
             "STREAM_RAG_MAX_CHUNKS_PER_KB",
         )
-    return Extracted(text, served, spans, extraction.places(spans))
+    return Extracted(text, served, spans, extraction.places(spans), extraction.dated)
 
 
 class InProcessExtractor:

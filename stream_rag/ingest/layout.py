@@ -87,6 +87,7 @@ class Extraction:
     pieces: Sequence[tuple[int, int, int, int, bool]] = ()
     source: Source | None = None
     pages: Sequence[tuple[int, int]] = ()  # (text offset where a page begins, its number)
+    dated: str | None = None  # when the document says it was last updated (ingest/dates.py)
 
     def places(self, spans: Sequence[tuple[int, int]]) -> list[Place]:
         """Where each span `[start, end)` of the text came from."""

@@ -95,7 +95,8 @@ def report(
             for r in down[:50]
         ],
         "conflicts": [
-            {"a": a.data(), "b": b.data(), "count": n} for (a, b), n in pairs.most_common(top)
+            {"a": a.data(), "b": b.data(), "stale": _stale(a, b), "count": n}
+            for (a, b), n in pairs.most_common(top)
         ],
         "top_cited": [
             {"doc_id": doc_id, "name": name, "count": n}
@@ -127,8 +128,16 @@ def export_csv(rows: Sequence[Asked]) -> str:
     return out.getvalue()
 
 
+def _stale(a: Cited, b: Cited) -> str | None:
+    """The side whose document says it was updated first ("a" or "b"), when both say."""
+    if not a.dated or not b.dated or a.dated == b.dated:
+        return None
+    return "a" if a.dated < b.dated else "b"
+
+
 def _named(c: Cited) -> str:
-    return f"{c.name} ({c.doc_id} v{c.version})"
+    dated = f", updated {c.dated}" if c.dated else ""
+    return f"{c.name} ({c.doc_id} v{c.version}{dated})"
 
 
 def _cell(value: object) -> str:

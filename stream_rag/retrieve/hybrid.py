@@ -54,6 +54,7 @@ class Block:
     # Computed at ingest (None: not stored; the gate and evidence score compute them).
     features: ChunkFeatures | None = field(default=None, compare=False, repr=False)
     page: int | None = None  # the PDF page the chunk starts on
+    dated: str | None = None  # when its document says it was last updated (ISO date)
 
     @property
     def url(self) -> str:
@@ -440,6 +441,7 @@ class Retriever:
                     scores=scores,
                     features=features.get(chunk.id),
                     page=chunk.page_start,
+                    dated=source.dated,
                 )
             )
         return blocks

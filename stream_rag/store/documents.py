@@ -55,6 +55,7 @@ class ChunkSource:
     name: str
     filename: str
     sha256: str
+    dated: str | None = None  # when the version says it was last updated (ingest/dates.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,7 @@ class _Prepared:
     text: str
     spans: list[tuple[int, int]]
     places: list[Place]
+    dated: str | None = None
 
 
 class DocumentStore(IndexingState):
@@ -179,14 +181,15 @@ class DocumentStore(IndexingState):
         with self._snapshot() as db:
             for batch, marks in in_batches(chunk_ids):
                 for row in db.execute(
-                    "SELECT c.*, d.name AS doc_name, v.filename AS filename, v.sha256 AS sha256 "
+                    "SELECT c.*, d.name AS doc_name, v.filename AS filename, v.sha256 AS sha256, "
+                    "v.dated AS dated "
                     "FROM chunks c "
                     "JOIN versions v ON v.doc_id = c.doc_id AND v.version = c.version "
                     f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
                     batch,
                 ):
                     found[row["id"]] = ChunkSource(
-                        chunk_of(row), row["doc_name"], row["filename"], row["sha256"]
+                        chunk_of(row), row["doc_name"], row["filename"], row["sha256"], row["dated"]
                     )
         return found
 
@@ -340,9 +343,16 @@ class DocumentStore(IndexingState):
             db.execute("DELETE FROM chunks WHERE doc_id = ? AND version = ?", (doc_id, version))
             insert_chunks(db, doc_id, version, extracted.text, extracted.spans, places)
             db.execute(
-                "UPDATE versions SET text = ?, chunk_count = ?, extraction = ? "
+                "UPDATE versions SET text = ?, chunk_count = ?, extraction = ?, dated = ? "
                 "WHERE doc_id = ? AND version = ?",
-                (extracted.text, len(extracted.spans), EXTRACTION_VERSION, doc_id, version),
+                (
+                    extracted.text,
+                    len(extracted.spans),
+                    EXTRACTION_VERSION,
+                    extracted.dated,
+                    doc_id,
+                    version,
+                ),
             )
         return record.chunk_count, len(extracted.spans)
 
@@ -393,6 +403,7 @@ class DocumentStore(IndexingState):
             extracted.text,
             extracted.spans,
             extracted.places or [Place()] * len(extracted.spans),
+            extracted.dated,
         )
 
     def _admit(
@@ -431,8 +442,8 @@ class DocumentStore(IndexingState):
     ) -> None:
         db.execute(
             "INSERT INTO versions (doc_id, version, sha256, size, media_type, filename, "
-            "created_at, chunk_count, status, status_reason, text, extraction) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', NULL, ?, ?)",
+            "created_at, chunk_count, status, status_reason, text, extraction, dated) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', NULL, ?, ?, ?)",
             (
                 doc_id,
                 number,
@@ -444,6 +455,7 @@ class DocumentStore(IndexingState):
                 len(prepared.spans),
                 prepared.text,
                 EXTRACTION_VERSION,
+                prepared.dated,
             ),
         )
         insert_chunks(db, doc_id, number, prepared.text, prepared.spans, prepared.places)

@@ -339,6 +339,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         "DEFAULT 0;",
     ),
     Migration(11, "answer slots", "", _POSTGRES_SLOTS),
+    # When a version says it was last updated (ingest/dates.py): which side of a conflict
+    # between documents is the older.
+    Migration(
+        12,
+        "version dates",
+        "ALTER TABLE versions ADD COLUMN dated TEXT;",
+        "ALTER TABLE versions ADD COLUMN IF NOT EXISTS dated TEXT;",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -29,9 +29,14 @@ class Cited:
     doc_id: str
     version: int
     name: str
+    dated: str | None = None  # when the version says it was last updated (a conflict's side)
 
     def data(self) -> dict[str, object]:
-        return {"doc_id": self.doc_id, "version": self.version, "name": self.name}
+        data: dict[str, object] = {"doc_id": self.doc_id, "version": self.version}
+        data["name"] = self.name
+        if self.dated is not None:
+            data["dated"] = self.dated
+        return data
 
     @classmethod
     def of(cls, data: Any) -> Cited | None:
@@ -40,7 +45,8 @@ class Cited:
         doc_id, version, name = data.get("doc_id"), data.get("version"), data.get("name")
         if not isinstance(doc_id, str) or not isinstance(version, int):
             return None
-        return cls(doc_id, version, str(name or doc_id))
+        dated = data.get("dated")
+        return cls(doc_id, version, str(name or doc_id), dated if isinstance(dated, str) else None)
 
 
 @dataclass(frozen=True, slots=True)
