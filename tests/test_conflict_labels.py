@@ -72,3 +72,25 @@ def test_a_denial_in_another_column_does_not_dispute_a_value_both_state() -> Non
         2, "fees-2023.docx", "Lost key card: Amount 25 euros, When The key card is not returned."
     )
     assert find("How much do I pay if I lose the key card?", current, old) == []
+
+
+def test_a_line_and_a_sentence_giving_its_label_a_value_conflict_either_way_round() -> None:
+    line = _block(1, "price-list-2024.txt", "Price list\n\nDay rate: 55 euros.")
+    prose = _block(
+        2,
+        "tariffs.md",
+        "# Day rate\n\nA day rate of 59 euros applies when it is cheaper than the hourly price.",
+    )
+    assert find("How much is the day rate?", line, prose) == [("55 euros", "|", "59 euros")]
+    assert find("How much is the day rate?", prose, line) == [("59 euros", "|", "55 euros")]
+
+
+def test_a_sentence_naming_the_label_but_giving_the_value_to_something_else_is_no_conflict() -> (
+    None
+):
+    line = _block(1, "price-list-2024.txt", "Price list\n\nDay rate: 55 euros.")
+    for said in (
+        "The day rate for vans at the airport branch is 59 euros on weekends.",
+        "The day rate applies only when the hourly charges pass 59 euros.",
+    ):
+        assert find("How much is the day rate?", line, _block(2, "vans.md", said)) == [], said

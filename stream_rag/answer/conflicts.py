@@ -17,6 +17,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Literal, Protocol
 
+from ..language.quantities import canonical
 from ..language.question import asking
 from ..language.terms import model_names, names_model
 from ..retrieve.hybrid import Block
@@ -311,9 +312,31 @@ def _same_label(sa: Statement, sb: Statement, asked: frozenset[str]) -> bool:
     on the same measure, so "Standard: 4.90 euros per parcel" and "Standard: Price 9 euros a
     month" still do not conflict. The labels may differ only in words the question asks."""
     la, lb = _label_terms(sa.text), _label_terms(sb.text)
+    if la is None and lb is not None:
+        return _label_said(sb, lb, sa, asked)
+    if lb is None and la is not None:
+        return _label_said(sa, la, sb, asked)
     if la is None or lb is None or len((la | lb) & asked) < min(2, len(asked)):
         return False  # the labels name what the question asks, not one word of it ("fee")
     return la == lb or (bool(la & lb) and (la ^ lb) <= asked)
+
+
+# Words between a label written in a sentence and the value it is given there.
+_GIVEN = r"\s+(?:(?:of|is|are|was|costs?|at|stands\s+at|will\s+be)\s+){1,2}"
+
+
+def _label_said(
+    line: Statement, label: frozenset[str], other: Statement, asked: frozenset[str]
+) -> bool:
+    """A sentence giving the line's label a value in the label's own words: "Day rate: 55
+    euros." and "A day rate of 59 euros applies when ..."."""
+    found = _LABEL.match(line.text)
+    if found is None or len(label & asked) < min(2, len(asked)):
+        return False
+    phrase = " ".join(canonical(found.group(1)).split())
+    given = re.compile(rf"\b{re.escape(phrase)}{_GIVEN}")
+    starts = {v.start for v in other.values}
+    return any(m.end() in starts for m in given.finditer(other.canon))
 
 
 def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
