@@ -8,7 +8,6 @@ block, and ~0.1 ms per call once its per-text analysis (`statements.py`) is cach
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -17,11 +16,11 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Literal, Protocol
 
-from ..language.quantities import canonical
 from ..language.question import asking
 from ..language.terms import model_names, names_model
 from ..retrieve.hybrid import Block
 from .asked import SlotKind, clause_at, clause_spans, fits, slot_kind
+from .labels import label_terms, same_label
 from .statements import (
     FILLER,
     Analysed,
@@ -212,7 +211,7 @@ class LexicalConflictDetector:
             for s in reading.sentences:
                 if len(s.about & asked) >= need and len(s.about & wanted) > share:
                     relevant[-1].append(_scoped(s, asked, kind))
-                elif s.values and _label_terms(s.text) and len(s.about & asked) >= least:
+                elif s.values and label_terms(s.text) and len(s.about & asked) >= least:
                     labelled[-1].append(_scoped(s, asked, kind))
         conflicts: list[Conflict] = []
         seen: set[tuple[str, str, str, str]] = set()
@@ -228,7 +227,7 @@ class LexicalConflictDetector:
             ]
             for sa, sb, by_label in pairs:
                 key = (a.doc_id, b.doc_id, sa.text, sb.text)
-                loose = _same_label(sa, sb, asked)
+                loose = same_label(sa, sb, asked)
                 if key in seen or (by_label and not loose):
                     continue
                 if not self._same_subject(sa, sb, asked, *names):
@@ -275,7 +274,7 @@ class LexicalConflictDetector:
         shared = len(sa.terms & sb.terms)
         if shared < self.min_shared:
             return False
-        if _same_label(sa, sb, asked):
+        if same_label(sa, sb, asked):
             return True  # a line or a table row each: the other cells are other columns
         if sa.about & asked != sb.about & asked:
             return False  # one speaks of something the question asks about and the other not
@@ -286,57 +285,6 @@ class LexicalConflictDetector:
             too_many = max(len(only_a), len(only_b)) > self.max_substitutions
             return not (too_many or only_a & names_a or only_b & names_b)
         return True
-
-
-# A label and its value: "Hot desk: 160 euros a month.", a list item "- Late return: 20 euros
-# per started half hour." or a table row read as a sentence (ingest/tables.py).
-_LABEL = re.compile(r"^\s*(?:[-*+\u2022]\s+|\d{1,3}[.)]\s+)?([^\W\d_][^:.!?]{0,60}?)\s*:\s")
-_LABEL_WORDS = 5
-
-
-@lru_cache(maxsize=16384)
-def _label_terms(text: str) -> frozenset[str] | None:
-    """The terms of a statement's label (at most `_LABEL_WORDS` words before a colon)."""
-    label = _LABEL.match(text)
-    if label is None or len(label.group(1).split()) > _LABEL_WORDS:
-        return None
-    return terms_of([label.group(1)])[0] or None
-
-
-def _same_label(sa: Statement, sb: Statement, asked: frozenset[str]) -> bool:
-    """Two label-and-value lines of one label: a price list's "Hot desk: 160 euros a month."
-    and a plans table's row "Hot desk: Price 190 euros a month, Access Weekdays, ...", or
-    "Regular plan: 9 euros a month, ..." and the row "Regular: Monthly fee 12 euros, ..." when
-    the question asks about the Regular plan. The same subject whatever else the line or the
-    row's other cells say: what is compared is only the values the question asks (`_scoped`)
-    on the same measure, so "Standard: 4.90 euros per parcel" and "Standard: Price 9 euros a
-    month" still do not conflict. The labels may differ only in words the question asks."""
-    la, lb = _label_terms(sa.text), _label_terms(sb.text)
-    if la is None and lb is not None:
-        return _label_said(sb, lb, sa, asked)
-    if lb is None and la is not None:
-        return _label_said(sa, la, sb, asked)
-    if la is None or lb is None or len((la | lb) & asked) < min(2, len(asked)):
-        return False  # the labels name what the question asks, not one word of it ("fee")
-    return la == lb or (bool(la & lb) and (la ^ lb) <= asked)
-
-
-# Words between a label written in a sentence and the value it is given there.
-_GIVEN = r"\s+(?:(?:of|is|are|was|costs?|at|stands\s+at|will\s+be)\s+){1,2}"
-
-
-def _label_said(
-    line: Statement, label: frozenset[str], other: Statement, asked: frozenset[str]
-) -> bool:
-    """A sentence giving the line's label a value in the label's own words: "Day rate: 55
-    euros." and "A day rate of 59 euros applies when ..."."""
-    found = _LABEL.match(line.text)
-    if found is None or len(label & asked) < min(2, len(asked)):
-        return False
-    phrase = " ".join(canonical(found.group(1)).split())
-    given = re.compile(rf"\b{re.escape(phrase)}{_GIVEN}")
-    starts = {v.start for v in other.values}
-    return any(m.end() in starts for m in given.finditer(other.canon))
 
 
 def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
@@ -367,7 +315,7 @@ def _scoped(sentence: Statement, asked: frozenset[str], kind: SlotKind | None) -
     return: 20 euros per started half hour.")."""
     spans = _clause_spans(sentence.canon)
     carried = sentence.about - sentence.terms  # "It costs..." is about the sentence before
-    label = _label_terms(sentence.text) or frozenset()
+    label = label_terms(sentence.text) or frozenset()
     own = asked - label
     reached = [
         bool((_clause_terms(sentence.canon[start:end]) - label | carried) & own)
