@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.gate import normalise
 from stream_rag.gate.normalise import BIDI_CONTROLS, normalise_unit
 from stream_rag.http.app import create_app
 from stream_rag.model.ledger import ROUTES, shown_sentences
@@ -99,6 +100,23 @@ def test_words_in_one_script_are_not_refused() -> None:
         "Love \u2764\ufe0f and step 1\ufe0f\u20e3 [1]",  # emoji keep their selectors
     ):
         assert normalise_unit(text).refused is None, text
+
+
+def test_a_long_run_of_marks_is_read_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model's unit of thousands of combining marks was read once per mark (walking back over
+    # the run), seconds of the event loop's time; each character is now looked at once.
+    looked = 0
+    mark = normalise._mark
+
+    def counted(ch: str) -> bool:
+        nonlocal looked
+        looked += 1
+        return mark(ch)
+
+    monkeypatch.setattr(normalise, "_mark", counted)
+    raw = "Refunds take " + "\u0301" * 3000 + " 10 days [1]."
+    normalise_unit(raw)
+    assert looked <= 2 * len(raw)
 
 
 @given(st.text())

@@ -136,12 +136,13 @@ def _mark(ch: str) -> bool:
 
 def _drawn_over(text: str) -> str | None:
     """The word of `text` carrying such marks, if any."""
+    # The first mark of the run `ch` is in, kept as the loop goes: a unit of thousands of
+    # marks is read in one pass (walking back over the run for each mark took seconds).
+    base = 0
     for i, ch in enumerate(text):
         if not _mark(ch):
+            base = i + 1
             continue
-        base = i
-        while base > 0 and _mark(text[base - 1]):
-            base -= 1
         before = text[base - 1] if base else ""
         if before == "\ufe0f" and ch == "\u20e3" and text[base - 2 : base - 1].isdigit():
             continue  # a keycap: "1\ufe0f\u20e3"
