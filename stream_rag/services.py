@@ -178,10 +178,9 @@ def open_services(
     # generator does, with its vectors; with a chat model, with a generator's vectors of their
     # own, so a question is checked alike whichever answers. Either is warmed as chunks are
     # indexed: a first question over a new knowledge base does not embed its sentences.
-    # With a chat model the ranking's fp32 question vector (/v1/search's is int8) is embedded
+    # With a chat model the ranking's fp32 question vector (retrieval's is int8) is embedded
     # ahead of that step, batched with other requests' (MiniLM on a CPU: 2.4 ms a question in
-    # batches of 10, 5.0 ms alone), and the answer's retrieval searches with it: one pass of
-    # the model per question, not an int8 one more (docs/decisions/, the lag record).
+    # batches of 10, 5.0 ms alone).
     asked = (
         QueryEmbedder(embedder, cache_size=settings.query_cache_size, limiter=retriever.limiter)
         if embedder is not None
@@ -220,11 +219,7 @@ def open_services(
             detector=LexicalConflictDetector(load=partial(load_readings, store)),
             telemetry=telemetry,
             stages=stages,
-            entries=None
-            if passages is None
-            else SentenceVectors(
-                passages, 4096, known=asked.cached if asked is not None else known
-            ),
+            entries=None if passages is None else SentenceVectors(passages, 4096, known=known),
             ranking=None if ranker is None else ranker.dense,
             ranking_question=None if asked is None else asked.embed,
         ),

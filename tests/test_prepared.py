@@ -94,24 +94,3 @@ def test_nothing_is_kept_when_a_reranker_orders_the_blocks(services: Services) -
     prepare(answerer)
     prepare(answerer)
     assert len(searches) == 1
-
-
-def test_with_a_chat_model_the_question_is_embedded_once(
-    tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
-    # The model is never called: only retrieval and the checks before it run here.
-    settings = Settings(data_dir=tmp_path / "data", llm_base_url="http://127.0.0.1:9/v1")
-    opened = open_services(settings, embedder=minilm)
-    try:
-        ingest_paths(opened.store, [sample_kb_dir()], settings, indexer=opened.indexer, quiet=True)
-        searches: list[Mapping[str, float]] = []
-        opened.retriever.on_search = searches.append
-        prepared = prepare(opened.answerer)
-        assert prepared.blocks[0].name == "pricing.md"
-        # Retrieval searched with the vector the answer's ranking embedded (fp32, batched
-        # across requests): its own query embedder (int8) was never asked.
-        assert "embed" not in searches[0]
-        assert opened.retriever.queries is not None
-        assert (opened.retriever.queries.hits, opened.retriever.queries.misses) == (0, 0)
-    finally:
-        opened.close()

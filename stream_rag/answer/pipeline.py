@@ -26,7 +26,6 @@ from typing import Protocol
 import anyio
 
 from ..config import Settings
-from ..embed.backends import Vectors
 from ..errors import StreamRagError
 from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources, Uncovered
 from ..gate.citations import extract
@@ -115,7 +114,7 @@ class Answerer:
         stages: Stages | None = None,
         entries: Similarity | None = None,
         ranking: Similarity | None = None,
-        ranking_question: Callable[[str], Awaitable[Vectors]] | None = None,
+        ranking_question: Callable[[str], Awaitable[object]] | None = None,
     ) -> None:
         self.retriever = retriever
         self.model = model
@@ -130,7 +129,6 @@ class Answerer:
         self.ranking = ranking or entries
         # Embeds a question for `ranking` ahead of the worker-thread checks, where it can be
         # batched with other requests' questions (a chat model's ranking; None: in the checks).
-        # Retrieval searches with the same vector: the question is embedded once.
         self.ranking_question = ranking_question
         self.contexts = ContextCache()
         # The checks' outcome for a question over the same blocks (lexical detector only: a
@@ -218,15 +216,10 @@ class Answerer:
             offered = self._offered(question, result.blocks)
             return None, context, _ms(t0), uncovered(question, result.blocks), offered, ()
 
-        vector = None
         if self.ranking_question is not None:
-            vector = await self.ranking_question(question)
+            await self.ranking_question(question)
         result, checked = await self.retriever.search_then(
-            read_question(question),
-            checks,
-            collection=options.collection,
-            top_k=options.top_k,
-            vector=vector,
+            read_question(question), checks, collection=options.collection, top_k=options.top_k
         )
         refusal, context, checks_ms, gaps, offered, added = checked
         total = result.timings_ms.get("total", 0.0)

@@ -115,7 +115,6 @@ class _Plan:
     weights: Mapping[str, float]
     limit: int
     tokens: tuple[str, ...]  # BM25's, the question's own when it was read (`Question.tokens`)
-    vector: Vectors | None = None  # the question's, when the caller embedded it already
     rerank: str = "off"
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -179,11 +178,9 @@ class Retriever:
         top_k: int | None = None,
         weights: Mapping[str, float] | None = None,
         fusion: str | None = None,
-        vector: Vectors | None = None,
     ) -> tuple[SearchResult, T]:
         """Search, then run `then` on the result in the same worker-thread call: one hand-off
-        for the index, the store and whatever the caller needs computed from the blocks.
-        `vector` is the question's from the same model, when the caller has it already."""
+        for the index, the store and whatever the caller needs computed from the blocks."""
         settings = self.settings
         # The question read once (the answer pipeline's) is searched by its own tokens; a
         # bare query string (/v1/search, evaluation) is tokenized here.
@@ -213,7 +210,7 @@ class Retriever:
             )
         tokens = asked.tokens if asked is not None and asked.tokens else tuple(tokenize(query))
         limit = max(settings.candidates, top_k)
-        plan = _Plan(query, collection, top_k, method, chosen, limit, tokens, vector)
+        plan = _Plan(query, collection, top_k, method, chosen, limit, tokens)
         found = await self._search(plan, then)
         if self.on_search is not None:
             self.on_search(found[0].timings_ms)
@@ -274,8 +271,6 @@ class Retriever:
         `QueryEmbedder.embed_here`."""
         if self.queries is None or not (plan.weights["dense"] or plan.weights["title"]):
             return None
-        if plan.vector is not None:
-            return plan.vector
         t0 = time.perf_counter()
         vector = self.queries.embed_here(plan.query, meanwhile)
         plan.timings["embed"] = (time.perf_counter() - t0) * 1000
