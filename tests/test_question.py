@@ -8,7 +8,7 @@ import pytest
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.language.question import AnswerKind, offers, read_question
 from stream_rag.model.extractive import SentenceVectors, select
-from stream_rag.model.passages import rank_sentences
+from stream_rag.model.passages import depends, rank_sentences
 
 
 @pytest.mark.parametrize(
@@ -231,6 +231,14 @@ def test_a_sentence_saying_there_is_something_stands_alone() -> None:
     )
     chosen = select("Is parking free?", {1: faq})
     assert chosen[0].text.startswith("There is a public car park")
+
+
+@pytest.mark.parametrize("apostrophe", ["'", "\u2019"])
+def test_there_s_states_something_of_its_own_with_either_apostrophe(apostrophe: str) -> None:
+    # A typographic apostrophe (Word, most web pages) read "There\u2019s a ..." as going on from
+    # the sentence before it.
+    assert not depends(f"There{apostrophe}s a public car park behind the building.")
+    assert depends("There you can park for free.")
 
 
 def test_an_item_of_a_list_of_facts_under_another_heading_may_answer() -> None:

@@ -48,7 +48,7 @@ _ITEM_MARK = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
 # "There" alone points back to a place ("There you can ...").
 _CONTINUES = re.compile(
     r"^(?:it|its|this|that|these|those|they|them|then|otherwise|also|however|to do so|"
-    r"there(?!\s+(?:is|are|was|were|will|may|might|can|could|must|should|has|have)\b|'s\b)|"
+    r"there(?!\s+(?:is|are|was|were|will|may|might|can|could|must|should|has|have)\b|['’]s\b)|"
     r"if so|in that case|after that|for example|for all other|for other|for the rest|in all other"
     r"|all other|the rest|else|instead|but|and|or|still|even so|either way)\b",
     re.IGNORECASE,
