@@ -19,6 +19,9 @@ from ..text import tokenize
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LIST_MARK = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)")
+# A sentence ending inside a line: a line asking at its end only ("Refunds take 5 days. Why?")
+# is a statement and its question, not an FAQ entry's question.
+_INNER_END = re.compile(r"[.!?。！？]\s")
 # An FAQ's question line ("Q: How do I...?"): a heading even with its answer on the next line.
 _QUESTION_LINE = re.compile(r"^\s*(?:Q|Question)\s*\d*\s*[:.)]\s+\S.*\?\s*$", re.IGNORECASE)
 TITLE_LEVEL = 7  # a plain-text title or question line ranks below any Markdown heading
@@ -172,6 +175,8 @@ def _asks_above_answer(lines: Sequence[str], i: int) -> bool:
     mid-sentence ("... and whether\nyou can?") is not one."""
     line = lines[i].strip()
     if not line.endswith("?") or len(line) > 200 or _LIST_MARK.match(line) or line[0].islower():
+        return False
+    if _INNER_END.search(line):
         return False
     if i + 1 >= len(lines) or not lines[i + 1].strip() or lines[i + 1].rstrip().endswith("?"):
         return False
