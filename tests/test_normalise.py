@@ -5,19 +5,26 @@ is refused when taking them out would change what the reader sees."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stream_rag.answer.pipeline import Answerer
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.events import Dropped, Event, SentenceOut
 from stream_rag.gate import normalise
 from stream_rag.gate.normalise import BIDI_CONTROLS, normalise_unit
 from stream_rag.http.app import create_app
+from stream_rag.index.folders import ingest_paths
 from stream_rag.model.ledger import ROUTES, shown_sentences
+from stream_rag.services import open_services
+from stream_rag.types import Message
 
 from .helpers import running_server
 from .test_chat_http import upload
@@ -199,3 +206,47 @@ def test_a_character_no_stream_can_carry_is_refused_and_the_stream_ends(
         whole = client.post("/v1/chat/completions", json=payload)
         assert whole.status_code == 200, whole.text
         assert "\ud800" not in whole.json()["choices"][0]["message"]["content"]
+
+
+class PiecesModel:
+    """A chat model that streams the same pieces to every request, as given."""
+
+    name = "pieces"
+
+    def __init__(self, pieces: Sequence[str]) -> None:
+        self.pieces = pieces
+
+    async def stream(self, messages: Sequence[Message]) -> AsyncGenerator[str, None]:
+        for piece in self.pieces:
+            yield piece
+
+
+def test_a_surrogate_pair_split_across_two_pieces_is_one_character(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """Each piece of a model's stream is a JSON string of its own: an emoji's pair may come
+    as "\\ud83d" ending one and "\\ude00" opening the next; joined, not refused."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "policy.md").write_bytes(POLICY)
+    settings = Settings(data_dir=tmp_path / "data")
+    services = open_services(settings, embedder=minilm)
+    true = "Annual plans can be refunded within 30 days of purchase [1]."
+    pieces = ["Gift cards are not refunded \ud83d", "\ude00 [1]. ", true, " \ud83d"]
+    answerer = Answerer(services.retriever, PiecesModel(pieces), settings)
+
+    async def run() -> list[Event]:
+        return [event async for event in answerer.stream("Can annual plans be refunded?")]
+
+    try:
+        ingest_paths(services.store, [kb], settings, indexer=services.indexer, quiet=True)
+        events = anyio.run(run)
+    finally:
+        services.close()
+    shown = [e.text for e in events if isinstance(e, SentenceOut)]
+    assert shown == [
+        "Gift cards are not refunded \U0001f600.",
+        "Annual plans can be refunded within 30 days of purchase.",
+    ]
+    # A high surrogate the stream ends on is no character: its unit is refused.
+    assert [e.reason for e in events if isinstance(e, Dropped)] == ["hidden_text"]

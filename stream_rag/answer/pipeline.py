@@ -31,7 +31,7 @@ from ..events import Done, Dropped, Error, Event, Refusal, SentenceOut, Sources,
 from ..gate.citations import extract
 from ..gate.judge import Stages
 from ..gate.lexical import DEFAULT_THRESHOLD, GateContext, Verdict, check_sentence
-from ..gate.normalise import normalise_unit, readable
+from ..gate.normalise import Readable, normalise_unit, readable
 from ..gate.segment import Segment, SentenceBuffer, split_segments
 from ..language.followups import resolve
 from ..language.question import read_question
@@ -364,6 +364,7 @@ class Answerer:
         context = prepared.context
         judge = self._judge(context, blocks)
         buffer = SentenceBuffer()
+        text = Readable()
         tally = Tally()
         units: list[Judged] = []
 
@@ -378,9 +379,9 @@ class Answerer:
             async with aclosing(self.model.stream(messages)) as pieces:
                 async for piece in pieces:
                     tally.tokens += 1
-                    for segment in buffer.feed(readable(piece)):
+                    for segment in buffer.feed(text.feed(piece)):
                         yield await judged(segment)
-            for segment in buffer.close():
+            for segment in [*buffer.feed(text.close()), *buffer.close()]:
                 yield await judged(segment)
         except ModelError as exc:
             yield Error(exc.code, exc.message)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..language.scripts import disguised_word, mixed_word
 
-__all__ = ["BIDI_CONTROLS", "Normalised", "normalise_unit", "readable"]
+__all__ = ["BIDI_CONTROLS", "Normalised", "Readable", "normalise_unit", "readable"]
 
 # Embeddings, overrides and isolates reorder what is displayed; their removal would show the
 # reader something else than the model laid out, so such a unit is refused.
@@ -61,6 +61,27 @@ def readable(piece: str) -> str:
     if _SURROGATE.search(piece) is None:
         return piece
     return piece.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class Readable:
+    """`readable` over a model's stream, whose pieces are JSON strings of their own: a pair's
+    high surrogate ending one piece waits for the low one opening the next."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        piece, self._held = self._held + piece, ""
+        if "\ud800" <= piece[-1:] <= "\udbff":
+            piece, self._held = piece[:-1], piece[-1]
+        return readable(piece)
+
+    def close(self) -> str:
+        """What is held back at the stream's end (a lone high surrogate, as U+FFFD)."""
+        held, self._held = self._held, ""
+        return readable(held)
 
 
 @dataclass(frozen=True, slots=True)
