@@ -285,3 +285,20 @@ def test_the_page_about_the_plan_asked_is_not_ranked_below_the_general_page() ->
     alone = rank_sentences(question, {1: rooms})
     second = rank_sentences(question, {1: friends, 2: rooms})
     assert max(c.score for c in second if c.n == 2) < 0.8 * max(c.score for c in alone)
+
+
+def test_an_faq_entry_ranks_with_its_documents_first_block() -> None:
+    # One FAQ in three chunks: the entry that answers is in the third, retrieval having
+    # ranked the others by their best entries; an entry of another document still decays.
+    blocks = {
+        1: "## Am I guaranteed a room in halls?\n\n"
+        "First-year students who apply by 1 July are guaranteed a room in halls.",
+        2: "## When can I move in?\n\nRooms are ready from the arrivals weekend in September.",
+        3: "## Can I bring my car?\n\n"
+        "There is no parking at any of our halls, except for blue badge holders.",
+    }
+    question = "Is there parking at the halls?"
+    same = {n: "halls.html" for n in blocks}
+    assert select(question, blocks, names=same)[0].n == 3
+    other = {1: "halls.html", 2: "halls.html", 3: "transport.html"}
+    assert select(question, blocks, names=other)[0].n == 1

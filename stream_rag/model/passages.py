@@ -272,6 +272,10 @@ def _ranked(
     asked = query | {NEGATION} if _negates(question) else query
     blocks = _naming(question, blocks, names or {})
     rank = _ranks(question, blocks, names or {})  # among the blocks left: 0, 1, ...
+    first = {
+        n: min(rank[m] for m in blocks if (names or {}).get(m, m) == (names or {}).get(n, n))
+        for n in blocks
+    }
     sentences: list[tuple[int, int, _Sentence, frozenset[str]]] = []
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
@@ -317,7 +321,10 @@ def _ranked(
         # A step of a procedure says what to do, not whether, how much or when: it answers
         # "how do I ...?" (or an open question), and a fact beside it answers the others.
         on_kind = offers(s.text, kind) and not (s.step and kind not in (None, "steps"))
-        weighted = score * (1 - RANK_DECAY) ** rank[n] * (1.0 if on_kind else OFF_KIND)
+        # An FAQ entry ranks with its document's first block: the chunks of one FAQ share
+        # its topic, and retrieval ranked each by its best entry, not by this one.
+        place = first[n] if s.title.rstrip().endswith(("?", "？")) else rank[n]
+        weighted = score * (1 - RANK_DECAY) ** place * (1.0 if on_kind else OFF_KIND)
         ranked.append(
             Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title, s.step)
         )
