@@ -44,6 +44,8 @@ def judge(sentence: str, block: int) -> tuple[bool, str]:
         # a claim of some said of everyone, where the block says "everyone" elsewhere
         ("Everyone gets 10% off all bread.", 2),
         ("Any shop opens at 7 am.", 2),
+        # a word of a block the sentence does not cite, in the place of the span's
+        ("Bicycles travel free on loyalty crossings.", 1),
     ],
 )
 def test_what_the_span_does_not_say_fails(sentence: str, block: int) -> None:

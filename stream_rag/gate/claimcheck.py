@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import partial
 from itertools import pairwise
 
 from ..language.opposites import closed_class, counterparts, opposite
@@ -349,9 +350,20 @@ def check(
         if clause.head is not None:
             candidates = [span]
         why = _against(read, span, share, clause, candidates, weight, names, rules)
+        issued = partial(_issued, spans, n_blocks)
+        why = why or _placed(unsaid(read.text, read.words, span, candidates, issued), span)
         if why:
             return why
     return ""
+
+
+def _placed(why: str, span: Span) -> str:
+    return f"{why} ([{span.block}] {_quote(span.text, 60)})" if why else ""
+
+
+def _issued(spans: Callable[[int], Sequence[Span]], n_blocks: int) -> frozenset[str]:
+    """The words of every issued block (read only for a word a clause puts in a span's place)."""
+    return frozenset().union(*(s.keys for n in range(1, n_blocks + 1) for s in spans(n)))
 
 
 def _share(keys: Sequence[str], span: Span, weight: Callable[[str], float]) -> float:
@@ -415,7 +427,6 @@ def _against(
         return swapped
     negates = read.negates and not read.framed
     scoped = binding_mismatch(read.folded, read.words, read.quantities, span, negates)
-    scoped = scoped or unsaid(read.text, read.words, span, candidates)
     return f"{scoped} ({where})" if scoped else ""
 
 

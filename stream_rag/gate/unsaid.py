@@ -11,7 +11,7 @@ clause) and whose words it has (the span's, another statement's of a cited block
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
@@ -45,9 +45,15 @@ _UNIVERSAL = re.compile(
 _END = re.compile(r"[.!?](?:\s|$)|\n")
 
 
-def unsaid(text: str, words: Sequence[Word], span: Span, cited: Sequence[Span]) -> str:
+def unsaid(
+    text: str,
+    words: Sequence[Word],
+    span: Span,
+    cited: Sequence[Span],
+    issued: Callable[[], frozenset[str]] | None = None,
+) -> str:
     """Why the clause (`text`, its `words`) says more than `span` does ("" if it does not);
-    `cited` are the statements of its cited blocks."""
+    `cited` are the statements of its cited blocks, `issued()` the words of every block."""
     mine = [w for w in words if not w.number]
     theirs = [w for w in span.words if not w.number]
     if len(mine) < 3 or not theirs:
@@ -69,6 +75,7 @@ def unsaid(text: str, words: Sequence[Word], span: Span, cited: Sequence[Span]) 
     said = universal.group(1).lower() if universal is not None else ""
     if said and not re.search(rf"\b{said}\b", span.lowered):
         return f"{said!r} says of all what the span says of some"
+    cited_keys = frozenset().union(span.keys, span.context, *(s.keys for s in cited))
     matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         run = mine[i1:i2]
@@ -82,6 +89,18 @@ def unsaid(text: str, words: Sequence[Word], span: Span, cited: Sequence[Span]) 
             continue
         if tag == "delete" and all(w.capital for w in run):
             continue  # names (and months) are the name checks' to judge where they qualify
+        if tag == "replace" and i2 - i1 == 1 == j2 - j1 and i1 > 0 and i2 < len(mine):
+            # One word in the span's word's place between the same words, written by a block
+            # the clause does not cite ("work email" for "school email"): a word no cited
+            # block has may be a synonym, one another block uses is that block's.
+            word, was, head = run[0], theirs[j1], mine[i2]
+            # A modifier: the next word, right after it, is the noun it qualifies ("school
+            # email"); a head noun ("Team users have") is where synonyms are written.
+            modifies = not text[word.end : head.start].strip() and _noun(_of(text, head))
+            other = modifies and issued is not None and word.key not in cited_keys
+            other = other and was.key not in a
+            if other and _modifier(_of(text, word)) and issued is not None and word.key in issued():
+                return f"{phrase!r} of another block stands where the span says {was.key!r}"
         if tag == "replace":
             if i1 or j1 or not _OPENS.fullmatch(gap):
                 continue  # not what the clause opens with: "You can download" is no subject
@@ -130,6 +149,15 @@ def _ends_part(text: str, word: Word) -> bool:
     """Whether a comma or the clause's end follows `word`."""
     rest = text[word.end :].lstrip()
     return not rest or rest[0] in ",;:.!?)"
+
+
+@lru_cache(maxsize=8192)
+def _modifier(word: str) -> bool:
+    """Whether `word` can be an adjective or a noun and is no verb (a modifier's place)."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower())
+    return bool({"ADJ", "NOUN"} & set(lemmas)) and "VERB" not in lemmas
 
 
 @lru_cache(maxsize=8192)
