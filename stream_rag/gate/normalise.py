@@ -167,7 +167,7 @@ def _drawn_over(text: str) -> str | None:
         before = text[base - 1] if base else ""
         if before == "\ufe0f" and ch == "\u20e3" and text[base - 2 : base - 1].isdigit():
             continue  # a keycap: "1\ufe0f\u20e3"
-        lettered = unicodedata.name(before, "").split(" ")[0] in _OVER_WORDS
+        lettered = bool(before) and unicodedata.name(before, "").split(" ")[0] in _OVER_WORDS
         overlay = unicodedata.combining(ch) == 1 or unicodedata.category(ch) == "Me"
         if (before.isascii() and before.isalnum()) or (lettered and (overlay or i > base)):
             start, end = base, i + 1
