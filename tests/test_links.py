@@ -19,7 +19,10 @@ POOL = (
     "at 50% of the adult price. Late bookings get a voucher instead of a refund. Lockers "
     "cost 1 euro."
 )
-STUDIO = "The studio is closed on Sundays because the cleaners come then. Mats are free."
+STUDIO = (
+    "The studio is closed on Sundays because the cleaners come then. Mats are free. "
+    "Bring your member card to book a lane."
+)
 BLOCKS = (POOL, STUDIO)
 
 
@@ -40,6 +43,8 @@ def judge(sentence: str, block: int) -> tuple[bool, str]:
         ("The outdoor pool opens at 7 am, if lockers cost 1 euro.", 1),
         ("Lanes can be booked 2 days ahead.", 1),  # the limit dropped
         ("Children swim at a third of the adult price.", 1),  # another share
+        ("Lockers cost 1 euro so that the outdoor pool opens at 7 am.", 1),  # a purpose not given
+        ("Mats are free in order to book a lane.", 2),
     ],
 )
 def test_a_link_or_limit_the_block_does_not_write_fails(sentence: str, block: int) -> None:
@@ -55,6 +60,8 @@ def test_a_link_or_limit_the_block_does_not_write_fails(sentence: str, block: in
         ("Late bookings get a voucher instead of a refund.", 1),
         ("Lanes can be booked at most 2 days ahead.", 1),
         ("Children swim at half the adult price.", 1),
+        ("Bring your member card in order to book a lane.", 2),  # the block's "to", spelt out
+        ("Bring your member card so that you can book a lane.", 2),
     ],
 )
 def test_a_faithful_link_passes(sentence: str, block: int) -> None:

@@ -22,6 +22,9 @@ _CAUSAL = re.compile(
     r"|december|last|then|yesterday)))\b|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
     re.IGNORECASE,
 )
+# A purpose ("so that", "in order to") restates a block's "to" ("Bring your passport to check
+# in."): it stands when one statement of the blocks holds every content word of both sides.
+_PURPOSE = re.compile(r"so that|in order (?:to|that)", re.IGNORECASE)
 _SWAP = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -37,6 +40,10 @@ def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
     cause = _CAUSAL.search(sentence)
     if cause is not None:
         words = _content(sentence)
+        said = _content(sentence[: cause.start()] + " " + sentence[cause.end() :])
+        if _PURPOSE.fullmatch(cause.group()) and any(said <= _content(s) for s in statements):
+            cause = None
+    if cause is not None:
         linked = (s for s in statements if _CAUSAL.search(s) and len(_content(s) & words) >= 2)
         if next(linked, None) is None:
             return f"{cause.group().strip(' ,')!r} links by a cause its cited blocks do not give"
