@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.gate.citations import Citation
 from stream_rag.gate.lexical import GateContext, check_sentence
 from stream_rag.gate.normalise import normalise_unit
+
+from .gating import verdict
 
 LIBRARY = (
     "Members can borrow at most 8 books at a time. Loans last up to 21 days and can be "
@@ -28,10 +29,7 @@ BLOCKS = (LIBRARY, CLINIC, PARKING)
 
 
 def judge(sentence: str, block: int) -> tuple[bool, str]:
-    ctx = GateContext(BLOCKS)
-    text, _, units = ctx.read(f"{sentence} [{block}]")
-    verdict = ctx.check(text, [Citation(block)], units)
-    return verdict.ok, verdict.detail
+    return verdict(BLOCKS, sentence, block)
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from stream_rag.gate.citations import Citation
-from stream_rag.gate.lexical import GateContext
 from stream_rag.model.passages import block_sentences
 from stream_rag.model.redteam import Scene
 from stream_rag.model.redteam_links import LINKS
+
+from .gating import verdict
 
 POOL = (
     "The outdoor pool opens at 7 am. Lanes can be booked up to 2 days ahead. Children swim "
@@ -27,10 +27,7 @@ BLOCKS = (POOL, STUDIO)
 
 
 def judge(sentence: str, block: int) -> tuple[bool, str]:
-    ctx = GateContext(BLOCKS)
-    text, _, units = ctx.read(f"{sentence} [{block}]")
-    verdict = ctx.check(text, [Citation(block)], units)
-    return verdict.ok, verdict.detail
+    return verdict(BLOCKS, sentence, block)
 
 
 @pytest.mark.parametrize(

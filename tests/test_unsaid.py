@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from stream_rag.gate.citations import Citation
-from stream_rag.gate.lexical import GateContext
+from .gating import verdict
 
 FERRY = (
     "Foot passengers board through gate B. Cars are loaded two hours before departure. "
@@ -22,10 +21,7 @@ BLOCKS = (FERRY, BAKERY)
 
 
 def judge(sentence: str, block: int) -> tuple[bool, str]:
-    ctx = GateContext(BLOCKS)
-    text, _, units = ctx.read(f"{sentence} [{block}]")
-    verdict = ctx.check(text, [Citation(block)], units)
-    return verdict.ok, verdict.detail
+    return verdict(BLOCKS, sentence, block)
 
 
 @pytest.mark.parametrize(
