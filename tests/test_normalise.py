@@ -251,3 +251,52 @@ def test_a_surrogate_pair_split_across_two_pieces_is_one_character(
     ]
     # A high surrogate the stream ends on is no character: its unit is refused.
     assert [e.reason for e in events if isinstance(e, Dropped)] == ["hidden_text"]
+
+
+# A PDF whose font maps no character to the euro sign's glyph: extraction leaves U+FFFD.
+EXTRACTED = "Plans can be refunded within 30 days. The cancellation fee is 5 \ufffd per month."
+
+
+@pytest.mark.parametrize(
+    ("unit", "shown"),
+    [
+        ("The cancellation fee is 5 \ufffd per month [1].", True),
+        ("The cancellation fee is 5 \ufffd [2] per month [1].", True),  # one cited block has it
+        ("The cancellation fee \ufffd is 5 per month [1].", False),  # not where the block has it
+        ("The cancellation fee is 5 \ufffd per month [2].", False),  # the cited block has none
+        ("The cancellation fee is 5 \ufffd per month.", False),  # no block cited
+        ("The cancellation fee is 5\ufffd per month [1].", False),  # another word than the block's
+    ],
+)
+def test_a_replacement_character_stands_only_where_its_cited_block_has_it(
+    unit: str, shown: bool
+) -> None:
+    seen = normalise_unit(unit, [EXTRACTED, "Gift cards are not refunded."])
+    assert (seen.refused is None) is shown, seen.refused
+    assert seen.text == unit  # one string: judged and shown as written, U+FFFD included
+    assert normalise_unit(unit).refused  # with no block given, never
+
+
+def test_a_block_holding_a_replacement_character_is_quoted(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """The built-in generator quotes the block as extracted; its sentence was refused as
+    `hidden_text` for the U+FFFD the block itself holds (review finding), now it is shown."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    quoted = "Annual plans can be refunded within 30 days of purchase \ufffd no questions asked."
+    (kb / "policy.md").write_text(f"{quoted} Gift cards are not refunded.", encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data")
+    services = open_services(settings, embedder=minilm)
+
+    async def run() -> list[Event]:
+        return [event async for event in services.answerer.stream("Can annual plans be refunded?")]
+
+    try:
+        ingest_paths(services.store, [kb], settings, indexer=services.indexer, quiet=True)
+        events = anyio.run(run)
+    finally:
+        services.close()
+    shown = [e.text for e in events if isinstance(e, SentenceOut)]
+    assert shown == [quoted], events
+    assert not [e for e in events if isinstance(e, Dropped) and e.reason == "hidden_text"]

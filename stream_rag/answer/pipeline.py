@@ -363,6 +363,7 @@ class Answerer:
             return
         context = prepared.context
         judge = self._judge(context, blocks)
+        texts = [b.text for b in blocks]
         buffer = SentenceBuffer()
         text = Readable()
         tally = Tally()
@@ -371,7 +372,7 @@ class Answerer:
         async def judged(segment: Segment) -> SentenceOut | Dropped:
             # Sentences go out in order: a grey one holds back those behind it only for as
             # long as its second stage takes.
-            units.append(await judge_unit(judge, tally.units, segment))
+            units.append(await judge_unit(judge, tally.units, segment, texts))
             return tally.count(units[-1].event(blocks))
 
         try:
@@ -436,7 +437,10 @@ class Answerer:
                 build_messages(question, offered, feedback, history=options.history)
             )
             judged = tuple(
-                [await judge_unit(judge, i, s) for i, s in enumerate(split_segments(draft))]
+                [
+                    await judge_unit(judge, i, s, [b.text for b in blocks])
+                    for i, s in enumerate(split_segments(draft))
+                ]
             )
             attempt = Attempt(draft, judged)
             attempts.append(attempt)
@@ -478,11 +482,15 @@ class Answerer:
 
 
 async def judge_unit(
-    judge: Callable[[str], Awaitable[Verdict]], index: int, segment: Segment
+    judge: Callable[[str], Awaitable[Verdict]],
+    index: int,
+    segment: Segment,
+    blocks: Sequence[str] = (),
 ) -> Judged:
-    """`segment` normalised (gate/normalise.py) and judged: the client is shown exactly the
-    string the gate read, or nothing when normalising it would change what a reader sees."""
-    seen = normalise_unit(segment.text)
+    """`segment` normalised (gate/normalise.py) against the issued `blocks`' texts and judged:
+    the client is shown exactly the string the gate read, or nothing when normalising it would
+    change what a reader sees."""
+    seen = normalise_unit(segment.text, blocks)
     unit = segment if seen.text == segment.text else replace(segment, text=seen.text)
     if seen.refused is not None:
         _, citations = extract(seen.text)

@@ -15,15 +15,19 @@ No character at all (a lone surrogate, which no UTF-8 stream can carry, a noncha
 private-use code point a font draws as it likes) and marks drawn over a word (an overlay, an
 enclosing mark, a mark no letter of the word composes with) refuse the unit too; the surrogate
 is taken out of the refused text, so the refusal itself can still be written to the client.
+U+FFFD is the exception where a cited block holds it at the same place: PDF extraction leaves
+it for a glyph it could not map, and a quote of that block shows what the block shows.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..language.scripts import disguised_word, mixed_word
+from .citations import extract
 
 __all__ = ["BIDI_CONTROLS", "Normalised", "Readable", "normalise_unit", "readable"]
 
@@ -53,6 +57,7 @@ _NO_CHARACTER = re.compile(
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
 
 
 def readable(piece: str) -> str:
@@ -115,14 +120,20 @@ def _strip_hidden(text: str) -> str:
     return "".join(out)
 
 
-def normalise_unit(raw: str) -> Normalised:
-    """`raw` as the gate judges it and the client sees it, or why it is refused."""
+def normalise_unit(raw: str, blocks: Sequence[str] = ()) -> Normalised:
+    """`raw` as the gate judges it and the client sees it, or why it is refused; `blocks[n - 1]`
+    is block n's text, where a U+FFFD the unit holds must stand (`_replacements_placed`)."""
+    replaced = False
     if raw.isascii():
         text = raw
     else:
-        if (bad := _NO_CHARACTER.search(raw)) is not None:
-            kept = _strip_hidden(_NO_CHARACTER.sub("", raw))
-            return Normalised(kept, f"U+{ord(bad.group()):04X} is no character a reader can read")
+        for bad in _NO_CHARACTER.finditer(raw):
+            if bad.group() != _REPLACEMENT:
+                kept = _strip_hidden(_NO_CHARACTER.sub("", raw))
+                return Normalised(
+                    kept, f"U+{ord(bad.group()):04X} is no character a reader can read"
+                )
+            replaced = True
         text = _SELECTOR.sub("", unicodedata.normalize("NFKC", raw))
     if not text.isascii():
         bidi = next((ch for ch in text if ch in BIDI_CONTROLS), None)
@@ -142,7 +153,26 @@ def normalise_unit(raw: str) -> Normalised:
         text = _LINK.sub(r"\1", text)
     if "*" in text or "`" in text:
         text = _join_words(text)
+    if replaced and not _replacements_placed(text, blocks):
+        return Normalised(
+            text, "U+FFFD is no character a reader can read (no cited block has it there)"
+        )
     return Normalised(text)
+
+
+def _replacements_placed(text: str, blocks: Sequence[str]) -> bool:
+    """Whether each U+FFFD of `text` stands where a block it cites has one: the word holding it
+    and the words either side, as written, are in that block's text."""
+    plain, citations = extract(text)
+    cited = [blocks[c.n - 1] for c in citations if 1 <= c.n <= len(blocks)]
+    sources = [" ".join(unicodedata.normalize("NFKC", block).split()) for block in cited]
+    words = plain.split()
+    for i, word in enumerate(words):
+        if _REPLACEMENT in word:
+            around = " ".join(words[max(0, i - 1) : i + 2])
+            if not any(around in source for source in sources):
+                return False
+    return True
 
 
 # A combining mark left after NFKC on an ASCII letter or digit (no precomposed letter has it:
