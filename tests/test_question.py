@@ -302,3 +302,8 @@ def test_an_faq_entry_ranks_with_its_documents_first_block() -> None:
     assert select(question, blocks, names=same)[0].n == 3
     other = {1: "halls.html", 2: "halls.html", 3: "transport.html"}
     assert select(question, blocks, names=other)[0].n == 1
+    # Two documents of one collection may share a name ("faq.md" of two offices): their
+    # ids, when known, tell them apart.
+    ids = {1: "doc-halls", 2: "doc-halls", 3: "doc-transport"}
+    assert select(question, blocks, names=same, docs=ids)[0].n == 1
+    assert select(question, blocks, names=same, docs=dict.fromkeys(blocks, "doc-halls"))[0].n == 3

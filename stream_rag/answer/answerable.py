@@ -82,7 +82,7 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
     """`asked` read against the best entry of `blocks` (ranked as the generator ranks them)."""
     texts = {b.n: b.text for b in blocks}
     names = {b.n: b.name for b in blocks}
-    ranked = rank_sentences(asked.text, texts, dense, names)
+    ranked = rank_sentences(asked.text, texts, dense, names, {b.n: b.doc_id for b in blocks})
     nearby = _nearby(ranked)
     if not ranked:
         return Reading(None, (), True, nearby)
@@ -174,7 +174,8 @@ def answering_order(question: str, blocks: Sequence[Block], dense: Scorer | None
     first the block that answers, not the one retrieval liked best. Numbers are unchanged."""
     texts = {b.n: b.text for b in blocks}
     best: dict[int, float] = {}
-    for c in rank_sentences(question, texts, dense, {b.n: b.name for b in blocks}):
+    docs = {b.n: b.doc_id for b in blocks}
+    for c in rank_sentences(question, texts, dense, {b.n: b.name for b in blocks}, docs):
         best.setdefault(c.n, c.score)
     return sorted(blocks, key=lambda b: (b.n not in best, -best.get(b.n, 0.0), b.n))
 

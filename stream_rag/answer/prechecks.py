@@ -168,7 +168,8 @@ def answering(
     if not conflicts:
         return []
     texts = {b.n: b.text for b in blocks}
-    ranked = rank_sentences(question, texts, ranking, {b.n: b.name for b in blocks})
+    docs = {b.n: b.doc_id for b in blocks}
+    ranked = rank_sentences(question, texts, ranking, {b.n: b.name for b in blocks}, docs)
     if not ranked:
         return list(conflicts)
     top = ranked[0].score

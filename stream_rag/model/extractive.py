@@ -59,11 +59,12 @@ def select(
     min_score: float = 0.15,
     dense: Scorer | None = None,
     names: Mapping[int, str] | None = None,
+    docs: Mapping[int, str] | None = None,
 ) -> list[Candidate]:
     """The answer's sentences, from the best-supported block: its best sentence first, then the
     ones at least half as good in the block's order (all in it for "how do I ...?"). A sentence
     going on from the one before it comes with that one; a step comes with its whole list."""
-    ranked = _placed(rank_sentences(question, blocks, dense, names))
+    ranked = _placed(rank_sentences(question, blocks, dense, names, docs))
     if not ranked or ranked[0].score < min_score:
         return []
     by_block: dict[int, list[Candidate]] = {}
@@ -137,6 +138,7 @@ def compose(
     min_score: float = 0.15,
     dense: Scorer | None = None,
     names: Mapping[int, str] | None = None,
+    docs: Mapping[int, str] | None = None,
 ) -> list[Candidate]:
     """`select` for each thing the question asks (`asks`), in its order, when two or more are
     answered: "the Basic and Pro plans" from the Basic plan's block and the Pro plan's, each
@@ -148,7 +150,7 @@ def compose(
     answered as one, by `select`."""
     parts = list(read_question(question).parts[:MAX_ASKS])
     if len(parts) < 2:
-        return select(question, blocks, limit, min_score, dense, names)
+        return select(question, blocks, limit, min_score, dense, names, docs)
     words = own_words(parts)
     answered: list[list[Candidate]] = []
     # A name is in a block's text or its document's name ("kestrel-pricing.md").
@@ -161,13 +163,13 @@ def compose(
         if i in skipped:
             continue
         own = words[i]
-        chosen = select(part, blocks, limit, min_score, dense, names)
+        chosen = select(part, blocks, limit, min_score, dense, names, docs)
         if chosen and any(has_word(blocks[n], w) for n in {c.n for c in chosen} for w in own):
             answered.append(chosen)
     if len(answered) == 1 and skipped:
         return answered[0]  # the part the blocks answer, not the question as one
     if len(answered) < 2:
-        return select(question, blocks, limit, min_score, dense, names)
+        return select(question, blocks, limit, min_score, dense, names, docs)
     out: dict[tuple[int, int], Candidate] = {}
     for chosen in answered:
         for candidate in chosen:
@@ -250,7 +252,8 @@ class ExtractiveModel:
 
     def answer(self, prompt: str) -> str:
         """The whole answer for a prompt made by `build_messages` (blocking: it may embed)."""
-        names = {int(m.group(1)): m.group(2) for m in HEADER_RE.finditer(prompt)}
+        headers = list(HEADER_RE.finditer(prompt))
+        names = {int(m.group(1)): m.group(2) for m in headers}
         question = resolve(parse_question(prompt), parse_history(prompt))
         chosen = compose(
             question,
@@ -258,6 +261,7 @@ class ExtractiveModel:
             self.sentences,
             dense=self.dense,
             names=names,
+            docs={int(m.group(1)): m.group(3) for m in headers},
         )
         return " ".join(f"{c.text} [{c.n}]" for c in chosen) if chosen else NO_ANSWER
 

@@ -248,11 +248,14 @@ def rank_sentences(
     blocks: Mapping[int, str],
     dense: Scorer | None = None,
     names: Mapping[int, str] | None = None,
+    docs: Mapping[int, str] | None = None,
 ) -> list[Candidate]:
     """Every quotable sentence, scored by how well it and the heading it sits under (else its
     document's name) match the question, dense and lexical, by its block's rank, and by whether
-    it states the kind of answer the question wants."""
-    return list(_ranked(question, tuple(blocks.items()), dense, tuple((names or {}).items())))
+    it states the kind of answer the question wants. `docs`: each block's document id (else
+    its name tells one document from another)."""
+    named = tuple((names or {}).items())
+    return list(_ranked(question, tuple(blocks.items()), dense, named, tuple((docs or {}).items())))
 
 
 @lru_cache(maxsize=256)
@@ -261,6 +264,7 @@ def _ranked(
     items: tuple[tuple[int, str], ...],
     dense: Scorer | None,
     named: tuple[tuple[int, str], ...],
+    ids: tuple[tuple[int, str], ...] = (),
 ) -> tuple[Candidate, ...]:
     """`rank_sentences`, kept per question and blocks: the answerability check, the prompt's
     block order, the conflicts' check and the local generator each rank the same sentences
@@ -272,10 +276,10 @@ def _ranked(
     asked = query | {NEGATION} if _negates(question) else query
     blocks = _naming(question, blocks, names or {})
     rank = _ranks(question, blocks, names or {})  # among the blocks left: 0, 1, ...
-    first = {
-        n: min(rank[m] for m in blocks if (names or {}).get(m, m) == (names or {}).get(n, n))
-        for n in blocks
-    }
+    # Blocks of one document: by its id when known (two documents of a collection may share
+    # a name: "faq.md" of two agencies), else by its name.
+    doc = dict(ids) or names or {}
+    first = {n: min(rank[m] for m in blocks if doc.get(m, m) == doc.get(n, n)) for n in blocks}
     sentences: list[tuple[int, int, _Sentence, frozenset[str]]] = []
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
