@@ -68,6 +68,20 @@ def test_the_question_is_one_value_with_its_parts_and_names() -> None:
         ("Our hygienist is Maya Holt.", "who", True),
         ("Smoking is not allowed anywhere inside the hotel.", "who", False),
         ("Closed on Sunday and Monday.", "who", False),
+        # A capital names no one at a sentence's, clause's or list item's opening, nor on a
+        # German noun; a title or a company's legal form does (review findings).
+        ("Returns take 5 days. Refunds follow by card.", "who", False),
+        ("Note: Bring your receipt.", "who", False),
+        ("Die Rückgabe ist innerhalb von 30 Tagen möglich.", "who", False),
+        ("Ihre Ansprechpartnerin ist Frau Müller.", "who", True),
+        ("Die Rechnung kommt von der Stadtwerke Musterstadt GmbH.", "who", True),
+        # "No fee" modifying a noun is no price of nothing; "not free" and "feel free" neither.
+        ("There is no fee reduction for members.", "money", False),
+        ("Members pay no fee for their first visit.", "money", True),
+        ("There is no charge.", "money", True),
+        ("Returns are not free.", "money", False),
+        ("Feel free to call us.", "money", False),
+        ("Delivery comes at no extra cost.", "money", True),
     ],
 )
 def test_whether_a_sentence_states_an_answer_of_a_kind(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from ..text import tokenize
+from ..text import STOP_WORDS, tokenize
 from .asks import asks
 from .detect import detect_language
 from .followups import subject_words
@@ -94,10 +94,19 @@ _TIME_WORDS = re.compile(
     r"|weekly|monthly|yearly|annually|until|before|after|once|during|every|each|when|as soon as"
     r"|bank holidays?|public holidays?|today|tomorrow)\b"
 )
-# Lower-case: "Free" inside a sentence names a plan ("three plans: Free, Pro and Team").
+# Words that may follow "no fee" when it says a thing costs nothing ("no fee is charged", "no
+# charge for members"); any other word makes the fee a noun's modifier ("no fee reduction").
+_AFTER_FEE = (
+    r"(?![ \t]+(?!(?i:for|to|is|are|was|will|be|applies|apply|at|on|if|when|and|or|of|in|with"
+    r"|charged|payable|whatsoever|either|involved|attached|required|needed|unless|except|but"
+    r"|as|from|per|whatever)\b)[^\W\d_])"
+)
+# Lower-case: "Free" inside a sentence names a plan ("three plans: Free, Pro and Team"); "not
+# free" and "feel free" say nothing is free.
 _FREE = re.compile(
-    r"\b(?:free|[Nn]o (?:[^\W\d_]+ )?(?:charge|fee|cost)s?|without (?:a |any )?(?:[^\W\d_]+ )?"
-    r"(?:fee|charge)s?|at no)\b|^Free\b"
+    r"(?<![Nn]ot )(?<!n't )(?<![Ff]eel )\bfree\b|^Free\b"
+    r"|\b(?:[Nn]o (?:[^\W\d_]+ )?(?:charge|fee|cost)s?|without (?:a |any )?(?:[^\W\d_]+ )?"
+    r"(?:fee|charge)s?|at no (?:[^\W\d_]+ )?(?:cost|charge))\b" + _AFTER_FEE
 )
 _NO_LIMIT = re.compile(r"\b(?:unlimited|no (?:\w+ ){0,2}limits?|as (?:many|often) as)\b")
 _MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence".split())
@@ -116,6 +125,16 @@ _NOT_NAMES = frozenset(
     "i monday tuesday wednesday thursday friday saturday sunday january february march april may"
     " june july august september october november december".split()
 )
+# Languages that write every noun with a capital: there a capital names no one by itself.
+_NOUNS_CAPITALISED = frozenset(("de",))
+# Someone named in any language: a title before a name, a company's legal form after one.
+_NAMED = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Frau|Herr|Mme|Mlle|Sr|Sra|Dhr|Mevr)\.?[ \t]+[^\W\d_]"
+    r"|\b(?:GmbH|AG|KG|Ltd|Inc|LLC|PLC|SARL|e\.[ ]?V\.|B\.V\.|S\.A\.|S\.p\.A\.)(?!\w)"
+)
+_WORD = re.compile(r"[^\W\d_][\w'-]*")
+# What opens a sentence, a clause after a colon or a list item: its first word's capital.
+_OPENS = frozenset(".!?:;\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,12 +249,26 @@ def offers(sentence: str, kind: AnswerKind | None) -> bool:
 
 def _names_someone(sentence: str) -> bool:
     """Whether `sentence` names a person or an organisation, or says how to reach one."""
-    if _WHO_WORDS.search(sentence):
+    if _WHO_WORDS.search(sentence) or _NAMED.search(sentence):
         return True
-    words = re.findall(r"[^\W\d_][\w'-]*", sentence)
-    if any(w[0].isupper() and w.casefold() not in _NOT_NAMES for w in words[1:]):
+    if _capital_name(sentence):
         return True
-    return any(_AGENT.search(w) and _only_noun(w.casefold()) for w in words)
+    return any(_AGENT.search(w) and _only_noun(w.casefold()) for w in _WORD.findall(sentence))
+
+
+def _capital_name(sentence: str) -> bool:
+    """Whether a word of `sentence` is written with a capital for being a name: not opening a
+    sentence, clause or list item, no function word or day, in a language that does not
+    capitalise every noun."""
+    capitals = [m for m in _WORD.finditer(sentence) if m.group()[0].isupper()]
+    if not capitals or detect_language(sentence) in _NOUNS_CAPITALISED:
+        return False
+    for match in capitals:
+        before = sentence[: match.start()].rstrip(" \t\"'“‘([*_#>•-")
+        word = match.group().casefold()
+        if before and before[-1] not in _OPENS and word not in _NOT_NAMES | STOP_WORDS:
+            return True
+    return False
 
 
 # A noun for one who does something ("bailiffs", "officer", "agent", "receptionist").
