@@ -66,10 +66,12 @@ FAQ = "How do refunds work? Annual plans can be refunded within 14 days of purch
 REFUND_Q = "How long is the refund window for annual plans?"
 
 
-def refund_blocks(name: str = "name", dense: float = 0.8) -> list[Block]:
+def refund_blocks(
+    name: str = "name", dense: float = 0.8, faq_dated: str | None = None
+) -> list[Block]:
     return [
-        Block(n, f"{d}:v1:0", d, 1, "", name, "f.md", 0, len(t), t, {"dense": dense})
-        for n, (d, t) in enumerate((("policy", POLICY), ("faq", FAQ)), 1)
+        Block(n, f"{d}:v1:0", d, 1, "", name, "f.md", 0, len(t), t, {"dense": dense}, dated=dated)
+        for n, (d, t, dated) in enumerate((("policy", POLICY, None), ("faq", FAQ, faq_dated)), 1)
     ]
 
 
@@ -88,6 +90,7 @@ def test_the_checks_outcome_is_kept_for_the_same_question_and_blocks() -> None:
     for question, blocks, options in [
         (REFUND_Q, refund_blocks(), Options()),
         (REFUND_Q, refund_blocks(name="other"), Options()),  # shown in the details
+        (REFUND_Q, refund_blocks(faq_dated="2020-01-01"), Options()),  # names the older side
         (REFUND_Q, refund_blocks(), Options(check_conflicts=False)),
         (REFUND_Q, refund_blocks(dense=0.0), Options(min_evidence=0.6)),
         (REFUND_Q, refund_blocks(dense=0.9), Options(min_evidence=0.6)),

@@ -136,4 +136,5 @@ def precheck_key(question: str, blocks: Sequence[Block], floor: float, conflicts
 
 def _block_key(b: Block) -> Hashable:
     shown = (b.n, b.chunk_id, b.doc_id, b.version, b.sha256, b.name, b.filename, b.start, b.end)
-    return (*shown, b.text, tuple(sorted(b.scores.items())))
+    # `dated` decides a conflict's older side; `page` is in the refusal's source links.
+    return (*shown, b.page, b.dated, b.text, tuple(sorted(b.scores.items())))
