@@ -121,11 +121,11 @@ def _cause(item: Question, blocks: Sequence[Block], dense: Scorer | None) -> tup
     decay = passages.RANK_DECAY
     try:
         passages.RANK_DECAY = 0.0
-        passages._ranked.cache_clear()
+        passages.forget_rankings()
         flat = compose(item.question, texts, 3, dense=dense, names=names, docs=docs)
     finally:
         passages.RANK_DECAY = decay
-        passages._ranked.cache_clear()
+        passages.forget_rankings()
     if flat and answers(flat[0]):
         return "rank", said
     return "score", said

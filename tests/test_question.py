@@ -3,6 +3,10 @@ that answers it (`model/passages.py`, `model/extractive.select`)."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+from collections.abc import Sequence
+
 import pytest
 
 from stream_rag.embed.minilm import MiniLMEmbedder
@@ -321,3 +325,25 @@ def test_an_faq_entry_ranks_with_its_documents_first_block() -> None:
     ids = {1: "doc-halls", 2: "doc-halls", 3: "doc-transport"}
     assert select(question, blocks, names=same, docs=ids)[0].n == 1
     assert select(question, blocks, names=same, docs=dict.fromkeys(blocks, "doc-halls"))[0].n == 3
+
+
+def test_rankings_kept_for_a_scorer_do_not_keep_it_alive() -> None:
+    """A closed Services' sentence vectors go with it: the rankings kept for a scorer (its
+    cosines) are dropped with the scorer, not held by a module-level cache (review finding)."""
+
+    class Scorer:
+        calls = 0
+
+        def __call__(self, question: str, sentences: Sequence[str]) -> list[float]:
+            Scorer.calls += 1
+            return [0.5] * len(sentences)
+
+    scorer = Scorer()
+    question = "How long do residents keep their permit?"
+    first = rank_sentences(question, {1: RESIDENTS}, scorer)
+    assert rank_sentences(question, {1: RESIDENTS}, scorer) == first
+    assert Scorer.calls == 1  # kept while the scorer lives
+    gone = weakref.ref(scorer)
+    del scorer
+    gc.collect()
+    assert gone() is None

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import re
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
@@ -32,6 +34,7 @@ __all__ = [
     "Candidate",
     "block_sentences",
     "depends",
+    "forget_rankings",
     "leads",
     "rank_sentences",
     "restates",
@@ -255,10 +258,65 @@ def rank_sentences(
     it states the kind of answer the question wants. `docs`: each block's document id (else
     its name tells one document from another)."""
     named = tuple((names or {}).items())
-    return list(_ranked(question, tuple(blocks.items()), dense, named, tuple((docs or {}).items())))
+    ids = tuple((docs or {}).items())
+    return list(_kept_by(dense)(question, tuple(blocks.items()), named, ids))
+
+
+Ranked = Callable[
+    [str, tuple[tuple[int, str], ...], tuple[tuple[int, str], ...], tuple[tuple[int, str], ...]],
+    tuple[Candidate, ...],
+]
+# Each scorer's rankings live as long as the scorer does (a module-level cache keyed on it kept
+# a closed Services' sentence vectors alive); the cache refers to its scorer weakly.
+_BY_SCORER: weakref.WeakKeyDictionary[Scorer, Ranked] = weakref.WeakKeyDictionary()
+_BY_SCORER_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=256)
+def _unscored(
+    question: str,
+    items: tuple[tuple[int, str], ...],
+    named: tuple[tuple[int, str], ...],
+    ids: tuple[tuple[int, str], ...],
+) -> tuple[Candidate, ...]:
+    return _ranked(question, items, None, named, ids)
+
+
+def _kept_by(dense: Scorer | None) -> Ranked:
+    """The rankings kept for `dense` (made at its first use)."""
+    if dense is None:
+        return _unscored
+    try:
+        scorer = weakref.ref(dense)
+    except TypeError:  # no weak reference to it: nothing kept
+        return lambda question, items, named, ids: _ranked(question, items, dense, named, ids)
+    with _BY_SCORER_LOCK:
+        kept = _BY_SCORER.get(dense)
+        if kept is None:
+            kept = _BY_SCORER[dense] = _keeper(scorer)
+    return kept
+
+
+def forget_rankings() -> None:
+    """Drop every kept ranking (for a measurement that changes this module's weights)."""
+    _unscored.cache_clear()
+    with _BY_SCORER_LOCK:
+        _BY_SCORER.clear()
+
+
+def _keeper(scorer: weakref.ref[Scorer]) -> Ranked:
+    @lru_cache(maxsize=256)
+    def ranked(
+        question: str,
+        items: tuple[tuple[int, str], ...],
+        named: tuple[tuple[int, str], ...],
+        ids: tuple[tuple[int, str], ...],
+    ) -> tuple[Candidate, ...]:
+        return _ranked(question, items, scorer(), named, ids)
+
+    return ranked
+
+
 def _ranked(
     question: str,
     items: tuple[tuple[int, str], ...],
@@ -266,9 +324,9 @@ def _ranked(
     named: tuple[tuple[int, str], ...],
     ids: tuple[tuple[int, str], ...] = (),
 ) -> tuple[Candidate, ...]:
-    """`rank_sentences`, kept per question and blocks: the answerability check, the prompt's
-    block order, the conflicts' check and the local generator each rank the same sentences
-    for one question (a scorer gives a text the same score whenever it is asked)."""
+    """`rank_sentences`, kept per question and blocks (`_kept_by`): the answerability check, the
+    prompt's block order, the conflicts' check and the local generator each rank the same
+    sentences for one question (a scorer gives a text the same score whenever it is asked)."""
     blocks: Mapping[int, str] = dict(items)
     names = dict(named)
     kind = read_question(question).kind
