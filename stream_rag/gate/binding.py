@@ -166,14 +166,34 @@ def _scope(mine: Sequence[str], theirs: Sequence[str], context: frozenset[str]) 
         kind = _SCOPE.get(token)
         if kind is None or (token == "only" and i and mine[i - 1] == "not"):
             continue  # "not only X but also Y" affirms X and Y
-        places = [j for j, t in enumerate(theirs) if _SCOPE.get(t) == kind]
+        # "per euro" and "each euro" say "every euro".
+        alike = _DISTRIBUTIVE if kind == _SCOPE["every"] else ()
+        places = [j for j, t in enumerate(theirs) if _SCOPE.get(t) == kind or t in alike]
         if not places:
             if token in context:
                 continue
             return f"{token!r} is not in the span"
+        # "for free" qualifies what is done, wherever it stands in a span that does it.
+        done = _content(mine, i - 1, -1) if mine[i - 1 : i] == ["for"] else None
+        if (
+            token == "free"
+            and done is not None
+            and _phrase(theirs, "for", token)
+            and any(_alike(done, t) for t in theirs)
+        ):
+            continue
+        if (
+            mine[i - 1 : i]
+            and mine[i - 1] in _COPULA
+            and any(theirs[j - 1] in _COPULA for j in places if j)
+        ):
+            continue  # "are free" says it of the subject, as the span's "They are free" does
         adverb = token.endswith("ly") or token == "always"
         after = _content(mine, i, 1)
         near = {w for w in (after, _content(mine, i, -1) if adverb else None) if w}
+        head = mine[i + 2 : i + 3] if not adverb and mine[i + 1 : i + 2] == [after] else []
+        if head and head[0] not in _FILLER and head[0] not in _SCOPE:
+            near.add(head[0])  # a compound's head: "every card payment" qualifies the payment
         # A word the span does not write (a synonym) has no place there to compare.
         near = {w for w in near if any(_alike(w, t) for t in theirs)}
         if not near:
@@ -185,6 +205,14 @@ def _scope(mine: Sequence[str], theirs: Sequence[str], context: frozenset[str]) 
         else:
             return f"{token!r} qualifies {sorted(near)} here, not in the span"
     return ""
+
+
+_DISTRIBUTIVE = ("per", "each")
+_COPULA = frozenset("is are was were be been being remain remains stay stays".split())
+
+
+def _phrase(tokens: Sequence[str], first: str, second: str) -> bool:
+    return any(a == first and b == second for a, b in pairwise(tokens))
 
 
 def _alike(a: str, b: str) -> bool:

@@ -14,12 +14,16 @@ from ..text import STOP_WORDS
 
 __all__ = ["unlinked"]
 
-# A cause or a consequence: "since" only before no number or date ("since 2020" is time).
+# A cause or a consequence. "since" only before no number, date or possessive: "since 2020",
+# "since its launch" are time (a cause needs a subject: "since it costs"); "due to" not before
+# "be" or a verb of schedule ("due to be paid", "due to open" say when, not why).
 _CAUSAL = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|as a result|which means|that is why"
-    r"|this is why|due to|owing to|thanks to|so that|in order to|since(?!\s+(?:\d|the\s+\d|"
+    r"|this is why|due to(?!\s+(?:be|start|begin|open|close|arrive|end|expire|launch|return"
+    r"|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:\d|the\s+\d|(?:"
     r"january|february|march|april|may|june|july|august|september|october|november"
-    r"|december|last|then|yesterday)))\b|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
+    r"|december|last|then|yesterday|its|his|her|their|our|your|my|early|late)\b)))\b"
+    r"|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
     re.IGNORECASE,
 )
 # A purpose ("so that", "in order to") restates a block's "to" ("Bring your passport to check

@@ -183,6 +183,7 @@ def block_spans(block: int, text: str) -> tuple[Span, ...]:
     out: list[Span] = []
     header: str | None = None  # a table's header row: its rows are read under it
     lead: str | None = None  # "Club members get:": each item of the list after it says it
+    joined: list[Span] = []  # a statement and the next one when that one refers back to it
     statements = statement_spans(text)
     for i, (s, e) in enumerate(statements):
         line = text[s:e]
@@ -201,8 +202,12 @@ def block_spans(block: int, text: str) -> tuple[Span, ...]:
         elif header is not None:
             line = f"{header}\n{line}"
         refers = _REFERS.match(text, s) is not None
+        if out and refers and not line.startswith("|") and not _ITEM.match(line):
+            # "X arrive within two hours. They are free." says "X are free": the two are one
+            # span too, for a clause that restates both.
+            joined.append(read_span(block, f"{out[-1].text} {line}", out[-1].context))
         out.append(read_span(block, line, out[-1].keys if out and refers else frozenset()))
-    return tuple(out)
+    return (*out, *joined)
 
 
 @lru_cache(maxsize=256)

@@ -127,7 +127,18 @@ def _classes() -> dict[str, int]:
 _CLASS_OF = _classes()
 
 
+# British and American spellings of one unit are one word, not two members of its class.
+_SPELLINGS = {
+    "metre": "meter",
+    "kilometre": "kilometer",
+    "centimetre": "centimeter",
+    "millimetre": "millimeter",
+    "litre": "liter",
+    "millilitre": "milliliter",
+    "licence": "license",
+}
 _UNIT_STEMS = {stem(form): stem(unit) for form, unit in UNIT_FORMS.items()}
+_UNIT_STEMS |= {stem(form): stem(unit) for form, unit in _SPELLINGS.items()}
 
 
 def unit_form(key: str) -> str:

@@ -1,0 +1,65 @@
+"""Faithful restatements the claim checks read too literally (issue 27, the real-model operating
+point): a statement's "They ..." continuation, "per" said as "every", "for free" moved, a
+compound after "every", a unit's other spelling, "since"/"due to" that tell time. Each
+passes, and the edit that makes it false still fails; blocks of another domain than the
+fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from stream_rag.language.opposites import closed_class
+from stream_rag.language.terms import stem
+
+from .gating import verdict
+
+MUSEUM = (
+    "Tickets for the river museum are sold at the desk. They are free, whatever the age of "
+    "the visitor. Guided tours cost 12 euros. Members collect one stamp per visit and get a "
+    "free tour for every 10 stamps. Visitors may stay in the garden for up to three hours for "
+    "free. A locked coin locker refuses every payment, but tokens from the desk still work."
+)
+HISTORY = (
+    "The museum opened in 1998. It has hosted 40 exhibitions since then. The new wing is due "
+    "to open in May. Entry is cheaper on Mondays because fewer guides work then. The cafe "
+    "closes at 5 pm."
+)
+BLOCKS = (MUSEUM, HISTORY)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        # The next statement's "They" names the tickets: both are one span.
+        ("Tickets for the river museum are free and are sold at the desk.", 1),
+        ("Members collect one stamp for every visit.", 1),  # "per visit"
+        ("Visitors may stay in the garden for free for up to three hours.", 1),
+        ("A locked locker refuses every coin payment.", 1),
+        ("The museum has hosted 40 exhibitions since its opening in 1998.", 2),
+        ("The new wing of the museum is due to open in May.", 2),
+    ],
+)
+def test_a_faithful_restatement_passes(sentence: str, block: int) -> None:
+    ok, detail = verdict(BLOCKS, sentence, block)
+    assert ok, detail
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Guided tours cost 12 euros and are free.", 1),
+        ("Members collect one stamp for every tour.", 1),  # "every" of another thing
+        ("Visitors may stay in the tower for free for up to three hours.", 1),
+        ("The museum hosted 40 exhibitions since it opened in May.", 2),  # a cause
+        ("The cafe closes at 5 pm due to the new wing.", 2),
+    ],
+)
+def test_the_false_edit_still_fails(sentence: str, block: int) -> None:
+    ok, detail = verdict(BLOCKS, sentence, block)
+    assert not ok, detail
+
+
+def test_a_units_other_spelling_is_the_same_unit() -> None:
+    assert not closed_class(stem("metres"), stem("meter"))
+    assert not closed_class(stem("litre"), stem("liters"))
+    assert closed_class(stem("metres"), stem("miles"))
