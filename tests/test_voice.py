@@ -1,10 +1,10 @@
-"""The first-person rule of the semantic stage (gate/voice.py)."""
+"""The writer's own voice (gate/voice.py): first person, questions, judgements."""
 
 from __future__ import annotations
 
 import pytest
 
-from stream_rag.gate.voice import asks, first_person, not_a_claim, speaks_for_itself
+from stream_rag.gate.voice import asks, first_person, judges, not_a_claim, speaks_for_itself
 
 
 @pytest.mark.parametrize(
@@ -73,3 +73,27 @@ def test_first_person_is_no_claim_unless_the_block_speaks_so() -> None:
     block = "Regarded as one of the most significant icons of the century, he is called the king."
     assert not_a_claim("I think he was the most significant icon of the century.", [block])
     assert not_a_claim("He was one of the most significant icons of the century.", [block]) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "It's funny that the bridge was built twice.",
+        "The harbour is an important port for grain.",
+        "Sadly, the bridge was closed in 1990.",
+        "The bridge is famous for its two towers.",
+    ],
+)
+def test_a_judgement_no_block_makes_is_no_claim(sentence: str) -> None:
+    block = (
+        "The bridge was built twice and closed in 1990. The harbour ships grain. It has two towers."
+    )
+    assert not_a_claim(sentence, [block]) is not None
+
+
+def test_a_judgement_the_block_makes_passes() -> None:
+    block = "The harbour is of great importance for grain, and the bridge is a famous landmark."
+    assert judges("The harbour is important for grain.", [block]) == []
+    assert judges("The bridge is famous.", [block]) == []
+    assert not_a_claim("The bridge is a landmark.", [block]) is None
+    assert judges("The best bridge.", [block]) == ["best"]
