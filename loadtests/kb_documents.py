@@ -1,5 +1,5 @@
-"""The DOCX and PDF text of the bikeshop, cowork, waste and hotel knowledge bases, written by
-`loadtests.kb_fixtures` (kinds as in `kb_fixtures.DocxBlock`)."""
+"""The DOCX and PDF text of the bikeshop, cowork, waste, hotel and library knowledge bases,
+written by `loadtests.kb_fixtures` (kinds as in `kb_fixtures.DocxBlock`)."""
 
 from __future__ import annotations
 
@@ -235,3 +235,49 @@ CARCLUB_MEMBERSHIP_PDF: list[list[str]] = [
     ],
 ]
 CARCLUB_MEMBERSHIP_SAVED = "D:20260120103000Z"
+
+LIBRARY_CARDS: list[tuple[str, object]] = [
+    ("h1", "Library cards"),
+    (
+        "p",
+        "A library card lets you borrow from every Millbrook library and use our computers "
+        "and e-books.",
+    ),
+    ("h2", "Getting your card"),
+    ("p", "To join the library, follow these steps:"),
+    ("num", "Fill in the joining form online or at any desk."),
+    ("num", "Show a photo ID and a letter or bill with your current address."),
+    ("num", "Choose a four-digit PIN for the self-service machines and the app."),
+    ("num", "Collect your card at the desk; you can borrow straight away."),
+    ("p", "Children under 16 need a parent or carer to sign the form with them."),
+    ("h2", "Card types"),
+    (
+        "table",
+        [
+            ["Card", "Who it is for", "Price"],
+            ["Resident card", "People who live, work or study in Millbrook", "Free"],
+            ["Visitor card", "Anyone else, for 12 months", "15 euros"],
+            ["Replacement card", "If your card is lost or stolen", "3 euros"],
+        ],
+    ),
+    ("p", "Tell us as soon as your card is lost, so that nobody else can borrow on it."),
+]
+
+LIBRARY_ROOMS_PDF: list[list[str]] = [
+    [
+        "Printing, copying and scanning",
+        "Printing and copying cost 10 cents a page in black and white and 50 cents a",
+        "page in colour. Scanning to a USB stick or to email is free.",
+        "To print from your own laptop or phone, send the file to print@millbrook.example",
+        "and release it at any printer with your library card within 24 hours.",
+    ],
+    [
+        "Study rooms",
+        "Central Library has six study rooms for one to four people.",
+        "Rooms can be booked online up to 7 days ahead, for at most 3 hours a day.",
+        "A room that nobody has checked in to after 15 minutes is released to the next person.",
+        "Quiet floor",
+        "The second floor of Central Library is a silent study area. Phone calls are not",
+        "allowed there.",
+    ],
+]

@@ -208,6 +208,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "cowork_kb" / "meeting-rooms.docx", kb_documents.COWORK_ROOMS),
         (root / "waste_kb" / "bulky-waste.docx", kb_documents.WASTE_BULKY),
         (root / "hotel_kb" / "your-stay.docx", kb_documents.HOTEL_STAY),
+        (root / "library_kb" / "cards.docx", kb_documents.LIBRARY_CARDS),
     ]
     dated_docx = [
         (
@@ -223,6 +224,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "cowork_kb" / "member-handbook.pdf", kb_documents.COWORK_HANDBOOK_PDF),
         (root / "waste_kb" / "garden-waste.pdf", kb_documents.WASTE_GARDEN_PDF),
         (root / "hotel_kb" / "spa.pdf", kb_documents.HOTEL_SPA_PDF),
+        (root / "library_kb" / "rooms-and-printing.pdf", kb_documents.LIBRARY_ROOMS_PDF),
     ]
     dated_pdf = [
         (
