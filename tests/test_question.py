@@ -41,6 +41,9 @@ from stream_rag.model.passages import depends, rank_sentences
         ("Could we spread the cost over several months?", "yesno"),
         ("Is there a fee for paying in dollars?", "money"),
         ("How much can I pay in cash?", "money"),
+        # How early one must act is a duration ("up to 7 days ahead"), not an open question.
+        ("How far in advance can I book a study room?", "duration"),
+        ("How long ahead do I need to book?", "duration"),
     ],
 )
 def test_the_kind_of_answer_a_question_wants(question: str, kind: str | None) -> None:
@@ -166,6 +169,9 @@ def test_a_number_written_out_matches_its_digits() -> None:
 def test_a_plan_named_free_is_no_price() -> None:
     assert not offers("Lumen Notes has three plans: Free, Pro and Team.", "money")
     assert offers("Free delivery on every order.", "money")
+    # A table row's price cell: "Free" under the price column's header is an amount.
+    assert offers("Resident card: Who it is for People who live here, Price Free.", "money")
+    assert not offers("Pro plan: Storage 10 GB, Includes Free and Team features.", "money")
 
 
 RETURNS = """## Returns

@@ -36,6 +36,7 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         "duration",
         re.compile(
             r"\bhow (?:long|soon|fast|quickly)\b|\bhow much (?:notice|time)\b"
+            r"|\bhow (?:far|long|much|many days|many weeks) (?:in advance|ahead|beforehand)\b"
             r"|\bhow many (?:seconds|minutes|hours|days|working days|business days|weeks|months"
             r"|years)\b|\bfor how many\b|\bincubation period\b"
         ),
@@ -101,12 +102,14 @@ _AFTER_FEE = (
     r"|charged|payable|whatsoever|either|involved|attached|required|needed|unless|except|but"
     r"|as|from|per|whatever)\b)[^\W\d_])"
 )
-# Lower-case: "Free" inside a sentence names a plan ("three plans: Free, Pro and Team"); "not
-# free" and "feel free" say nothing is free.
+# Lower-case: "Free" inside a sentence names a plan ("three plans: Free, Pro and Team"), but
+# after a price column's header it is a table row's cell ("Resident card: ..., Price Free.");
+# "not free" and "feel free" say nothing is free.
 _FREE = re.compile(
     r"(?<![Nn]ot )(?<!n't )(?<![Ff]eel )\bfree\b|^Free\b"
     r"|\b(?:[Nn]o (?:[^\W\d_]+ )?(?:charge|fee|cost)s?|without (?:a |any )?(?:[^\W\d_]+ )?"
-    r"(?:fee|charge)s?|at no (?:[^\W\d_]+ )?(?:cost|charge))\b" + _AFTER_FEE
+    r"(?:fee|charge)s?|at no (?:[^\W\d_]+ )?(?:cost|charge))\b" + _AFTER_FEE + r"|\b(?:[Pp]rice"
+    r"|[Ff]ee|[Cc]ost|[Cc]harge|[Rr]ate|[Aa]mount)s?:? Free\b"
 )
 _NO_LIMIT = re.compile(r"\b(?:unlimited|no (?:\w+ ){0,2}limits?|as (?:many|often) as)\b")
 _MONEY_WORDS = frozenset("pound pounds euro euros dollar dollars cent cents pence".split())
