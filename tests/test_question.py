@@ -353,3 +353,18 @@ def test_rankings_kept_for_a_scorer_do_not_keep_it_alive() -> None:
     del scorer
     gc.collect()
     assert gone() is None
+
+
+def test_a_bulleted_list_of_labelled_fees_is_a_list_not_table_rows() -> None:
+    # Extraction writes table rows as "label: values." lines with no marker; a bulleted list
+    # of "Fee: amount" items was read as rows and quoted with its "- " marker.
+    fees = (
+        "# Fees\n\n"
+        "We charge a fee only when a booking does not go as agreed.\n\n"
+        "- Late return: 20 euros per started half hour.\n"
+        "- Cleaning fee: 60 euros if the car is returned dirty.\n"
+        "- Lost key card: 25 euros.\n"
+    )
+    ranked = rank_sentences("What is the cleaning fee?", {1: fees})
+    assert ranked[0].text == "Cleaning fee: 60 euros if the car is returned dirty."
+    assert not any(c.text.startswith("-") or c.row for c in ranked)

@@ -61,8 +61,9 @@ def _sentence(row: Sequence[str], heads: Sequence[str]) -> str:
     return _end(f"{key}: " + ", ".join(f"{' and '.join(h)} {v}".strip() for h, v in rest))
 
 
-# A row as `row_sentences` writes it: "label: values." on a line of its own.
-_ROW_LINE = re.compile(r"[^\s:][^:\n]{0,120}: \S[^\n]*[.!?。！？]")
+# A row as `row_sentences` writes it: "label: values." on a line of its own; never a list
+# item ("- Cleaning fee: 60 euros ..."), which extraction writes with its marker.
+_ROW_LINE = re.compile(r"(?![-*+•]\s|\d+[.)]\s)[^\s:][^:\n]{0,120}: \S[^\n]*[.!?。！？]")
 
 
 def rendered_rows(lines: Sequence[str]) -> tuple[list[str], list[str]] | None:
