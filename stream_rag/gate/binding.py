@@ -18,6 +18,7 @@ from itertools import pairwise
 
 from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
+from .magnitude import magnitude_mismatch
 from .support import Span, Word
 
 __all__ = ["binding_mismatch", "referent", "transplanted"]
@@ -504,6 +505,7 @@ def binding_mismatch(
         _negated_part(lowered, negates, span)
         or _comparison(lowered, span)
         or _denial(lowered, span)
+        or magnitude_mismatch(lowered, span.lowered)
         or _bounds(lowered, quantities, span)
         or _modal(lowered, span)
         or _scope(mine, theirs, span.context)
