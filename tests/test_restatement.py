@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from stream_rag.gate.citations import Citation
+from stream_rag.gate.lexical import GateContext
 from stream_rag.language.opposites import closed_class
 from stream_rag.language.terms import stem
 
@@ -63,3 +65,14 @@ def test_a_units_other_spelling_is_the_same_unit() -> None:
     assert not closed_class(stem("metres"), stem("meter"))
     assert not closed_class(stem("litre"), stem("liters"))
     assert closed_class(stem("metres"), stem("miles"))
+
+
+def test_a_bare_yes_is_left_unchecked_at_balanced_only() -> None:
+    sentence = "Yes. Guided tours cost 12 euros."
+    strict = GateContext(BLOCKS)
+    balanced = GateContext(BLOCKS, mode="balanced")
+    for ctx, shown in ((strict, False), (balanced, True)):
+        text, _, units = ctx.read(f"{sentence} [1]")
+        assert ctx.check(text, [Citation(1)], units).ok is shown
+    text, _, units = balanced.read("Yes. Guided tours cost 20 euros. [1]")
+    assert not balanced.check(text, [Citation(1)], units).ok

@@ -27,7 +27,7 @@ from itertools import pairwise
 from ..language.opposites import closed_class, counterparts, opposite
 from ..language.quantities import Quantity, canonical, numerals, scan
 from ..language.statements import negated_terms
-from ..language.terms import NEGATION_CUE, stem
+from ..language.terms import DISCOURSE_WORDS, NEGATION_CUE, stem
 from .binding import binding_mismatch, referent, transplanted
 from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
 from .support import Span, Word, align, attached, placed_quantities, read_words
@@ -51,6 +51,7 @@ class Rules:
     names_in_span: bool = True  # else a name need only be in an issued block
     numbers_in_part: bool = True  # else a number need only be in a statement of a cited block
     ranged_second_look: bool = False  # whether a range citation may go to the later stages
+    bare_answers: bool = False  # whether a clause that only says "Yes." is left unchecked
 
     @classmethod
     def of(cls, mode: str) -> Rules:
@@ -66,6 +67,7 @@ BALANCED = Rules(
     names_in_span=False,
     numbers_in_part=False,
     ranged_second_look=True,
+    bare_answers=True,
 )
 
 
@@ -325,6 +327,11 @@ def check(
     aligned: list[Span | None] = []
     for clause in units:
         read = Read.of(clause.text)
+        if rules.bare_answers and _affirms_only(read):
+            # "Yes." / "Yes it does." agrees with a question the gate does not see: strict
+            # refuses to vouch for it, balanced checks the rest of the sentence alone.
+            aligned.append(None)
+            continue
         if clause.head is not None and clause.head < len(aligned):
             span = aligned[clause.head]
             share = _share(read.keys, span, weight) if span is not None else 0.0
@@ -355,6 +362,15 @@ def check(
         if why:
             return why
     return ""
+
+
+def _affirms_only(read: Read) -> bool:
+    """Whether the clause is an interjection answering the question ("Yes.", "yes it does")."""
+    keys = read.keys
+    return bool(keys) and not read.quantities and not read.negates and set(keys) <= _AFFIRM
+
+
+_AFFIRM = DISCOURSE_WORDS | {"sure", "indeed"}
 
 
 def _placed(why: str, span: Span) -> str:
