@@ -3,13 +3,14 @@
 Metadata lives in SQLite (WAL, database.py); bytes live in a content-addressed `BlobStore`. An
 upload is staged, extracted and chunked first, its bytes moved into place, and only then are
 its rows committed in one transaction, so a crash at any point leaves no visible partial
-document. What indexing keeps per version and chunk is in indexing_state.py.
+document. What indexing keeps per version and chunk is in indexing_state.py, the reading side in
+reading.py.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,39 +24,25 @@ from ..errors import (
 from ..ingest.extract import media_type_for
 from ..ingest.extract_pool import Extractor, InProcessExtractor, Wanted
 from ..ingest.layout import EXTRACTION_VERSION, Place
-from ..types import Chunk, Document, UploadResult, Version
+from ..types import Document, UploadResult
 from . import quotas
 from .blobs import BlobStore, StagedFile
 from .blobs_db import DatabaseBlobStore
-from .database import in_batches
-from .indexing_state import IndexingState
 from .quotas import Quota
+from .reading import ChunkSource, DocumentReader
 from .records import (
-    VERSION_COLUMNS,
     chunk_id,
-    chunk_of,
-    document_of,
     new_document_id,
     utc_now,
     validate_collection,
     validate_display_name,
     validate_filename,
-    version_of,
 )
 from .sql import Connection
 
 log = logging.getLogger("stream_rag")
 
-
-@dataclass(frozen=True, slots=True)
-class ChunkSource:
-    """A chunk with what a citation shows of its document and version."""
-
-    chunk: Chunk
-    name: str
-    filename: str
-    sha256: str
-    dated: str | None = None  # when the version says it was last updated (ingest/dates.py)
+__all__ = ["ChunkSource", "DocumentStore", "insert_chunks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +58,7 @@ class _Prepared:
     dated: str | None = None
 
 
-class DocumentStore(IndexingState):
+class DocumentStore(DocumentReader):
     """Thread-safe store; every method is blocking and meant to run in a worker thread."""
 
     def __init__(
@@ -101,121 +88,6 @@ class DocumentStore(IndexingState):
             else DatabaseBlobStore(data_dir / "blobs", self.backend)
         )
         self.sweep()
-
-    # -- reading --------------------------------------------------------------------------
-
-    def list_documents(self, collection: str | None = None) -> list[Document]:
-        # One read snapshot: a document deleted between the two queries would otherwise be
-        # listed without versions.
-        with self._snapshot() as db:
-            if collection is None:
-                rows = db.execute("SELECT * FROM documents ORDER BY created_at, id").fetchall()
-            else:
-                rows = db.execute(
-                    "SELECT * FROM documents WHERE collection = ? ORDER BY created_at, id",
-                    (collection,),
-                ).fetchall()
-            versions: dict[str, list[Version]] = {}
-            wanted = {row["id"] for row in rows}
-            for vrow in db.execute(f"SELECT {VERSION_COLUMNS} FROM versions ORDER BY version"):
-                if vrow["doc_id"] not in wanted:
-                    continue
-                versions.setdefault(vrow["doc_id"], []).append(version_of(vrow))
-        return [document_of(row, versions[row["id"]]) for row in rows if row["id"] in versions]
-
-    def get(self, doc_id: str) -> Document:
-        with self._snapshot() as db:
-            row = db.execute("SELECT * FROM documents WHERE id = ?", (doc_id,)).fetchone()
-            vrows = db.execute(
-                f"SELECT {VERSION_COLUMNS} FROM versions WHERE doc_id = ? ORDER BY version",
-                (doc_id,),
-            ).fetchall()
-        if row is None or not vrows:
-            raise NotFoundError(f"no document with id {doc_id!r}")
-        return document_of(row, [version_of(v) for v in vrows])
-
-    def version(self, doc_id: str, version: int | None = None) -> Version:
-        """A version record (the newest when `version` is None)."""
-        document = self.get(doc_id)
-        if version is None:
-            return document.latest
-        for record in document.versions:
-            if record.version == version:
-                return record
-        raise NotFoundError(f"document {doc_id!r} has no version {version}")
-
-    def content_path(self, record: Version) -> Path:
-        path = self.blobs.fetch(record.sha256)
-        if path is None:
-            raise NotFoundError(f"bytes of {record.doc_id!r} version {record.version} are missing")
-        return path
-
-    def text(self, doc_id: str, version: int) -> str:
-        row = (
-            self._db()
-            .execute(
-                "SELECT text FROM versions WHERE doc_id = ? AND version = ?", (doc_id, version)
-            )
-            .fetchone()
-        )
-        if row is None:
-            raise NotFoundError(f"document {doc_id!r} has no version {version}")
-        return str(row["text"])
-
-    def chunks(self, doc_id: str, version: int) -> list[Chunk]:
-        self.version(doc_id, version)
-        rows = (
-            self._db()
-            .execute(
-                "SELECT * FROM chunks WHERE doc_id = ? AND version = ? ORDER BY ordinal",
-                (doc_id, version),
-            )
-            .fetchall()
-        )
-        return [chunk_of(row) for row in rows]
-
-    def chunk_sources(self, chunk_ids: Sequence[str]) -> dict[str, ChunkSource]:
-        """Chunks with their document's name and version record, read in one statement so a
-        concurrent delete either removes a chunk from the answer or leaves it whole."""
-        found: dict[str, ChunkSource] = {}
-        with self._snapshot() as db:
-            for batch, marks in in_batches(chunk_ids):
-                for row in db.execute(
-                    "SELECT c.*, d.name AS doc_name, v.filename AS filename, v.sha256 AS sha256, "
-                    "v.dated AS dated "
-                    "FROM chunks c "
-                    "JOIN versions v ON v.doc_id = c.doc_id AND v.version = c.version "
-                    f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({marks})",
-                    batch,
-                ):
-                    found[row["id"]] = ChunkSource(
-                        chunk_of(row), row["doc_name"], row["filename"], row["sha256"], row["dated"]
-                    )
-        return found
-
-    def count(self) -> int:
-        return int(self._db().execute("SELECT count(*) FROM documents").fetchone()[0])
-
-    def live_versions(self, doc_ids: Collection[str]) -> dict[str, int]:
-        """The version retrieval may return, per document id (absent: none is live)."""
-        if not doc_ids:
-            return {}
-        found: dict[str, int] = {}
-        for batch, marks in in_batches(doc_ids):
-            for row in self._db().execute(
-                f"SELECT id, live_version FROM documents WHERE id IN ({marks}) "
-                "AND live_version IS NOT NULL",
-                batch,
-            ):
-                found[row["id"]] = row["live_version"]
-        return found
-
-    def chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
-        found: dict[str, Chunk] = {}
-        for batch, marks in in_batches(chunk_ids):
-            for row in self._db().execute(f"SELECT * FROM chunks WHERE id IN ({marks})", batch):
-                found[row["id"]] = chunk_of(row)
-        return found
 
     # -- writing --------------------------------------------------------------------------
 
