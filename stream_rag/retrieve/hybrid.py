@@ -19,13 +19,16 @@ from ..embed.queries import QueryEmbedder
 from ..errors import InvalidFieldError
 from ..index.base import Index, IndexHit
 from ..index.bm25 import query_vector
-from ..index.features import ChunkFeatures, load_features
+from ..index.features import load_features
 from ..index.questions import any_questions, load_questions, question_hits
 from ..language.question import Question
 from ..store.documents import DocumentStore
 from ..text import tokenize
+from .blocks import Block, SearchResult
 from .fusion import FUSION_METHODS, Fused, FusionMethod, check_weights, fuse
 from .rerank import Reranker, RerankError
+
+__all__ = ["BRANCHES", "Block", "Retriever", "SearchResult"]
 
 BRANCHES = ("dense", "bm25", "title")
 T = TypeVar("T")
@@ -34,74 +37,6 @@ R = TypeVar("R")
 
 def _nothing(result: object) -> None:
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """One retrieved chunk, numbered `n` (1-based) in the order it is offered to the model."""
-
-    n: int
-    chunk_id: str
-    doc_id: str
-    version: int
-    sha256: str
-    name: str
-    filename: str
-    start: int
-    end: int
-    text: str
-    scores: Mapping[str, float]
-    # Computed at ingest (None: not stored; the gate and evidence score compute them).
-    features: ChunkFeatures | None = field(default=None, compare=False, repr=False)
-    page: int | None = None  # the PDF page the chunk starts on
-    dated: str | None = None  # when its document says it was last updated (ISO date)
-
-    @property
-    def url(self) -> str:
-        """The version's bytes; a PDF opens at the block's page (`#page=N`)."""
-        url = f"/v1/documents/{self.doc_id}/versions/{self.version}/content"
-        return url if self.page is None else f"{url}#page={self.page}"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "n": self.n,
-            "chunk_id": self.chunk_id,
-            "doc_id": self.doc_id,
-            "version": self.version,
-            "sha256": self.sha256,
-            "name": self.name,
-            "filename": self.filename,
-            "start": self.start,
-            "end": self.end,
-            "text": self.text,
-            "scores": dict(self.scores),
-            "page": self.page,
-            "url": self.url,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    query: str
-    collection: str
-    blocks: tuple[Block, ...]
-    fusion: FusionMethod
-    weights: Mapping[str, float]
-    dense: str
-    rerank: str
-    timings_ms: Mapping[str, float] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "query": self.query,
-            "collection": self.collection,
-            "fusion": self.fusion,
-            "weights": dict(self.weights),
-            "dense": self.dense,
-            "rerank": self.rerank,
-            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
-            "blocks": [b.to_json() for b in self.blocks],
-        }
 
 
 @dataclass(slots=True)
