@@ -13,7 +13,8 @@ false as the reader sees it (a bidi override still in the text is seen; once the
 it out, the cleaned reading counts). Prints per knob and route: false sentences written,
 false sentences shown, true sentences shown of those written; then per knob and variant
 (a red-team family's `control_*` variants are true restatements: shown/written is kept).
-`--json FILE` keeps every false sentence shown, for the gate lane to read.
+`--json FILE` keeps every false sentence shown, for the gate lane to read; `--lost FILE` every
+true sentence (a quote, a paraphrase, a control) the client did not receive.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Results:
         default_factory=lambda: defaultdict(Counter)
     )
     shown: list[dict[str, Any]] = field(default_factory=list)
+    lost: list[dict[str, Any]] = field(default_factory=list)  # true sentences not shown
 
 
 # -- the runs ---------------------------------------------------------------------------------
@@ -104,6 +106,9 @@ def run(
                     tally.true_written += 1
                     if record.variant:  # a red-team family's control
                         results.variants[knob, route][f"{record.variant}:written"] += 1
+                    if record.text not in shown_true:
+                        entry = {"knob": knob, "route": route, "variant": record.variant}
+                        results.lost.append(entry | {"question": question, "written": record.text})
             tally.false_shown += len(shown_false)
             tally.true_shown += len(shown_true)
 
@@ -188,6 +193,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, help="ask only the first N questions")
     parser.add_argument("--json", type=Path, help="write every false sentence shown here")
+    parser.add_argument("--lost", type=Path, help="write every true sentence not shown here")
     args = parser.parse_args()
     if args.kb is not None and args.questions is None:
         parser.error("--kb needs --questions")
@@ -227,6 +233,10 @@ def main() -> int:
     if args.json:
         args.json.write_text(
             "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in results.shown)
+        )
+    if args.lost:
+        args.lost.write_text(
+            "".join(json.dumps(s, ensure_ascii=False) + "\n" for s in results.lost)
         )
     return 0
 

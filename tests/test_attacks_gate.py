@@ -101,21 +101,7 @@ def upload(client: httpx.Client, path: Path) -> None:
         time.sleep(0.05)
 
 
-# A knob the gate lets through today, held strictly: a fix flips it to a failure to mark.
-SHOWN_TODAY = {
-    "novel_word": "a modifier no cited block uses is left to the overlap, as a synonym would be"
-}
-
-
-@pytest.mark.parametrize(
-    "knob",
-    [
-        pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=SHOWN_TODAY[k]))
-        if k in SHOWN_TODAY
-        else k
-        for k in (*ATTACKS, *RED_TEAM)
-    ],
-)
+@pytest.mark.parametrize("knob", [*ATTACKS, *RED_TEAM])
 @GENERATED
 @given(question=st.sampled_from(QUESTIONS), seed=st.integers(0, 2**16))
 def test_no_false_sentence_is_shown(hostile: Hostile, knob: str, question: str, seed: int) -> None:

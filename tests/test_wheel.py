@@ -98,3 +98,18 @@ def test_serve_from_the_wheel_serves_the_page_and_the_widget(installed: Path) ->
     assert 'src="static/widget.js"' in page.text
     assert widget.status_code == 200
     assert widget.content == (SOURCE_STATIC / "widget.js").read_bytes()
+
+
+def test_the_wheel_holds_the_synonym_table_and_its_licence(installed: Path) -> None:
+    """The gate's WordNet table ships as package data, with WordNet's licence beside it."""
+    where = run(
+        installed / "bin" / "python",
+        "-c",
+        "from importlib.resources import files; import stream_rag.language.thesaurus as t; "
+        "print(files('stream_rag.language') / 'data'); print(t.synonymous('big', 'large'))",
+        cwd=installed.parent,
+    ).split()
+    data = Path(where[0])
+    assert data.is_relative_to(installed), where
+    assert sorted(p.name for p in data.iterdir()) == ["WORDNET_LICENSE", "thesaurus.txt.gz"]
+    assert where[1] == "True"

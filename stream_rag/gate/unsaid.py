@@ -16,6 +16,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from .support import Span, Word
+from .swaps import swapped
 
 __all__ = ["unsaid"]
 
@@ -69,6 +70,8 @@ def unsaid(
     whole = sum(k in a for k in own) >= _WHOLE * len(own)
     if share < _RESTATES and not whole:
         return ""
+    if why := swapped(text, span, cited):
+        return why
     home = own | span.context | {w.key for w in span.words if w.number}
     elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
     universal = _UNIVERSAL.match(text)

@@ -39,6 +39,7 @@ from ..index.base import Index
 from ..index.doctor import startup_check
 from ..index.jobs import IndexQueue, Lease
 from ..ingest.fairness import FairSlots
+from ..language import thesaurus
 from ..lifecycle import Drain
 from ..model.llm import ChatModel
 from ..retrieve.rerank import Reranker
@@ -143,6 +144,7 @@ def create_app(
             semantic = services.answerer.stages.semantic
             if semantic is not None:
                 await anyio.to_thread.run_sync(warm_up, semantic.sentence_encoder)
+            await anyio.to_thread.run_sync(thesaurus.warm_up)  # the claim checks' synonyms
             queue.submit_all(backlog)
             async with anyio.create_task_group() as group:
                 group.start_soon(queue.run)

@@ -1,0 +1,149 @@
+"""One word in the place of the cited span's word, between the same two words ("work email" for
+"school email", "the next month" for "the current month"): a word no cited block writes stands
+for the span's only when it is the same word, an inflection of it or a listed synonym
+(`language/thesaurus.py`, WordNet). Issue 27's `novel_word`; MiniLM's word similarity does not
+tell a synonym from a substitution.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from functools import lru_cache
+
+from ..language.thesaurus import lemmas, synonymous
+from ..text import STOP_WORDS
+from .support import Span
+
+__all__ = ["swapped"]
+
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,:]\d+)*")
+_END = re.compile(r"[.!?](?:\s|$)|\n")
+
+
+def swapped(text: str, span: Span, cited: Sequence[Span]) -> str:
+    """Why a modifier of the clause `text` stands where `span` writes another ("" if none
+    does); `cited` are the statements of the blocks the clause cites."""
+    written = list(_TOKEN.finditer(text))
+    mine = [m.group().lower() for m in written]
+    if len(mine) < 3:
+        return ""
+    home = max(_statements(span.lowered), key=lambda s: len({m.group() for m in s} & set(mine)))
+    theirs = [m.group() for m in home]
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        # One word for one, before the same word; after the same word or where both begin.
+        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1 or i2 == len(mine):
+            continue
+        if (i1 == 0) != (j1 == 0):
+            continue
+        new, old = mine[i1], theirs[j1]
+        before = mine[i1 - 1] if i1 else ""
+        if not _modifies(text, written[i1], written[i2]) or not _modifies(
+            span.lowered, home[j1], home[j2]
+        ):
+            continue
+        if not _judged(new, old, before) or (i1 > 0 and written[i1].group()[:1].isupper()):
+            continue  # a capitalised word past the first is a name: the name checks' to judge
+        if mine[i2][0].isdigit() and (_verb(new) or _verb(old)):
+            continue  # "for coffee use 18 to 24": a verb before its number
+        if _written(new, span, cited) or synonymous(new, old):
+            continue
+        return f"{new!r} stands where the span says {old!r} and is no synonym of it"
+    return ""
+
+
+# What stands before a verb, not before a modifier ("you see", "do not use", "to pick").
+_BEFORE_VERB = frozenset(
+    "i you we they he she it not to can cannot could will would should must may might do does "
+    "did please".split()
+)
+
+
+_HOW_MANY = frozenset(
+    "several multiple many numerous various few lots plenty countless most all each every any "
+    "both none much little more less".split()
+)
+_OPENS_PHRASE = frozenset(
+    "the a an this that these those your our their its my his her each every any some another "
+    "no all both either neither of for from in on at by with without to into onto per via".split()
+)
+
+
+def _modifies(text: str, word: re.Match[str], head: re.Match[str]) -> bool:
+    """Whether `word` stands right before `head` (nothing but spaces or a hyphen between),
+    and `head` is a word or a number of the noun phrase, no function word."""
+    if text[word.end() : head.start()].strip(" -"):
+        return False
+    following = head.group().lower()
+    return following[0].isdigit() or following not in STOP_WORDS
+
+
+def _judged(new: str, old: str, before: str) -> bool:
+    """Whether the pair is this check's: modifiers (adjectives, nouns before a noun), no
+    numbers (the number checks'), no verb ("you see smoke": the overlap's and the semantic
+    stage's to judge a predicate reworded)."""
+    if new[0].isdigit() or old[0].isdigit() or new in STOP_WORDS or before in _BEFORE_VERB:
+        return False
+    if new in _HOW_MANY or old in _HOW_MANY:
+        return False  # "several" for "multiple": the quantifier checks' to judge
+    if not (_nominal(new) and _nominal(old)):
+        return False
+    if _participle(new) and _participle(old):
+        return False  # "an assigned manager" for "a dedicated manager": a verb for a verb
+    # Two words that can be verbs ("Lumen Notes keeps data" for "stores data") are modifiers
+    # only where a noun phrase opens: after a determiner, a preposition or an adjective.
+    return not (_verb(new) and _verb(old)) or before in _OPENS_PHRASE or _adjective(before)
+
+
+@lru_cache(maxsize=8192)
+def _verb(word: str) -> bool:
+    import lemminflect
+
+    return "VERB" in lemminflect.getAllLemmas(word)
+
+
+@lru_cache(maxsize=8192)
+def _adjective(word: str) -> bool:
+    import lemminflect
+
+    found = lemminflect.getAllLemmas(word)
+    return "ADJ" in found and "VERB" not in found
+
+
+@lru_cache(maxsize=8192)
+def _nominal(word: str) -> bool:
+    """Whether `word` can be an adjective, a noun or a participle (a modifier's place: "a
+    printed pass")."""
+    import lemminflect
+
+    return bool({"ADJ", "NOUN"} & set(lemminflect.getAllLemmas(word))) or _participle(word)
+
+
+@lru_cache(maxsize=8192)
+def _participle(word: str) -> bool:
+    import lemminflect
+
+    verbs = lemminflect.getAllLemmas(word).get("VERB", ())
+    return any(word in lemminflect.getInflection(v, tag="VBN") for v in verbs)
+
+
+def _statements(text: str) -> list[list[re.Match[str]]]:
+    """The words of each statement of a span (of two statements, one is restated)."""
+    cuts = [0, *(m.end() for m in _END.finditer(text)), len(text)]
+    parts = [list(_TOKEN.finditer(text, a, b)) for a, b in itertools.pairwise(cuts)]
+    return [p for p in parts if p] or [[]]
+
+
+def _written(word: str, span: Span, cited: Sequence[Span]) -> bool:
+    """Whether a cited block writes `word` or an inflection of it (then it is that block's
+    word, for the other checks to place)."""
+    mine = lemmas(word)
+    return any(mine & _lemmas_of(s.lowered) for s in (span, *cited))
+
+
+@lru_cache(maxsize=4096)
+def _lemmas_of(text: str) -> frozenset[str]:
+    return frozenset().union(*(lemmas(t) for t in _TOKEN.findall(text) if not t[0].isdigit()))
