@@ -238,3 +238,20 @@ def test_repeated_calls_find_the_same_conflicts() -> None:
     assert cold, "refund windows of 10..17 days in different documents conflict"
     for _ in range(3):
         assert detector.find(REFUND_Q, blocks) == cold
+
+
+def test_a_thing_said_not_to_exist_against_its_value_elsewhere() -> None:
+    """ "There is no deposit." and "a refundable deposit of 150 euros" share one term, too few
+    for the overlap test: the denial of the thing asked about is compared with its value."""
+    given = "You pay a refundable deposit of 150 euros when you pick up the bike."
+    for question in ("Is there a deposit?", "How much is the deposit when I rent a bike?"):
+        for denial in (
+            "There is no deposit.",
+            "No deposit is required.",
+            "We don't take a deposit.",
+        ):
+            found = values(find(question, denial, given))
+            assert [(v, b, kind) for v, b, kind in found] == [(found[0][0], (), "negation")], (
+                question,
+                denial,
+            )

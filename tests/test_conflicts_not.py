@@ -239,3 +239,13 @@ def test_two_statements_sharing_a_word_or_two_with_a_long_question_are_not_its_c
     assert find("Can I take a bike out for a ride before I decide to buy it?", a, b, c) == []
     assert len(find("How much does it cost to have a bike delivered to my house?", a, b, c)) == 1
     assert len(find("How many days does home delivery of a bike take?", a, b, c)) == 1
+
+
+def test_a_denial_the_other_side_does_not_contradict() -> None:
+    given = "You pay a refundable deposit of 150 euros when you pick up the bike."
+    assert find("Is there a deposit?", "There is no deposit for members.", given) == []
+    assert find("Is there a deposit?", "There is no parking.", given) == []
+    assert find("Where can I park?", "There is no deposit.", given) == []
+    # The value is another thing's: the deposit is only named beside it.
+    other = "The helmet costs 15 euros, and you can ask about the deposit at the desk."
+    assert find("Is there a deposit?", "There is no deposit.", other) == []

@@ -8,6 +8,7 @@ block, and ~0.1 ms per call once its per-text analysis (`statements.py`) is cach
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -209,7 +210,9 @@ class LexicalConflictDetector:
             relevant.append([])
             labelled.append([])
             for s in reading.sentences:
-                if len(s.about & asked) >= need and len(s.about & wanted) > share:
+                if (
+                    len(s.about & asked) >= need and len(s.about & wanted) > share
+                ) or _denies_asked(s, asked):
                     relevant[-1].append(_scoped(s, asked, kind))
                 elif s.values and label_terms(s.text) and len(s.about & asked) >= least:
                     labelled[-1].append(_scoped(s, asked, kind))
@@ -271,6 +274,8 @@ class LexicalConflictDetector:
     ) -> bool:
         if not (sa.values and sb.values) and bool(sa.negations) == bool(sb.negations):
             return False  # nothing that could differ
+        if _denies(sa, sb, asked) or _denies(sb, sa, asked):
+            return True
         shared = len(sa.terms & sb.terms)
         if shared < self.min_shared:
             return False
@@ -285,6 +290,57 @@ class LexicalConflictDetector:
             too_many = max(len(only_a), len(only_b)) > self.max_substitutions
             return not (too_many or only_a & names_a or only_b & names_b)
         return True
+
+
+# A thing said not to exist or not to be asked for, with at most two words before its head:
+# "There is no deposit.", "No deposit is required.", "We do not charge a deposit."
+_CLAUSE_END = r"(?=\s*(?:[.;,!?]|$))"
+_DENIED = (
+    re.compile(r"\bthere(?: is|'s| are| will be) no ((?:[^\W\d_]+ ){0,2}?[^\W\d_]+)" + _CLAUSE_END),
+    re.compile(
+        r"\bno ((?:[^\W\d_]+ ){0,2}?[^\W\d_]+) (?:is|are|will be) (?:charged|required|needed"
+        r"|payable|taken|due|necessary|asked for|collected)" + _CLAUSE_END
+    ),
+    re.compile(
+        r"\b(?:(?:do|does|will) not|don't|doesn't|won't) (?:charge|take|ask for|require|need"
+        r"|collect|have) (?:a |an |any )?((?:[^\W\d_]+ ){0,2}?[^\W\d_]+)" + _CLAUSE_END
+    ),
+)
+
+
+@lru_cache(maxsize=16384)
+def _denied(canon: str) -> tuple[tuple[frozenset[str], frozenset[str], frozenset[str]], ...]:
+    """Each thing a sentence says is not there: its words' terms, its head word's, and the
+    terms of the whole denial ("no deposit is required")."""
+    return tuple(
+        (_clause_terms(m.group(1)), head, _clause_terms(m.group(0)))
+        for pattern in _DENIED
+        for m in pattern.finditer(canon)
+        if (head := _clause_terms(m.group(1).rsplit(" ", 1)[-1]))
+    )
+
+
+def _denies_asked(sentence: Statement, asked: frozenset[str]) -> bool:
+    """Whether `sentence` says a thing the question asks about is not there."""
+    return bool(sentence.negations) and any(head & asked for _, head, _ in _denied(sentence.canon))
+
+
+def _denies(no: Statement, yes: Statement, asked: frozenset[str]) -> bool:
+    """Whether `no` says a thing the question asks about is not there ("There is no deposit.")
+    and `yes` gives it a value in one clause ("a refundable deposit of 150 euros"): they share
+    that one thing's words only, too few for the overlap test. `no` may add nothing `yes` does
+    not say ("There is no deposit for members" is about members)."""
+    if not no.negations or yes.negations or not yes.values:
+        return False
+    for thing, head, denial in _denied(no.canon):
+        if not head & asked or not thing <= yes.terms or not no.terms - denial <= yes.terms:
+            continue
+        spans = _clause_spans(yes.canon)
+        for value in yes.values:
+            start, end = clause_at(spans, value.start)
+            if head <= _clause_terms(yes.canon[start:end]):
+                return True
+    return False
 
 
 def _names_apart(models: frozenset[str], a: Block, b: Block) -> bool:
