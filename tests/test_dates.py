@@ -19,6 +19,19 @@ from stream_rag.ingest.dates import pdf_date, property_date, stated_date
         ("Terms\nRevised 2025-02-01\n", "2025-02-01"),
         ("Terms\nEffective from May 2024.\n", "2024-05-01"),
         ("Our policy.\n\nSome text.\n\nLast reviewed: 2 Feb 2026", "2026-02-02"),
+        # German and French month names and cues; numeric dates, day first where written so.
+        ("Preisliste\nStand: 15. Januar 2024\n\nTagesmiete: 55 Euro.", "2024-01-15"),
+        ("Zuletzt aktualisiert am 3. März 2025", "2025-03-03"),
+        ("Gebühren\nGültig ab 1. Juni 2023", "2023-06-01"),
+        ("Stand: 15.01.2024", "2024-01-15"),
+        ("Tarifs\nMis à jour le 3 mars 2025", "2025-03-03"),
+        ("Dernière mise à jour : 1er février 2026", "2026-02-01"),
+        ("En vigueur à partir du 01/06/2023", "2023-06-01"),
+        ("Last updated: 15/01/2024", "2024-01-15"),
+        ("Last updated: 01/15/2024", "2024-01-15"),
+        ("Prices valid from 15.01.2024", "2024-01-15"),
+        ("Last updated: 03/04/2024", None),  # March or April: a reader cannot tell
+        ("Der Stand ist gut: 15.01.2024", None),
         # A date that is not when the document was updated, or no date at all.
         ("We updated 3 things in 2024.", None),
         ("The offer ends on 15 January 2024.", None),
