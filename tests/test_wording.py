@@ -90,6 +90,7 @@ def test_the_english_wording_is_the_messages_made_before_it() -> None:
     assert en["low_evidence"] == prechecks.LOW_EVIDENCE
     assert en["not_answered"] == answerable.NOT_ANSWERED
     assert en["conflicting_sources"] == refusals.CONFLICT_LEAD
+    assert en["older_document"] == refusals.OLDER_DOCUMENT
     assert en["no_supported_sentences"] == pipeline.NOTHING_SUPPORTED
     assert en["no_answer_in_sources"] == refusals.NOT_ANSWERED
     assert en["unsupported_answer"] == pipeline.UNSUPPORTED_ANSWER
@@ -145,6 +146,25 @@ def test_every_language_questions_are_read_in_has_built_in_wording() -> None:
     assert wording.localise(near, "pt").message.endswith("próximos: nada parecido.")
     conflict = wording.localise(_conflict(), "pt")
     assert conflict.message.startswith(BUILT_IN["pt"]["conflicting_sources"] + " “refund-")
+
+
+def test_a_localised_conflict_names_the_older_document() -> None:
+    """The English message says which side is older; a localised one said nothing of it."""
+    made = _conflict()
+    dated = [made.details[0] | {"stale": "b"}]
+    dated[0]["a"] = dated[0]["a"] | {"dated": "2026-03-01"}
+    dated[0]["b"] = dated[0]["b"] | {"dated": "2025-01-15"}
+    stale = Refusal(made.reason, made.message, dated)
+    wording = Wording.build()
+    assert wording.localise(stale, "de").message.endswith(
+        "(“Refunds within 14 days.”) “billing-faq.md” ist das ältere Dokument."
+    )
+    for lang in LANGUAGES:
+        if lang != "en":
+            assert "billing-faq.md” (2025-01-15)" in wording.localise(stale, lang).message
+            assert wording.localise(stale, lang).message.count("billing-faq.md") == 2, lang
+    assert "older" not in wording.localise(made, "de").message  # undated: nothing to say
+    assert wording.localise(made, "de").message.count("billing-faq.md") == 1
 
 
 def test_the_teams_wording_wins_per_language_and_the_default_can_be_another(

@@ -12,6 +12,7 @@ from .conflicts import Conflict
 from .results import Judged
 
 CONFLICT_LEAD = "The sources disagree on this, so I am not choosing between them."
+OLDER_DOCUMENT = "“{name}” is the older document."
 _MAX_QUOTE = 240
 NOT_ANSWERED = (
     "The sources do not answer this question, so I am not answering. "
@@ -61,7 +62,7 @@ def conflict_message(conflicts: Sequence[Conflict]) -> str:
         _side(first.b.name, first.values_b, first.sentence_b, first.b.dated),
     ]
     older = {"a": first.a.name, "b": first.b.name}.get(first.stale or "")
-    stale = f" “{older}” is the older document." if older else ""
+    stale = f" {OLDER_DOCUMENT.replace('{name}', older)}" if older else ""
     more = len(conflicts) - 1
     tail = f" ({more} more disagreement{'s' if more > 1 else ''} in the details.)" if more else ""
     return f"{CONFLICT_LEAD} {sides[0]} {sides[1]}{stale}{tail}"

@@ -6,7 +6,8 @@ language the question is written in (`language/detect.py`) when that differs. Th
 details never change, only the message. Keys: one per reason, `no_answer_in_sources` for a
 `no_supported_sentences` refusal saying the sources do not answer, `nothing_close` for an
 empty `{nearby}`. `not_answered` fills `{nearby}`; `conflicting_sources` is the lead sentence,
-each side following as `“name”: “value” (“sentence”)`.
+each side following as `“name”: “value” (“sentence”)`, then `older_document` naming the side
+whose document was updated before the other's (`{name}`), when the dates tell.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ KEYS = (
     "not_answered",
     "nothing_close",
     "conflicting_sources",
+    "older_document",
     "no_supported_sentences",
     "no_answer_in_sources",
     "unsupported_answer",
@@ -41,6 +43,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         + _FOR
         + " It covers nearby: {nearby}.",
         "nothing_close": "nothing close",
+        "older_document": "“{name}” is the older document.",
         "conflicting_sources": "The sources disagree on this, so I am not choosing between them.",
         "no_supported_sentences": "I could not give an answer that the sources support,"
         + _FOR
@@ -58,6 +61,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "not_answered": "Die Wissensdatenbank beantwortet diese Frage nicht, daher beantworte "
         "ich sie nicht. Sie behandelt in der Nähe: {nearby}.",
         "nothing_close": "nichts Ähnliches",
+        "older_document": "“{name}” ist das ältere Dokument.",
         "conflicting_sources": "Die Quellen widersprechen sich hierzu, daher wähle ich nicht "
         "zwischen ihnen.",
         "no_supported_sentences": "Ich konnte keine Antwort geben, die die Quellen stützen, "
@@ -75,6 +79,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "not_answered": "La base de connaissances ne répond pas à cette question, je n'y réponds "
         "donc pas. Elle traite de sujets proches : {nearby}.",
         "nothing_close": "rien d'approchant",
+        "older_document": "“{name}” est le document le plus ancien.",
         "conflicting_sources": "Les sources se contredisent sur ce point, je ne choisis donc pas "
         "entre elles.",
         "no_supported_sentences": "Je n'ai pas pu donner de réponse appuyée par les sources, je "
@@ -91,6 +96,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "not_answered": "La base de conocimiento no responde a esta pregunta, así que no la "
         "respondo. Trata temas cercanos: {nearby}.",
         "nothing_close": "nada parecido",
+        "older_document": "“{name}” es el documento más antiguo.",
         "conflicting_sources": "Las fuentes no coinciden en esto, así que no elijo entre ellas.",
         "no_supported_sentences": "No pude dar una respuesta respaldada por las fuentes, así que "
         "no respondo. Reformule la pregunta o lea las fuentes indicadas.",
@@ -106,6 +112,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "not_answered": "La base di conoscenza non risponde a questa domanda, quindi non "
         "rispondo. Tratta argomenti vicini: {nearby}.",
         "nothing_close": "niente di simile",
+        "older_document": "“{name}” è il documento più vecchio.",
         "conflicting_sources": "Le fonti non concordano su questo punto, quindi non scelgo tra "
         "loro.",
         "no_supported_sentences": "Non sono riuscito a dare una risposta sostenuta dalle fonti, "
@@ -122,6 +129,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "not_answered": "De kennisbank beantwoordt deze vraag niet, dus ik beantwoord haar "
         "niet. Ze behandelt wel verwante onderwerpen: {nearby}.",
         "nothing_close": "niets vergelijkbaars",
+        "older_document": "“{name}” is het oudere document.",
         "conflicting_sources": "De bronnen spreken elkaar hierover tegen, dus ik kies niet "
         "tussen hen.",
         "no_supported_sentences": "Ik kon geen antwoord geven dat de bronnen ondersteunen, dus "
@@ -138,6 +146,7 @@ BUILT_IN: dict[str, dict[str, str]] = {
         "not_answered": "A base de conhecimento não responde a esta pergunta, por isso não "
         "respondo. Trata de temas próximos: {nearby}.",
         "nothing_close": "nada parecido",
+        "older_document": "“{name}” é o documento mais antigo.",
         "conflicting_sources": "As fontes não concordam sobre isto, por isso não escolho entre "
         "elas.",
         "no_supported_sentences": "Não consegui dar uma resposta apoiada pelas fontes, por isso "
@@ -198,8 +207,17 @@ class Wording:
         elif key == "conflicting_sources":
             if text == BUILT_IN["en"][key]:
                 return refusal  # made so, each side's sentence said in English words
-            text = " ".join([text, *_sides(refusal)])
+            text = " ".join([text, *_sides(refusal), *self._older(refusal, language)])
         return refusal if text == refusal.message else replace(refusal, message=text)
+
+    def _older(self, refusal: Refusal, language: str | None) -> list[str]:
+        """The sentence naming the first conflict's older side, if the dates tell one."""
+        first = refusal.details[0] if refusal.details else {}
+        side = first.get(str(first.get("stale"))) if first.get("stale") in ("a", "b") else None
+        text = self.text(language, "older_document")
+        if not isinstance(side, Mapping) or text is None:
+            return []
+        return [text.replace("{name}", str(side.get("name")))]
 
 
 def _sides(refusal: Refusal) -> list[str]:
