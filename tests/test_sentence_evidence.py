@@ -5,11 +5,21 @@ answer is still refused as `low_evidence`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
 from stream_rag.answer.conflicts import LexicalConflictDetector
 from stream_rag.answer.prechecks import refusal
+from stream_rag.config import Settings
+from stream_rag.embed.backends import Vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.index.folders import ingest_paths
 from stream_rag.model.extractive import SentenceVectors
+from stream_rag.model.passages import block_sentences
 from stream_rag.retrieve.hybrid import Block
+from stream_rag.services import open_services
 
 ROOMS = (
     "# Rooms and rates\n\n"
@@ -50,3 +60,41 @@ def test_a_sentence_saying_what_was_asked_in_other_words_is_evidence(
     )
     assert off is not None
     assert off.reason == "low_evidence"
+
+
+class CountingEmbedder:
+    """The local MiniLM, recording every text it is asked to embed."""
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.embedded: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.embedded.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_the_sentences_compared_with_the_question_were_embedded_at_indexing(
+    tmp_path: Path, minilm: MiniLMEmbedder
+) -> None:
+    """`sentence_evidence` reads the vectors the local generator's ranking warmed as the chunks
+    were indexed: a cold check embedded every sentence of the top blocks in the answer's worker
+    thread (review finding), and compared an int8 question vector with fp32 sentences."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "rooms.md").write_text(ROOMS, encoding="utf-8")
+    settings = Settings(data_dir=tmp_path / "data")
+    counting = CountingEmbedder(minilm)
+    services = open_services(settings, embedder=counting)
+    question = "Something came up and we can't travel tomorrow. Will I get charged if I cancel now?"
+    try:
+        ingest_paths(services.store, [kb], settings, indexer=services.indexer, quiet=True)
+        counting.embedded.clear()
+        result = anyio.run(services.answerer.answer, question)
+    finally:
+        services.close()
+    assert result.refusal is None, result.refusal
+    sentences = set(block_sentences(ROOMS))
+    assert not sentences & set(counting.embedded), counting.embedded
