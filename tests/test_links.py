@@ -78,3 +78,37 @@ def test_each_family_writes_false_edits_and_its_controls_are_true(family: str) -
     for option in made:
         ok, detail = judge(option.text, 1)
         assert ok != option.false, (option, detail)
+
+
+FERRY = (
+    "The ferry stopped running in 2021. Its engine failed in 2020. The harbour café shut in "
+    "May. Launch delays hit the yard in April. The new quay is due to open in June. The "
+    "museum has hosted 40 exhibitions. It opened in 1998."
+)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # "since" before a clause, "due to" before a noun: a cause no statement gives.
+        "The ferry stopped running in 2021 since its engine failed in 2020.",
+        "Since its engine failed in 2020, the ferry stopped running in 2021.",
+        "The harbour café shut in May due to launch delays.",
+        "The harbour café shut in May due to the new quay.",
+    ],
+)
+def test_since_a_clause_or_due_to_a_noun_is_a_cause(sentence: str) -> None:
+    ok, detail = verdict((FERRY,), sentence, 1)
+    assert not ok, detail
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The museum has hosted 40 exhibitions since its opening in 1998.",
+        "The new quay is due to open in June.",
+    ],
+)
+def test_since_a_possessive_noun_or_is_due_to_open_is_time(sentence: str) -> None:
+    ok, detail = verdict((FERRY,), sentence, 1)
+    assert ok, detail

@@ -14,15 +14,26 @@ from ..text import STOP_WORDS
 
 __all__ = ["unlinked"]
 
-# A cause or a consequence. "since" only before no number, date or possessive: "since 2020",
-# "since its launch" are time (a cause needs a subject: "since it costs"); "due to" not before
-# "be" or a verb of schedule ("due to be paid", "due to open" say when, not why).
+# A cause or a consequence. "since" before a date or a possessive's one-word noun ("since
+# 2020", "since its launch", "since our move to Berlin") tells time; before a clause ("since
+# its roof leaked") it may give a cause, so it is checked. "due to" tells time only as "is due
+# to" before "be" or a verb of schedule ("is due to open"); "closed due to launch delays" and
+# "due to return fraud" give a cause.
+_POSSESSED = (
+    r"(?:its|his|her|their|our|your|my|early|late)\s+[^\W\d_][\w'-]*"
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:in|on|at|of|from|by|with|for|to|and|or|until|till)\b)"
+)
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+_SCHEDULED = (
+    "".join(rf"(?<=\b{copula} due to)|" for copula in ("is", "are", "was", "were", "be", "been"))
+    + r"(?<='s due to)|(?<=’s due to)|(?<='re due to)|(?<=’re due to)"
+)
 _CAUSAL = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|as a result|which means|that is why"
-    r"|this is why|due to(?!\s+(?:be|start|begin|open|close|arrive|end|expire|launch|return"
-    r"|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:\d|the\s+\d|(?:"
-    r"january|february|march|april|may|june|july|august|september|october|november"
-    r"|december|last|then|yesterday|its|his|her|their|our|your|my|early|late)\b)))\b"
+    rf"|this is why|due to(?!(?:{_SCHEDULED})\s+(?:be|start|begin|open|close|arrive|end|expire"
+    r"|launch|return|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:\d"
+    rf"|the\s+\d|(?:early\s+|late\s+)?(?:{_MONTHS})\b|(?:last|then|yesterday)\b"
+    rf"|(?:early|late)\s+\d|{_POSSESSED})))\b"
     r"|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
     re.IGNORECASE,
 )
