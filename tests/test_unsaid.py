@@ -64,3 +64,37 @@ def test_what_the_span_does_not_say_fails(sentence: str, block: int) -> None:
 def test_a_faithful_restatement_passes(sentence: str, block: int) -> None:
     ok, detail = judge(sentence, block)
     assert ok, detail
+
+
+GYM = (
+    "The Basic membership includes 2 classes a week, a locker and towel service. The Plus "
+    "membership adds 4 personal training sessions and sauna access. Day passes are not "
+    "eligible for a discount. Discounts are given to students."
+)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # a list item of another statement, counting what this one does not
+        "The Basic membership includes 2 classes a week, a locker, towel service and 4 personal "
+        "training sessions.",
+        # the span's own noun, from its predicate, made its subject
+        "Discounts are not eligible for a discount.",
+    ],
+)
+def test_an_item_or_a_subject_of_the_wrong_statement_fails(sentence: str) -> None:
+    ok, why = verdict((GYM,), sentence, 1)
+    assert not ok, why
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The Basic membership includes towel service, a locker and 2 classes a week.",
+        "Day passes are not eligible for a discount.",
+    ],
+)
+def test_the_statements_own_items_and_subject_pass(sentence: str) -> None:
+    ok, why = verdict((GYM,), sentence, 1)
+    assert ok, why

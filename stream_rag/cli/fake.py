@@ -42,6 +42,9 @@ RED_TEAM = (
     "sides_swap",
     "bound_drop",
     "fraction",
+    "role_swap",
+    "weaken",
+    "certain",
 )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from .roles import roles
 from .support import Span, Word
 from .swaps import swapped
 
@@ -63,6 +64,8 @@ def unsaid(
     # Of a span of two statements, the one the clause restates: its words vouch for an
     # addition, the other's do not ("... at the same time" from the statement after).
     theirs = _home(span, theirs, set(a))
+    first, last = theirs[0].start, theirs[-1].end
+    numbers = {w.key for w in span.words if w.number and first <= w.start <= last}
     own = frozenset(w.key for w in theirs)  # what "It" names vouches for no list item
     # Restated: most of the clause is the span's, or all of its statement is in the clause
     # (however much the clause adds: "If <another statement>, <this one>").
@@ -70,7 +73,7 @@ def unsaid(
     whole = sum(k in a for k in own) >= _WHOLE * len(own)
     if share < _RESTATES and not whole:
         return ""
-    if why := swapped(text, span, cited):
+    if why := swapped(text, span, cited) or roles(text.lower(), span.lowered):
         return why
     home = own | span.context | {w.key for w in span.words if w.number}
     elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
@@ -82,10 +85,25 @@ def unsaid(
     matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         run = mine[i1:i2]
-        if tag not in ("delete", "replace") or 2 * sum(w.key in own for w in run) > len(run):
-            continue  # mostly the span's words: written in another order
+        if tag not in ("delete", "replace"):
+            continue
         gap = text[mine[i1 - 1].end if i1 else 0 : run[0].start]
         phrase = text[run[0].start : run[-1].end]
+        if tag == "delete" and i2 == len(mine) and i1 and _LISTED.search(gap):
+            # The clause's last item, of the statement's words, counting what the statement
+            # does not ("..., version history for 90 days and version history for 1 year").
+            counted = {w.key for w in words if w.number and w.start > mine[i1 - 1].end}
+            if counted and not counted & numbers:
+                return f"{phrase!r} is added to what the span lists"
+        if tag == "replace" and i1 == 0 == j1 and _OPENS.fullmatch(gap):
+            # The subject made of a noun the clause writes again where the span does, the
+            # span's subject gone ("Refunds are not eligible for a refund").
+            later = {w.key for w in mine[i2:]}
+            gone = {w.key for w in theirs[j1:j2]} - set(a)
+            if gone and all(w.key in later and _noun(_of(text, w)) for w in run):
+                return f"{phrase!r} is the span's object made its subject"
+        if 2 * sum(w.key in own for w in run) > len(run):
+            continue  # mostly the span's words: written in another order
         if i1 and _LISTED.search(gap) and tag == "delete" and not _ends_part(text, mine[i1 - 1]):
             return f"{phrase!r} is added to what the span lists"
         if 2 * sum(w.key in home for w in run) > len(run):

@@ -101,6 +101,9 @@ class FakeConfig:
     sides_swap: float = 0.0
     bound_drop: float = 0.0
     fraction: float = 0.0
+    role_swap: float = 0.0
+    weaken: float = 0.0
+    certain: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

@@ -28,6 +28,7 @@ from .redteam import (
 from .redteam_links import LINKS
 from .redteam_more import subject_swap
 from .redteam_probe import PROBE
+from .redteam_roles import ROLES
 
 __all__ = [
     "CONTROL_SHARE",
@@ -381,6 +382,7 @@ _FAMILIES: dict[str, Family] = {
     "subject_swap": subject_swap,
     **PROBE,
     **LINKS,
+    **ROLES,
 }
 RED_TEAM = tuple(_FAMILIES)
 
