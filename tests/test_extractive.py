@@ -323,3 +323,29 @@ def test_a_q_and_a_faq_is_quoted_from_its_entry_without_the_label(
     ]
     chosen = select("How do I delete my account?", {1: QA_FAQ}, dense=dense)
     assert [c.text for c in chosen] == ["Contact support.", "Deletion takes up to 7 days."]
+
+
+LIBRARY_FAQ = """# Library help
+
+## Can I renew a book online?
+Sign in to your library account and choose Renew next to the loan. A loan can be renewed three
+times unless another reader has reserved it.
+
+## What happens if I return a book late?
+Adult loans are charged 20 pence a day. Children's books carry no charge.
+
+## How many books can I borrow?
+Adults may borrow up to 12 items at a time on one card.
+"""
+
+
+def test_the_entry_read_whole_answers_a_paraphrase(minilm: MiniLMEmbedder) -> None:
+    # Neither the entry's question nor one of its sentences is close to "keep ... longer
+    # without coming in"; the entry read whole is (a renewal), not the late-return charges.
+    question = "Can I keep my book longer without coming in?"
+    chosen = select(question, {1: LIBRARY_FAQ}, dense=SentenceVectors(minilm))
+    assert chosen[0].title == "Can I renew a book online?"
+    overdue = select(
+        "Is there a fine for overdue books?", {1: LIBRARY_FAQ}, dense=SentenceVectors(minilm)
+    )
+    assert overdue[0].title == "What happens if I return a book late?"

@@ -87,7 +87,7 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
     if not ranked:
         return Reading(None, (), True, nearby)
     top = ranked[0]
-    good = [c for c in ranked if c.score >= GOOD * top.score]
+    good = [c for c in ranked if c.alone >= GOOD * top.alone]
     on_kind = not asked.asks_value or any(c.on_kind for c in good)
     entry = _terms(texts[top.n]) | _terms(name_words(names[top.n]))
     elsewhere: set[str] = set()

@@ -37,6 +37,7 @@ from .passages import (
     Candidate,
     Scorer,
     depends,
+    entry_texts,
     leads,
     rank_sentences,
     sections,
@@ -79,18 +80,18 @@ def select(
     own = sorted(by_block[best], key=lambda c: c.position)
     at = {c.position: c for c in own}
     top = by_block[best][0]
-    floor = max(min_score, top.score / 2)
+    floor = max(min_score, top.alone / 2)
     chosen = {top.position}
     how = read_question(question).kind == "steps"
     for candidate in by_block[best][1:]:
         if candidate.step and not how and candidate.item != top.item:
             continue  # a step of a procedure the question does not ask for: not some steps
-        bar = floor if candidate.section == top.section else top.score * OTHER_SECTION
+        bar = floor if candidate.section == top.section else top.alone * OTHER_SECTION
         if candidate.row and candidate.section != top.section:
             continue  # another row of a table: as alike as rows are, it answers something else
         if candidate.step and candidate.item != top.item and candidate.section != top.section:
             continue  # a step of another procedure (an item of a list of facts may answer)
-        if candidate.score >= bar and len(chosen) < limit:
+        if candidate.alone >= bar and len(chosen) < limit:
             chosen.add(candidate.position)
     steps = (top.step and top.item) or (
         how and next((at[p].item for p in sorted(chosen) if at[p].item), 0)
@@ -248,6 +249,7 @@ class ExtractiveModel:
             for sentence, heading, scope in sections(text, title):
                 wanted.extend(t for t in (sentence, heading, scope) if t)
             wanted.extend(leads(text, title))
+            wanted.extend(entry for _, entry in entry_texts(text, title))
         self.dense.prefill(wanted)
 
     def answer(self, prompt: str) -> str:

@@ -34,6 +34,7 @@ __all__ = [
     "Candidate",
     "block_sentences",
     "depends",
+    "entry_texts",
     "forget_rankings",
     "leads",
     "rank_sentences",
@@ -66,6 +67,12 @@ TITLE_WEIGHT = 0.5  # an FAQ entry's question says best what its sentences answe
 RESTATES = 0.8  # a sentence holding this share of the question's terms, and little else
 # A sentence not stating the kind of answer the question wants keeps this share of its score.
 OFF_KIND = 0.7
+# An FAQ entry read whole (its question and the sentences answering it) is what a customer's
+# question paraphrases: an entry's sentences keep (its cosine / the best entry's) ** this of
+# their score, so the entry that matches best leads and the rest fall behind it; a sentence
+# of no entry keeps its own (loadtests/faq_errors.py: the right entry first for 149 -> 157 of
+# 162 dev questions; docs/decisions/faq-entry-read-whole.md).
+ENTRY_POWER = 2.0
 
 _NUMBERS = (
     "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
@@ -96,6 +103,14 @@ class Candidate:
     on_kind: bool = True  # it states the kind of answer the question wants
     title: str = ""  # the heading it sits under, else its document's name
     step: bool = False  # an item of a numbered list: an instruction, not a statement
+    # Its score without its FAQ entry read whole (None: the same): which sentences of the
+    # chosen entry, or of its neighbours, are good enough to quote is read on this; the
+    # entry's part is alike for them all and would let worded-alike neighbours in.
+    said: float | None = None
+
+    @property
+    def alone(self) -> float:
+        return self.score if self.said is None else self.said
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +153,22 @@ def leads(text: str, title: str = "") -> list[str]:
     """The lead-ins of the block's lists ("To cancel a monthly plan:"), each once: its items
     are scored under them too."""
     return list(dict.fromkeys(s.lead for s in _sectioned(text, title) if s.lead))
+
+
+@lru_cache(maxsize=4096)
+def entry_texts(text: str, title: str = "") -> tuple[tuple[int, str], ...]:
+    """The block's FAQ entries read whole, by section: each question heading with the quotable
+    sentences under it (what `rank_sentences` embeds, and the indexer warms)."""
+    grouped: dict[int, list[str]] = {}
+    opening: list[str] = []  # before the first heading: the end of an entry the chunk starts in
+    for s in _sectioned(text, title):
+        if s.section and s.title.rstrip().endswith(("?", "？")):
+            grouped.setdefault(s.section, [s.title]).append(s.text)
+        elif not s.section:
+            opening.append(s.text)
+    if grouped and opening:
+        grouped[0] = opening
+    return tuple((section, " ".join(said)) for section, said in grouped.items())
 
 
 def depends(text: str) -> bool:
@@ -339,10 +370,12 @@ def _ranked(
     doc = dict(ids) or names or {}
     first = {n: min(rank[m] for m in blocks if doc.get(m, m) == doc.get(n, n)) for n in blocks}
     sentences: list[tuple[int, int, _Sentence, frozenset[str]]] = []
+    entries: list[tuple[tuple[int, int], str]] = []
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
     for n, text in blocks.items():
         name = name_words((names or {}).get(n, ""))
+        entries.extend(((n, section), entry) for section, entry in entry_texts(text, name))
         for i, (sentence, terms, said) in enumerate(_quotable(text, name)):
             if not restates(asked, said):
                 sentences.append((n, i, sentence, terms))
@@ -366,13 +399,17 @@ def _ranked(
 
     texts = [s.text for _, _, s, _ in sentences] + heads
     own = [lexical(terms) for *_, terms in sentences] + [lexical(_terms(h)) for h in heads]
+    entry: dict[tuple[int, int], float] = {}
     if dense is not None:
-        similarity = dense(question, texts)
+        similarity = dense(question, texts + [e for _, e in entries])
+        tail = similarity[len(texts) :]
+        entry = {k: max(0.0, c) for (k, _), c in zip(entries, tail, strict=True)}
         own = [
             DENSE_WEIGHT * max(0.0, d) + (1 - DENSE_WEIGHT) * w
-            for d, w in zip(similarity, own, strict=True)
+            for d, w in zip(similarity[: len(texts)], own, strict=True)
         ]
     title_score = dict(zip(heads, own[len(sentences) :], strict=True))
+    best_entry = max(entry.values(), default=0.0) or 1.0
     ranked = []
     for (n, i, s, _), score in zip(sentences, own, strict=False):
         if s.title or s.scope or s.lead:
@@ -380,15 +417,31 @@ def _ranked(
             # the following:" says what the steps under "Booking your first appointment" do.
             head = max(title_score.get(h, 0.0) for h in (s.title, s.scope, s.lead))
             score = (1 - TITLE_WEIGHT) * score + TITLE_WEIGHT * head
+        alone = score
+        if (n, s.section) in entry:
+            score *= (entry[(n, s.section)] / best_entry) ** ENTRY_POWER
         # A step of a procedure says what to do, not whether, how much or when: it answers
         # "how do I ...?" (or an open question), and a fact beside it answers the others.
         on_kind = offers(s.text, kind) and not (s.step and kind not in (None, "steps"))
         # An FAQ entry ranks with its document's first block: the chunks of one FAQ share
         # its topic, and retrieval ranked each by its best entry, not by this one.
         place = first[n] if s.title.rstrip().endswith(("?", "？")) else rank[n]
-        weighted = score * (1 - RANK_DECAY) ** place * (1.0 if on_kind else OFF_KIND)
+        factor = (1 - RANK_DECAY) ** place * (1.0 if on_kind else OFF_KIND)
+        without = alone * factor if (n, s.section) in entry else None
         ranked.append(
-            Candidate(n, i, s.text, weighted, s.section, s.row, s.item, on_kind, s.title, s.step)
+            Candidate(
+                n,
+                i,
+                s.text,
+                score * factor,
+                s.section,
+                s.row,
+                s.item,
+                on_kind,
+                s.title,
+                s.step,
+                without,
+            )
         )
     return tuple(sorted(ranked, key=lambda c: (-c.score, c.n, c.position)))
 
