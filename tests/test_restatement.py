@@ -76,3 +76,15 @@ def test_a_bare_yes_is_left_unchecked_at_balanced_only() -> None:
         assert ctx.check(text, [Citation(1)], units).ok is shown
     text, _, units = balanced.read("Yes. Guided tours cost 20 euros. [1]")
     assert not balanced.check(text, [Citation(1)], units).ok
+
+
+def test_a_continuation_binds_to_the_statement_it_names() -> None:
+    # "They" names the monthly plans: the pair is one span, and the annual plans are not it.
+    blocks = (
+        "Monthly plans cost 8 euros. They can be cancelled at any time. "
+        "Annual plans cost 80 euros.",
+    )
+    ok, detail = verdict(blocks, "Annual plans can be cancelled at any time.", 1)
+    assert not ok, detail
+    ok, detail = verdict(blocks, "Monthly plans can be cancelled at any time.", 1)
+    assert ok, detail
