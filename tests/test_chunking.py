@@ -150,3 +150,24 @@ def test_a_question_per_line_faq_has_its_questions_as_headings() -> None:
     # A line wrapped mid-sentence that happens to end asking is prose, not a heading.
     wrapped = "We are often asked whether the shop opens on holidays and\nWhy not?\nIt does not."
     assert [wrapped[s:e] for s, e, heading in pieces(wrapped) if heading] == []
+
+
+def test_a_chunk_opening_a_section_carries_no_overlap_from_the_one_before() -> None:
+    # The previous section's last sentences would open the chunk with no heading over them
+    # ("On the day you leave, ..." read under the page title, not "Arrival and departure").
+    arrival = (
+        "## Arrival and departure\n\n"
+        "Rooms are ready from 15:00 on the day you arrive. On the day you leave, please vacate "
+        "the room by 11:00. A late check-out until 14:00 costs 25 euros.\n\n"
+    )
+    cancelling = (
+        "## Cancelling a booking\n\n"
+        "You can cancel free of charge up to 48 hours before the day you arrive. If you cancel "
+        "later, we charge the first night.\n"
+    )
+    text = arrival + cancelling
+    spans = chunk_spans(text, 180, 90)
+    assert [text[start:end] for start, end in spans] == [arrival.strip(), cancelling.strip()]
+    # Within a section the overlap stays.
+    text = " ".join(SENTENCES * 4)
+    assert any(b[0] < a[1] for a, b in itertools.pairwise(chunk_spans(text, 120, 40)))

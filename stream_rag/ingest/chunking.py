@@ -285,6 +285,11 @@ def _next_chunk(
             return carried
         return []  # the heading with the next sentence would not fit: no carry
     chunks.append((current[0].start, current[-1].end))
+    if unit.paragraph in headings:
+        # The next chunk opens a section: the previous one's last sentences, whole in this
+        # chunk, would open it with no heading of their own ("On the day you leave, ..." read
+        # under the page title and ranked above the chunk that holds them under theirs).
+        return []
     return _overlap_tail(current, overlap, unit, target)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever extraction or chunking changes what a stored version's text or chunks would
 # be: versions extracted by an older one are extracted again at start (store/reextract.py).
-EXTRACTION_VERSION = 8
+EXTRACTION_VERSION = 9
 
 
 SENTENCE_ENDS = (".", "!", "?", ":", ";", "。", "！", "？", "：", "；")
