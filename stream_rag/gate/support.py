@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..language.opposites import unit_form
@@ -106,7 +106,6 @@ class Span:
     negated: frozenset[str]  # the stems a negation cue in it governs
     negates: bool  # it has a negation cue
     context: frozenset[str] = frozenset()  # the statement before's words ("It" names them)
-    joined: bool = False  # a statement and the next, which names it ("They are free.")
 
     @property
     def keys_numbers(self) -> frozenset[str]:
@@ -206,8 +205,7 @@ def block_spans(block: int, text: str) -> tuple[Span, ...]:
         if out and refers and not line.startswith("|") and not _ITEM.match(line):
             # "X arrive within two hours. They are free." says "X are free": the two are one
             # span too, for a clause that restates both.
-            pair = read_span(block, f"{out[-1].text} {line}", out[-1].context)
-            joined.append(replace(pair, joined=True))
+            joined.append(read_span(block, f"{out[-1].text} {line}", out[-1].context))
         out.append(read_span(block, line, out[-1].keys if out and refers else frozenset()))
     return (*out, *joined)
 

@@ -154,7 +154,7 @@ def unsaid(
 def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
     """The words of the statement of `span` holding most of `said`."""
     cuts = [m.end() for m in _END.finditer(span.text)]
-    if len(cuts) < 2 or span.joined:  # "X ... . They ...": both statements say it of X
+    if len(cuts) < 2:
         return list(theirs)
     parts: list[list[Word]] = [[] for _ in cuts]
     for w in theirs:
