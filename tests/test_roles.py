@@ -14,7 +14,8 @@ CLINIC = (
     "The duty nurse phones every patient after surgery. All prescriptions are checked by a "
     "pharmacist. Some vaccines can be booked online. Patients can cancel an appointment up "
     "to 24 hours before it starts. The clinic will close at 4 pm on public holidays. "
-    "Blood tests are done before 10 am. After that the lab closes. It offers free flu jabs."
+    "Blood tests are done before 10 am. After that the lab closes. It offers free flu jabs. "
+    "Seniors get 30% off dental check-ups."
 )
 BLOCKS = (CLINIC,)
 
@@ -33,6 +34,7 @@ def judge(sentence: str) -> tuple[bool, str]:
         "Patients will cancel an appointment up to 24 hours before it starts.",
         "Free flu jabs offer it.",  # a pronoun subject traded
         "After that blood tests are done before 10 am.",  # a time another statement sets
+        "Seniors get 30 off dental check-ups.",  # the span's share written bare
     ],
 )
 def test_roles_traded_fewer_or_surer_fails(sentence: str) -> None:
@@ -49,6 +51,7 @@ def test_roles_traded_fewer_or_surer_fails(sentence: str) -> None:
         "Some vaccines can be booked online.",  # the span's own "some"
         "The clinic will close at 4 pm on public holidays.",  # the span's own "will"
         "After that the lab closes.",  # the span's own "After that"
+        "Seniors get 30 percent off dental check-ups.",
     ],
 )
 def test_a_faithful_restatement_passes(sentence: str) -> None:

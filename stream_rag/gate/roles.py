@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from ..language.quantities import Quantity, canonical, scan
 from ..text import STOP_WORDS
 
 __all__ = ["roles"]
@@ -27,9 +28,9 @@ _CERTAIN = re.compile(r"\bwill\b(?!\s+not\b)|\bwon't\b")
 _POSSIBLE = re.compile(r"\b(?:can|could|may|might)\b")
 
 
-def roles(lowered: str, span_lowered: str) -> str:
+def roles(lowered: str, span_lowered: str, span_quantities: Sequence[Quantity] = ()) -> str:
     """Why the clause (`lowered`) says of others, of fewer or more surely what the span's
-    statement (`span_lowered`) says ("" if it does not)."""
+    statement (`span_lowered`, its `span_quantities`) says ("" if it does not)."""
     mine = _TOKEN.findall(lowered)
     theirs = max(
         (_TOKEN.findall(part) for part in _statements(span_lowered)),
@@ -40,6 +41,7 @@ def roles(lowered: str, span_lowered: str) -> str:
         or _fewer(mine, theirs)
         or _surer(lowered, span_lowered)
         or _when(mine, theirs)
+        or _unit_dropped(lowered, span_lowered, span_quantities)
     )
 
 
@@ -109,6 +111,36 @@ def _content(words: Sequence[str]) -> frozenset[str]:
 
 _PRONOUNS = frozenset("it they we you he she".split())
 _THEN = re.compile(r"(?:after|before|since|until|till|from) (?:that|then|this)|by then")
+
+
+_SIGNED = frozenset("%$€£¥")
+
+
+def _unit_dropped(lowered: str, span_lowered: str, span_quantities: Sequence[Quantity]) -> str:
+    """A number the span writes as a share or an amount, written bare before the word the span
+    writes after it ("at 50 off" of "50% off"): the reader supplies a unit the span does not
+    give. (A number at the clause's end, "by 40", is a cut, not a unit dropped.)"""
+    if not span_quantities or not any(c.isdigit() for c in lowered):
+        return ""
+    signed = {
+        (v, _next_word(span_lowered, q.span[1]))
+        for q in span_quantities
+        for v, unit in q.values
+        if unit in _SIGNED
+    }
+    bare = {v for q in span_quantities for v, unit in q.values if unit is None}
+    text = canonical(lowered)
+    for quantity in scan(text)[0]:
+        after = _next_word(text, quantity.span[1])
+        for value, unit in quantity.values:
+            if unit is None and value not in bare and after and (value, after) in signed:
+                return f"{quantity.text!r} drops the unit the span writes it with"
+    return ""
+
+
+def _next_word(text: str, at: int) -> str:
+    match = _TOKEN.match(text, len(text) - len(text[at:].lstrip()))
+    return match.group() if match is not None and match.group()[0].isalpha() else ""
 
 
 def _when(mine: Sequence[str], theirs: Sequence[str]) -> str:

@@ -10,6 +10,7 @@ clause) and whose words it has (the span's, another statement's of a cited block
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
@@ -64,8 +65,6 @@ def unsaid(
     # Of a span of two statements, the one the clause restates: its words vouch for an
     # addition, the other's do not ("... at the same time" from the statement after).
     theirs = _home(span, theirs, set(a))
-    first, last = theirs[0].start, theirs[-1].end
-    numbers = {w.key for w in span.words if w.number and first <= w.start <= last}
     own = frozenset(w.key for w in theirs)  # what "It" names vouches for no list item
     # Restated: most of the clause is the span's, or all of its statement is in the clause
     # (however much the clause adds: "If <another statement>, <this one>").
@@ -73,7 +72,7 @@ def unsaid(
     whole = sum(k in a for k in own) >= _WHOLE * len(own)
     if share < _RESTATES and not whole:
         return ""
-    if why := swapped(text, span, cited) or roles(text.lower(), span.lowered):
+    if why := swapped(text, span, cited) or roles(text.lower(), span.lowered, span.quantities):
         return why
     home = own | span.context | {w.key for w in span.words if w.number}
     elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
@@ -93,7 +92,7 @@ def unsaid(
             # The clause's last item, of the statement's words, counting what the statement
             # does not ("..., version history for 90 days and version history for 1 year").
             counted = {w.key for w in words if w.number and w.start > mine[i1 - 1].end}
-            if counted and not counted & numbers:
+            if counted and j1 and not counted & _numbers_beside(span, theirs[j1 - 1]):
                 return f"{phrase!r} is added to what the span lists"
         if tag == "replace" and i1 == 0 == j1 and _OPENS.fullmatch(gap):
             # The subject made of a noun the clause writes again where the span does, the
@@ -160,6 +159,16 @@ def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
     for w in theirs:
         parts[min(sum(w.start >= c for c in cuts), len(parts) - 1)].append(w)
     return max(parts, key=lambda p: len({w.key for w in p} & said))
+
+
+def _numbers_beside(span: Span, word: Word) -> frozenset[str]:
+    """The numbers of the statement of `span` that holds `word` (the list the clause extends;
+    a statement joined to the one before by "It" has its own)."""
+    cuts = [0, *(m.end() for m in _END.finditer(span.text)), len(span.text)]
+    start, end = next(
+        ((a, b) for a, b in itertools.pairwise(cuts) if a <= word.start < b), (0, len(span.text))
+    )
+    return frozenset(w.key for w in span.words if w.number and start <= w.start < end)
 
 
 def _of(text: str, word: Word) -> str:
