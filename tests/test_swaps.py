@@ -30,13 +30,13 @@ def judge(sentence: str, block: int) -> tuple[bool, str]:
     [
         ("Passengers must show a digital boarding pass at the gate.", 1),
         ("Small suitcases go to the oversize desk.", 1),  # an opposite: the claim checks'
-        ("Fragile suitcases go to the oversize desk.", 1),
+        ("Passengers must show a mobile boarding pass at the gate.", 1),
         ("The next timetable is posted in the main hall.", 1),
-        ("The current timetable is posted in the side hall.", 1),
+        ("The current timetable is posted in the east hall.", 1),
         ("Parking is free for at most 20 minutes.", 1),
         ("Parking is free for roughly 20 minutes.", 1),
-        ("The reading room is reserved for group study.", 2),
-        ("Each member gets a shared locker.", 2),
+        ("The reading room is reserved for weekly study.", 2),
+        ("Each member gets a spacious locker.", 2),
     ],
 )
 def test_a_word_in_the_spans_place_that_is_no_synonym_fails(sentence: str, block: int) -> None:

@@ -37,8 +37,8 @@ def swapped(text: str, span: Span, cited: Sequence[Span]) -> str:
         # One word for one, before the same word; after the same word or where both begin.
         if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1 or i2 == len(mine):
             continue
-        if (i1 == 0) != (j1 == 0):
-            continue
+        if i1 == 0 or j1 == 0:
+            continue  # between the same two words: a sentence's first word has one neighbour
         new, old = mine[i1], theirs[j1]
         before = mine[i1 - 1] if i1 else ""
         if not _modifies(text, written[i1], written[i2]) or not _modifies(
@@ -89,8 +89,8 @@ def _judged(new: str, old: str, before: str) -> bool:
         return False
     if new in _HOW_MANY or old in _HOW_MANY:
         return False  # "several" for "multiple": the quantifier checks' to judge
-    if not (_nominal(new) and _nominal(old)):
-        return False
+    if not (_nominal(new) and _nominal(old)) or _verb(new):
+        return False  # a word that can be a verb ("present", "spare") may be a reworded predicate
     if _participle(new) and _participle(old):
         return False  # "an assigned manager" for "a dedicated manager": a verb for a verb
     # Two words that can be verbs ("Lumen Notes keeps data" for "stores data") are modifiers
