@@ -30,6 +30,7 @@ from ..language.statements import negated_terms
 from ..language.terms import DISCOURSE_WORDS, NEGATION_CUE, stem
 from .binding import binding_mismatch, referent, transplanted
 from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
+from .parallel import moved_between_parts
 from .support import Span, Word, align, attached, placed_quantities, read_words
 from .unsaid import unsaid
 
@@ -416,6 +417,10 @@ def _against(
             if rules.numbers_in_part or not any(_vouched(q, s) for s in candidates):
                 return f"{q.text!r} is not in {where}"
             continue  # balanced: stated in another statement of a cited block
+        if (trade := moved_between_parts(near, q, local, _same)) is not None:
+            return f"{q.text!r} is said of {trade[1]!r} here, not {trade[0]!r}, in " + _quote(
+                local.text, 60
+            )
         before = not attached(near, q)
         mine = attached(near, q, before) & local.keys
         if not mine:
