@@ -12,19 +12,15 @@ apart, so that a rule found on some documents is seen to hold on the others.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import anyio
 
 from stream_rag.answer.answerable import read_blocks
-from stream_rag.answer.evaluate import AnswerSet, load_questions, load_sets
+from stream_rag.answer.evaluate import AnswerSet, kb_services, load_questions, load_sets
 from stream_rag.answer.results import Options
 from stream_rag.config import Settings
-from stream_rag.index.folders import ingest_paths
 from stream_rag.language.question import read_question
-from stream_rag.services import open_services
 
 SETS = Path(__file__).parent / "answers" / "sets.json"
 Row = tuple[str, str, str, bool, bool]
@@ -65,12 +61,7 @@ def _read_set(answer_set: AnswerSet, verbose: bool) -> list[Row]:
     the check decided as expected, refused)."""
     items = load_questions(answer_set.questions)
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = replace(Settings(), data_dir=Path(tmp), qdrant_url=None)
-        services = open_services(settings)
-        ingest_paths(
-            services.store, [answer_set.kb], settings, indexer=services.indexer, quiet=True
-        )
+    with kb_services(answer_set.kb, Settings()) as services:
 
         async def run() -> None:
             answerer = services.answerer
@@ -98,7 +89,6 @@ def _read_set(answer_set: AnswerSet, verbose: bool) -> list[Row]:
             await services.aclose()
 
         anyio.run(run)
-        services.close()
     return rows
 
 

@@ -13,25 +13,22 @@ Held-out sets are skipped unless named with --only: they are reported, never tun
 from __future__ import annotations
 
 import argparse
-import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
 from stream_rag.answer.answerable import read_blocks
-from stream_rag.answer.evaluate import AnswerSet, load_questions, load_sets
+from stream_rag.answer.evaluate import AnswerSet, kb_services, load_questions, load_sets
 from stream_rag.answer.results import Options
 from stream_rag.config import Settings
-from stream_rag.index.folders import ingest_paths
 from stream_rag.index.questions import is_question
 from stream_rag.language.coverage import derived, name_words
 from stream_rag.language.question import read_question
 from stream_rag.language.terms import stem
 from stream_rag.model.passages import sections
 from stream_rag.retrieve.hybrid import Block
-from stream_rag.services import open_services
 from stream_rag.text import tokenize
 
 SETS = Path(__file__).parent / "answers" / "sets.json"
@@ -99,42 +96,34 @@ def _folds(rows: Sequence[Row], rule: Callable[[Row, float], bool], k: int = 3) 
 def _read_set(answer_set: AnswerSet) -> list[Row]:
     questions = [q for q in load_questions(answer_set.questions) if not q.history]
     settings = Settings.from_env()
-    with tempfile.TemporaryDirectory(prefix="stream-rag-entries-") as tmp:
-        local = replace(settings, data_dir=Path(tmp), qdrant_url=None)
-        services = open_services(local)
-        try:
-            ingest_paths(
-                services.store, [answer_set.kb], local, indexer=services.indexer, quiet=True
-            )
-            answerer = services.answerer
-            dense = answerer.ranking
-            if dense is None:
-                raise SystemExit("the local MiniLM is needed (an embedder)")
+    with kb_services(answer_set.kb, settings) as services:
+        answerer = services.answerer
+        dense = answerer.ranking
+        if dense is None:
+            raise SystemExit("the local MiniLM is needed (an embedder)")
 
-            async def run() -> list[Row]:
-                out = []
-                try:
-                    for item in questions:
-                        if item.expect == "conflict":
-                            continue
-                        prepared = await answerer.prepare(item.question, Options())
-                        if prepared.refusal is None:
-                            out.append(
-                                _row(
-                                    answer_set.kb.name,
-                                    item.question,
-                                    item.expect,
-                                    prepared.blocks,
-                                    dense,
-                                )
+        async def run() -> list[Row]:
+            out = []
+            try:
+                for item in questions:
+                    if item.expect == "conflict":
+                        continue
+                    prepared = await answerer.prepare(item.question, Options())
+                    if prepared.refusal is None:
+                        out.append(
+                            _row(
+                                answer_set.kb.name,
+                                item.question,
+                                item.expect,
+                                prepared.blocks,
+                                dense,
                             )
-                finally:
-                    await services.aclose()
-                return out
+                        )
+            finally:
+                await services.aclose()
+            return out
 
-            return anyio.run(run)
-        finally:
-            services.close()
+        return anyio.run(run)
 
 
 def _row(kb: str, question: str, expect: str, blocks: Sequence[Block], dense: Scorer) -> Row:

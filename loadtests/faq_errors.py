@@ -13,23 +13,19 @@ Held-out sets are skipped unless named with --only: they are reported, never tun
 from __future__ import annotations
 
 import argparse
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import anyio
 
-from stream_rag.answer.evaluate import AnswerSet, Question, load_questions, load_sets
+from stream_rag.answer.evaluate import AnswerSet, Question, kb_services, load_questions, load_sets
 from stream_rag.answer.results import Options
 from stream_rag.config import Settings
-from stream_rag.index.folders import ingest_paths
 from stream_rag.model import passages
 from stream_rag.model.extractive import compose
 from stream_rag.model.passages import Candidate, Scorer
 from stream_rag.retrieve.hybrid import Block
-from stream_rag.services import open_services
 
 SETS = Path(__file__).parent / "answers" / "sets.json"
 FAQ_SETS = ("birdflu", "tenancy", "campus", "harbour", "civic", "health", "bank")
@@ -61,34 +57,26 @@ def _read_set(answer_set: AnswerSet, verbose: bool) -> Counter[str]:
     ]
     settings = Settings.from_env()
     causes: Counter[str] = Counter()
-    with tempfile.TemporaryDirectory(prefix="stream-rag-faq-errors-") as tmp:
-        local = replace(settings, data_dir=Path(tmp), qdrant_url=None)
-        services = open_services(local)
-        try:
-            ingest_paths(
-                services.store, [answer_set.kb], local, indexer=services.indexer, quiet=True
-            )
-            answerer = services.answerer
-            dense = answerer.ranking
+    with kb_services(answer_set.kb, settings) as services:
+        answerer = services.answerer
+        dense = answerer.ranking
 
-            async def run() -> None:
-                try:
-                    for item in questions:
-                        prepared = await answerer.prepare(item.question, Options())
-                        if prepared.refusal is not None:
-                            cause = f"refused:{prepared.refusal.reason}"
-                            note = ""
-                        else:
-                            cause, note = _cause(item, prepared.blocks, dense)
-                        causes[cause] += 1
-                        if verbose and cause != "right":
-                            print(f"  [{cause}] {item.question}\n      {note}")
-                finally:
-                    await services.aclose()
+        async def run() -> None:
+            try:
+                for item in questions:
+                    prepared = await answerer.prepare(item.question, Options())
+                    if prepared.refusal is not None:
+                        cause = f"refused:{prepared.refusal.reason}"
+                        note = ""
+                    else:
+                        cause, note = _cause(item, prepared.blocks, dense)
+                    causes[cause] += 1
+                    if verbose and cause != "right":
+                        print(f"  [{cause}] {item.question}\n      {note}")
+            finally:
+                await services.aclose()
 
-            anyio.run(run)
-        finally:
-            services.close()
+        anyio.run(run)
     return causes
 
 

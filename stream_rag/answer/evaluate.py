@@ -11,7 +11,8 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ..embed.backends import Embedder
 from ..errors import InputError
 from ..index.folders import ingest_paths, iter_files
 from ..retrieve.metrics import percentile
-from ..services import open_services
+from ..services import Services, open_services
 from ..types import Turn
 from .eval_files import EXPECTS, AnswerSet, Question, load_questions, load_sets
 from .pipeline import Answerer, AnswerResult, Options
@@ -33,6 +34,7 @@ __all__ = [
     "Outcome",
     "Question",
     "evaluate_answers",
+    "kb_services",
     "load_questions",
     "load_sets",
     "main",
@@ -112,6 +114,23 @@ def evaluate_answers(
     use_history: bool = True,
 ) -> list[Outcome]:
     """Ingest `kb` into a temporary data directory and answer every question, one at a time."""
+    with kb_services(kb, settings, embedder=embedder) as services:
+
+        async def run() -> list[Outcome]:
+            try:
+                return [await _ask(services.answerer, item, use_history) for item in questions]
+            finally:
+                await services.aclose()
+
+        return anyio.run(run)
+
+
+@contextmanager
+def kb_services(
+    kb: Path, settings: Settings, *, embedder: Embedder | None = None
+) -> Iterator[Services]:
+    """Services over `kb` alone, ingested into a temporary data directory (embedded index),
+    closed and removed on leaving."""
     with tempfile.TemporaryDirectory(prefix="stream-rag-answers-") as tmp:
         local = replace(settings, data_dir=Path(tmp), qdrant_url=None)
         services = open_services(local, embedder=embedder)
@@ -120,14 +139,7 @@ def evaluate_answers(
             if report.failed:
                 path, reason = report.failed[0]
                 raise InputError(f"could not ingest {path}: {reason}")
-
-            async def run() -> list[Outcome]:
-                try:
-                    return [await _ask(services.answerer, item, use_history) for item in questions]
-                finally:
-                    await services.aclose()
-
-            return anyio.run(run)
+            yield services
         finally:
             services.close()
 
