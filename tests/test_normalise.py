@@ -227,23 +227,9 @@ def test_a_surrogate_pair_split_across_two_pieces_is_one_character(
 ) -> None:
     """Each piece of a model's stream is a JSON string of its own: an emoji's pair may come
     as "\\ud83d" ending one and "\\ude00" opening the next; joined, not refused."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "policy.md").write_bytes(POLICY)
-    settings = Settings(data_dir=tmp_path / "data")
-    services = open_services(settings, embedder=minilm)
     true = "Annual plans can be refunded within 30 days of purchase [1]."
     pieces = ["Gift cards are not refunded \ud83d", "\ude00 [1]. ", true, " \ud83d"]
-    answerer = Answerer(services.retriever, PiecesModel(pieces), settings)
-
-    async def run() -> list[Event]:
-        return [event async for event in answerer.stream("Can annual plans be refunded?")]
-
-    try:
-        ingest_paths(services.store, [kb], settings, indexer=services.indexer, quiet=True)
-        events = anyio.run(run)
-    finally:
-        services.close()
+    events = _answered(tmp_path, minilm, POLICY, PiecesModel(pieces))
     shown = [e.text for e in events if isinstance(e, SentenceOut)]
     assert shown == [
         "Gift cards are not refunded \U0001f600.",
@@ -282,21 +268,33 @@ def test_a_block_holding_a_replacement_character_is_quoted(
 ) -> None:
     """The built-in generator quotes the block as extracted; its sentence was refused as
     `hidden_text` for the U+FFFD the block itself holds (review finding), now it is shown."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
     quoted = "Annual plans can be refunded within 30 days of purchase \ufffd no questions asked."
-    (kb / "policy.md").write_text(f"{quoted} Gift cards are not refunded.", encoding="utf-8")
-    settings = Settings(data_dir=tmp_path / "data")
-    services = open_services(settings, embedder=minilm)
-
-    async def run() -> list[Event]:
-        return [event async for event in services.answerer.stream("Can annual plans be refunded?")]
-
-    try:
-        ingest_paths(services.store, [kb], settings, indexer=services.indexer, quiet=True)
-        events = anyio.run(run)
-    finally:
-        services.close()
+    policy = f"{quoted} Gift cards are not refunded.".encode()
+    events = _answered(tmp_path, minilm, policy, None)
     shown = [e.text for e in events if isinstance(e, SentenceOut)]
     assert shown == [quoted], events
     assert not [e for e in events if isinstance(e, Dropped) and e.reason == "hidden_text"]
+
+
+def _answered(
+    tmp_path: Path, minilm: MiniLMEmbedder, policy: bytes, model: PiecesModel | None
+) -> list[Event]:
+    """The events of "Can annual plans be refunded?" over a one-document knowledge base,
+    answered by `model` (None: the built-in generator)."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "policy.md").write_bytes(policy)
+    settings = Settings(data_dir=tmp_path / "data")
+    services = open_services(settings, embedder=minilm)
+    answerer = services.answerer
+    if model is not None:
+        answerer = Answerer(services.retriever, model, settings)
+
+    async def run() -> list[Event]:
+        return [event async for event in answerer.stream("Can annual plans be refunded?")]
+
+    try:
+        ingest_paths(services.store, [kb], settings, indexer=services.indexer, quiet=True)
+        return anyio.run(run)
+    finally:
+        services.close()
