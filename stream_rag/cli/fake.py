@@ -45,6 +45,7 @@ RED_TEAM = (
     "role_swap",
     "weaken",
     "certain",
+    "comparative",
 )
 
 

@@ -20,6 +20,7 @@ from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
 from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
+from .compared import compared
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .links import unlinked
@@ -217,6 +218,7 @@ class GateContext:
             return verdict
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
+        why = why or compared(sentence, evidence)
         wider = None if why else widened(sentence, evidence)
         if wider:
             why = f"says {_quote(wider)}, which {_refs(verdict.cited)} never says (nor its like)"

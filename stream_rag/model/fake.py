@@ -104,6 +104,7 @@ class FakeConfig:
     role_swap: float = 0.0
     weaken: float = 0.0
     certain: float = 0.0
+    comparative: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

@@ -29,6 +29,7 @@ from .redteam_links import LINKS
 from .redteam_more import subject_swap
 from .redteam_probe import PROBE
 from .redteam_roles import ROLES
+from .redteam_shifts import comparative
 
 __all__ = [
     "CONTROL_SHARE",
@@ -383,6 +384,7 @@ _FAMILIES: dict[str, Family] = {
     **PROBE,
     **LINKS,
     **ROLES,
+    "comparative": comparative,
 }
 RED_TEAM = tuple(_FAMILIES)
 

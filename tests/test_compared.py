@@ -1,0 +1,81 @@
+"""gate/compared.py: a comparison no cited block makes ("... within 7 days earlier") is refused;
+the block's own comparatives, bounds on a number and comparatives before the word they qualify
+are not (issue 27, the red team's fifth round)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_rag.gate.compared import compared
+from stream_rag.model.passages import block_sentences
+
+from .gating import verdict
+
+# Blocks of two domains, written for these tests.
+BLOCKS = [
+    "Parcels up to 20 kg ship within 3 to 5 business days. Express delivery costs $12 per "
+    "parcel and arrives before noon on weekdays. Orders of 30 items or more get a larger box.",
+    "The museum opens at 10 am. Guided tours last 90 minutes and leave from the main hall. "
+    "Children under 12 enter free; older visitors pay 15 euros.",
+]
+SENTENCES = [(n, s) for n, text in enumerate(BLOCKS, start=1) for s in block_sentences(text)]
+APPENDED = ("earlier", "later", "faster", "sooner", "more often", "for longer", "quicker")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Parcels up to 20 kg ship within 3 to 5 business days earlier.", 1),
+        ("Express delivery costs $12 per parcel and arrives before noon on weekdays faster.", 1),
+        ("Guided tours last 90 minutes and leave from the main hall more often.", 2),
+        ("The museum opens at 10 am sooner than the gallery.", 2),
+    ],
+)
+def test_a_comparison_no_block_makes_is_refused(sentence: str, block: int) -> None:
+    ok, why = verdict(BLOCKS, sentence, block)
+    assert not ok
+    assert "comparison" in why, why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Orders of 30 items or more get a larger box.", 1),  # the block's own words
+        ("Older visitors pay 15 euros.", 2),
+        ("Children under 12 enter free, and older visitors pay 15 euros.", 2),
+    ],
+)
+def test_the_blocks_own_comparisons_pass(sentence: str, block: int) -> None:
+    ok, why = verdict(BLOCKS, sentence, block)
+    assert ok, why
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Orders of more than 30 items get a box.",  # a bound on a number: binding.py's
+        "Orders of 30 items or more get a box.",
+        "Lady Amelia is the younger sister of Edward.",  # before the word it qualifies
+        "The company later moved to Texas.",  # before a verb
+        "It is the second most populous island.",
+    ],
+)
+def test_bounds_and_comparatives_before_a_word_are_left_to_other_checks(sentence: str) -> None:
+    assert compared(sentence, ["Orders ship in a box."]) == ""
+
+
+def test_a_hyphenated_block_word_vouches() -> None:
+    assert compared("It ranks second most.", ["It is the second-most populous island."]) == ""
+
+
+@given(pair=st.sampled_from(SENTENCES), word=st.sampled_from(APPENDED))
+def test_a_comparative_appended_to_any_block_sentence_is_refused(
+    pair: tuple[int, str], word: str
+) -> None:
+    n, sentence = pair
+    assert verdict(BLOCKS, sentence, n)[0]  # the quote is shown
+    body = sentence.rstrip().rstrip(".")
+    ok, why = verdict(BLOCKS, f"{body} {word}.", n)
+    assert not ok, why
