@@ -237,6 +237,8 @@ def _against(
         # another statement than the whole clause does.
         if not any(_states(s, number, counted) for s in candidates):
             return f"{number} {counted} (in words) is not in {_refs(clause.cited)}"
+    if spelled_why := _spelled_moved(read, candidates, weight):
+        return spelled_why
     for q in read.quantities:
         # A number is held to the span its own part of the clause aligns to ("..., with 20 GB
         # of storage", "... and the Team plan $12 per user per month").
@@ -278,6 +280,22 @@ def _against(
     negates = read.negates and not read.framed
     scoped = binding_mismatch(read.folded, read.words, read.quantities, span, negates)
     return f"{scoped} ({where})" if scoped else ""
+
+
+def _spelled_moved(read: Read, candidates: Sequence[Span], weight: Callable[[str], float]) -> str:
+    """Why a number the clause writes in words is said of another coordinated part of the
+    statement it is stated in ("three business days for Pro plans" where 3 is Free's)."""
+    digits = numerals(read.text)
+    if digits == read.text:
+        return ""
+    placed, folded = placed_quantities(digits)
+    words = read_words(digits, folded)
+    for q in placed:
+        near = part_words(digits, words, q.span)
+        local, _ = align([w.key for w in near if not w.number], [q], candidates, weight)
+        if local is not None and (trade := moved_between_parts(near, q, local, _same)):
+            return f"{q.text!r} (in words) is said of {trade[1]!r} here, not {trade[0]!r}"
+    return ""
 
 
 def _vouched(q: Quantity, span: Span) -> bool:

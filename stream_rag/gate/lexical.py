@@ -6,6 +6,7 @@ tokenisation of the sentence. A failed check is data (a `Verdict` with a reason)
 
 from __future__ import annotations
 
+import itertools
 import math
 import unicodedata
 from collections import Counter
@@ -23,7 +24,7 @@ from .claimcheck import check as check_claims
 from .compared import compared
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
-from .links import unlinked
+from .links import unconditioned, unlinked
 from .scope import widened
 from .support import Span, block_names, block_spans
 from .voice import not_a_claim
@@ -219,6 +220,7 @@ class GateContext:
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
         why = why or compared(sentence, evidence)
+        why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:
             why = f"says {_quote(wider)}, which {_refs(verdict.cited)} never says (nor its like)"
@@ -369,6 +371,19 @@ class GateContext:
                 detail += f" in {_refs(cited)}"
             return Verdict(False, "number_mismatch", cited, score, detail)
         return Verdict(True, "ok", cited, score, f"overlap {score:.2f}")
+
+    def _leading(
+        self, sentence: str, units: Sequence[Clause] | None, cited: Sequence[int]
+    ) -> tuple[str, list[str]]:
+        """The sentence's opening clauses that one marker cites, and those blocks' texts (a later
+        clause citing other blocks is a claim of its own)."""
+        if units:
+            first = units[0].cited
+            lead = list(itertools.takewhile(lambda c: c.cited == first, units))
+            if len(lead) < len(units):
+                blocks = [n for n in first if 1 <= n <= self.n_blocks]
+                return " ".join(c.text for c in lead), [self.block_text(n) for n in blocks]
+        return sentence, [self.block_text(n) for n in cited]
 
     def block_text(self, n: int) -> str:
         return self.blocks[n - 1]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..text import STOP_WORDS
 
-__all__ = ["unlinked"]
+__all__ = ["unconditioned", "unlinked"]
 
 # A cause or a consequence. "since" before a date or a possessive's one-word noun ("since
 # 2020", "since its launch", "since our move to Berlin") tells time; before a clause ("since
@@ -45,6 +45,16 @@ _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+# A sentence opening with a condition, and what in a statement sets one.
+_IF = re.compile(r"\W*(?:if|unless|provided|as long as|only if)\b", re.IGNORECASE)
+_CONDITION = re.compile(
+    r"\b(?:if|unless|provided|as long as|when|whenever|once|in case|only)\b", re.IGNORECASE
+)
+# The share of an opening condition's sentence one statement (or two, one setting a condition)
+# must hold: its condition and what holds on it are said together there.
+_TOGETHER = 2 / 3
+
+
 def _content(text: str) -> set[str]:
     return {w[:5] for w in _WORD.findall(text.casefold()) if w not in STOP_WORDS}
 
@@ -75,3 +85,29 @@ def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
             ):
                 return f"the two sides of {swap.group()!r} are the other way round in its block"
     return None
+
+
+def unconditioned(sentence: str, evidence: Sequence[str]) -> str | None:
+    """Why `sentence`, opening with a condition, joins statements of `evidence` that set none
+    (the clause cuts read "If X." and "Y" apart: "If Pro customers get live chat. ...,
+    support is ..."), or None."""
+    if _IF.match(sentence) and not _together(_content(sentence), evidence):
+        return "its condition and what holds on it are said together by no statement it cites"
+    return None
+
+
+def _together(words: set[str], evidence: Sequence[str]) -> bool:
+    """Whether one statement of `evidence`, or two adjacent ones of which one sets a condition,
+    holds `_TOGETHER` of `words`."""
+    if not words:
+        return True
+    for text in evidence:
+        statements = [s for s in _STATEMENT.split(text) if s.strip()]
+        for i, one in enumerate(statements):
+            if len(words & _content(one)) >= _TOGETHER * len(words):
+                return True
+            pair = " ".join(statements[i : i + 2])
+            conditional = i + 1 < len(statements) and _CONDITION.search(pair) is not None
+            if conditional and len(words & _content(pair)) >= _TOGETHER * len(words):
+                return True
+    return False

@@ -41,9 +41,10 @@ def swapped(text: str, span: Span, cited: Sequence[Span]) -> str:
             continue  # between the same two words: a sentence's first word has one neighbour
         new, old = mine[i1], theirs[j1]
         before = mine[i1 - 1] if i1 else ""
-        if not _modifies(text, written[i1], written[i2]) or not _modifies(
+        modifier = _modifies(text, written[i1], written[i2]) and _modifies(
             span.lowered, home[j1], home[j2]
-        ):
+        )
+        if not modifier and not _closes(text, written, i1, span.lowered, home, j1):
             continue
         if not _judged(new, old, before) or (i1 > 0 and written[i1].group()[:1].isupper()):
             continue  # a capitalised word past the first is a name: the name checks' to judge
@@ -79,6 +80,44 @@ def _modifies(text: str, word: re.Match[str], head: re.Match[str]) -> bool:
         return False
     following = head.group().lower()
     return following[0].isdigit() or following not in STOP_WORDS
+
+
+# What opens a noun phrase whose head noun a punctuation mark then closes ("another device,").
+_DETERMINERS = frozenset(
+    "the a an this that these those your our their its my his her each every any some another "
+    "no both either neither other same".split()
+)
+
+
+def _closes(
+    text: str,
+    written: Sequence[re.Match[str]],
+    i: int,
+    their_text: str,
+    theirs: Sequence[re.Match[str]],
+    j: int,
+) -> bool:
+    """Whether the words at `i` and `j` are both the head noun of a phrase a determiner opens
+    and the same punctuation mark closes ("another system," for "another device,")."""
+    if j + 1 >= len(theirs) or i + 1 >= len(written):
+        return False
+    mark = text[written[i].end() : written[i + 1].start()].strip()
+    if (
+        mark not in (",", ";", ":")
+        or their_text[theirs[j].end() : theirs[j + 1].start()].strip() != mark
+    ):
+        return False
+    if written[i - 1].group().lower() not in _DETERMINERS:
+        return False
+    return _noun_only(written[i].group().lower()) and _noun_only(theirs[j].group().lower())
+
+
+@lru_cache(maxsize=8192)
+def _noun_only(word: str) -> bool:
+    import lemminflect
+
+    found = lemminflect.getAllLemmas(word)
+    return "NOUN" in found and "VERB" not in found and "ADJ" not in found
 
 
 def _judged(new: str, old: str, before: str) -> bool:

@@ -46,6 +46,19 @@ _UNIVERSAL = re.compile(
     re.IGNORECASE,
 )
 _END = re.compile(r"[.!?](?:\s|$)|\n")
+# What joins two phrases: punctuation, a preposition, a conjunction or a relative pronoun.
+_JOINS = re.compile(
+    r"[,;:()]|\b(?:with|and|or|but|which|who|that|where|while|plus|including|for|between|among"
+    r"|of|from|to|by|on|in|at)\b",
+    re.IGNORECASE,
+)
+# A preposition that makes what follows it the object of the words before it.
+_OBJECT = re.compile(
+    r"\W*(?:between|among|of|for|from|with|to|by|on|in|at)\W+"
+    r"(?:(?:the|a|an|any|all|every|each|some|both|either|one|two|three|four|five|six|seven"
+    r"|eight|nine|ten)\W+)*",
+    re.IGNORECASE,
+)
 
 
 def unsaid(
@@ -62,6 +75,10 @@ def unsaid(
     if len(mine) < 3 or not theirs:
         return ""
     a = [w.key for w in mine]
+    # Words the blocks write as names: the name checks' to place, no common noun of a subject.
+    named = frozenset(w.key for s in (span, *cited) for w in s.words if w.name)
+    if why := _spliced(text, words, (span, *cited), named):
+        return why
     # Of a span of two statements, the one the clause restates: its words vouch for an
     # addition, the other's do not ("... at the same time" from the statement after).
     theirs = _home(span, theirs, set(a))
@@ -70,24 +87,60 @@ def unsaid(
     # (however much the clause adds: "If <another statement>, <this one>").
     share = sum(k in span.keys or k in span.context for k in a) / len(a)
     whole = sum(k in a for k in own) >= _WHOLE * len(own)
+    home = own | span.context | {w.key for w in span.words if w.number}
+    elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
     if share < _RESTATES and not whole:
         return ""
     if why := swapped(text, span, cited) or roles(text.lower(), span.lowered, span.quantities):
         return why
-    home = own | span.context | {w.key for w in span.words if w.number}
-    elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
     universal = _UNIVERSAL.match(text)
     said = universal.group(1).lower() if universal is not None else ""
     if said and not re.search(rf"\b{said}\b", span.lowered):
         return f"{said!r} says of all what the span says of some"
     cited_keys = frozenset().union(span.keys, span.context, *(s.keys for s in cited))
     matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    ops = matcher.get_opcodes()
+    for tag, i1, i2, j1, j2 in ops:
         run = mine[i1:i2]
+        if tag == "insert" and i1 == 0 == j1 and j2 < len(theirs) and _rest_equal(ops):
+            # The span's opening words left out and the clause opening with what follows a
+            # preposition there ("Any two stations ... cost" of "A journey between any two
+            # stations ... costs"): the span's object made the subject.
+            dropped = theirs[:j2]
+            between = span.text[dropped[-1].end : theirs[j2].start]
+            nouns = any(_noun(_of(span.text, w)) for w in dropped)
+            # Not a fragment: "on 2024-05-01 and raised ...", "five business days."
+            opens = not _JOINS.search(text[: mine[0].start]) and any(
+                _finite(_of(text, w).lower()) for w in mine
+            )
+            if (
+                opens
+                and nouns
+                and _OBJECT.fullmatch(between)
+                and not {w.key for w in dropped} & set(a)
+            ):
+                return f"{_of(text, mine[0])!r} is the object of a preposition in the span"
         if tag not in ("delete", "replace"):
             continue
         gap = text[mine[i1 - 1].end if i1 else 0 : run[0].start]
         phrase = text[run[0].start : run[-1].end]
+        if tag == "delete" and i1 and _LISTED.search(gap) and not _ends_part(text, mine[i1 - 1]):
+            # An item of words the clause has already said or the span does not write ("...
+            # and three plans: Free" of "The Free plan includes ..."): a reordered list moves
+            # the span's own items, each written once.
+            theirs_keys = [w.key for w in theirs]
+            new = [w for w in run if a.count(w.key) > theirs_keys.count(w.key)]
+            if 2 * len(new) > len(run):
+                return f"{phrase!r} is added to what the span lists"
+        if tag == "delete" and i1 == 0 and i2 < len(mine) and _OPENS.fullmatch(gap):
+            # Words put before the span's subject that another statement writes ("Deleted
+            # notes are encrypted" of "All notes are encrypted" beside "Deleted notes stay in
+            # the Trash"): the claim said of what that statement names. Not the span's own
+            # ("The Silver pass ... It includes": what "It" names).
+            glued = not text[run[-1].end : mine[i2].start].strip()
+            other = all(w.key in elsewhere and w.key not in span.keys for w in run)
+            if glued and other and all(_modifier_or_noun(_of(text, w)) for w in run):
+                return f"{phrase!r} narrows the span's subject to another statement's"
         if tag == "delete" and i2 == len(mine) and i1 and _LISTED.search(gap):
             # The clause's last item, of the statement's words, counting what the statement
             # does not ("..., version history for 90 days and version history for 1 year").
@@ -126,14 +179,8 @@ def unsaid(
                 continue  # not what the clause opens with: "You can download" is no subject
             # The subject: another statement's nouns in place of the span's, the span's not
             # said anywhere in the clause.
-            said = [
-                w
-                for w in run
-                if w.key in elsewhere and w.key not in home and (w.name or _noun(_of(text, w)))
-            ]
-            gone = {w.key for w in theirs[j1:j2]} - set(a)
-            if said and gone:
-                return f"{phrase!r} is another statement's subject, not the span's"
+            if why := _other_subject(text, run, theirs[j1:j2], a, elsewhere, named):
+                return why
             continue
         after = text[run[-1].end : mine[i2].start if i2 < len(mine) else len(text)]
         ends = i2 == len(mine) or re.search(r"[,;:.!?)]", after) is not None
@@ -150,15 +197,73 @@ def unsaid(
     return ""
 
 
-def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
-    """The words of the statement of `span` holding most of `said`."""
+def _other_subject(
+    text: str,
+    run: Sequence[Word],
+    replaced: Sequence[Word],
+    written: Sequence[str],
+    elsewhere: frozenset[str],
+    named: frozenset[str],
+) -> str:
+    """Why `run`, the clause's opening words in the place of the span's `replaced`, is another
+    statement's subject: nouns of it the span does not write, the span's own not said at all."""
+    said = [
+        w for w in run if w.key in elsewhere and (w.name or _nounish(_of(text, w), w.key, named))
+    ]
+    gone = {w.key for w in replaced} - set(written)
+    if said and gone:
+        return (
+            f"{text[run[0].start : run[-1].end]!r} is another statement's subject, not the span's"
+        )
+    return ""
+
+
+def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: frozenset[str]) -> str:
+    """Why the clause is one statement's opening words before another's predicate ("Lumen
+    Notes stores data in data can be enabled under Settings > Security"): its last three or
+    more words end a statement whose own opening words the clause leaves out, and the words
+    before them, a noun among them, are all another statement's."""
+    a = [w.key for w in mine]
+    if len(a) < 4 or not _OPENS.fullmatch(text[: mine[0].start]):
+        return ""
+    statements = {
+        tuple(w.key for w in part) for span in spans for part in _statements(span, span.words)
+    }
+    statements.discard(())
+    if any(set(a) <= set(one) for one in statements):
+        return ""  # one statement holds every word: the checks of its span judge the order
+    words = list(mine)
+    for theirs in statements:
+        tail = 0
+        while tail < min(len(a), len(theirs)) and a[-1 - tail] == theirs[-1 - tail]:
+            tail += 1
+        k = len(a) - tail
+        if tail < 3 or k == 0 or tail == len(theirs) or set(theirs[: len(theirs) - tail]) & set(a):
+            continue  # no predicate of it, the clause is all of it, or keeps its subject
+        opening = set(a[:k])
+        if opening <= set(theirs) or _JOINS.search(text[words[k - 1].end : words[k].start]):
+            continue  # its own words, or joined to the predicate ("..., with 20 GB of storage")
+        nouns = any(not w.number and _nounish(_of(text, w), w.key, named) for w in words[:k])
+        if nouns and any(opening <= set(other) for other in statements if other != theirs):
+            phrase = text[words[0].start : words[k - 1].end]
+            return f"{phrase!r} is another statement's subject, not the span's"
+    return ""
+
+
+def _statements(span: Span, theirs: Sequence[Word]) -> list[list[Word]]:
+    """`theirs`, words of `span`, by the statement of `span` each stands in."""
     cuts = [m.end() for m in _END.finditer(span.text)]
     if len(cuts) < 2:
-        return list(theirs)
+        return [list(theirs)]
     parts: list[list[Word]] = [[] for _ in cuts]
     for w in theirs:
         parts[min(sum(w.start >= c for c in cuts), len(parts) - 1)].append(w)
-    return max(parts, key=lambda p: len({w.key for w in p} & said))
+    return parts
+
+
+def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
+    """The words of the statement of `span` holding most of `said`."""
+    return max(_statements(span, theirs), key=lambda p: len({w.key for w in p} & said))
 
 
 def _numbers_beside(span: Span, word: Word) -> frozenset[str]:
@@ -197,3 +302,52 @@ def _noun(word: str) -> bool:
 
     lemmas = lemminflect.getAllLemmas(word.lower())
     return "NOUN" in lemmas and "ADJ" not in lemmas and "ADV" not in lemmas
+
+
+def _rest_equal(ops: Sequence[tuple[str, int, int, int, int]]) -> bool:
+    """Whether the clause is the span from some word on: every op after the first is equal."""
+    return all(op[0] == "equal" for op in ops[1:])
+
+
+def _nounish(word: str, key: str, named: frozenset[str]) -> bool:
+    """A noun, or a word the lemma tables do not know ("Sync") that no block writes as a name:
+    a subject's head, no verb."""
+    return _noun(word) or (key not in named and not _known(word.lower()))
+
+
+@lru_cache(maxsize=8192)
+def _known(word: str) -> bool:
+    import lemminflect
+
+    return bool(lemminflect.getAllLemmas(word))
+
+
+@lru_cache(maxsize=8192)
+def _modifier_or_noun(word: str) -> bool:
+    """An adjective, a noun or a participle ("Deleted"), not a function word."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower())
+    if {"ADJ", "NOUN"} & set(lemmas):
+        return True
+    return any(
+        word.lower() in lemminflect.getInflection(v, tag="VBN") for v in lemmas.get("VERB", ())
+    )
+
+
+_AUXILIARIES = frozenset("is are was were has have had can cannot will must may should".split())
+
+
+@lru_cache(maxsize=8192)
+def _finite(word: str) -> bool:
+    """Whether a word can be a finite verb ("costs", "is"), as a predicate has one."""
+    import lemminflect
+
+    if word in _AUXILIARIES:
+        return True
+    for lemma in lemminflect.getAllLemmas(word).get("VERB", ()):
+        if word != lemma and any(
+            word in lemminflect.getInflection(lemma, tag=tag) for tag in ("VBZ", "VBD")
+        ):
+            return True
+    return False
