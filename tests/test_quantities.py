@@ -136,3 +136,15 @@ def test_a_date_without_year_in_the_block_takes_its_year_from_the_block() -> Non
     assert block.vouches_for(quantities(canonical("March 3, 2023"))[0])
     assert not block.vouches_for(quantities(canonical("March 3, 2022"))[0])
     assert not block.vouches_for(quantities(canonical("March 4"))[0])
+
+
+def test_a_year_range_written_short_ends_on_the_year_it_names() -> None:
+    block = stated("Fees rise over the 2024-2025 academic year.")
+    ends = quantities(canonical("the 2024–25 academic year"))[1]
+    assert ends.values == ((25.0, None), (2025.0, None))
+    assert block.vouches_for(ends)
+    assert not block.vouches_for(quantities(canonical("the 2024–26 academic year"))[1])
+    # Only a forward range after a year: pages and backward pairs keep their one reading.
+    assert quantities("pages 12-19")[1].values == ((19.0, None),)
+    assert quantities("from 2019-18")[1].values == ((18.0, None),)
+    assert quantities(canonical("1,2018-19"))[1].values == ((19.0, None),)

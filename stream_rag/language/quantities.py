@@ -79,6 +79,9 @@ _DIGIT = re.compile(r"\d")
 _UNIT_OF = {"%": "%", "percent": "%", "per cent": "%", "dollar": "$", "dollars": "$", "usd": "$"}
 _UNIT_OF |= {"euro": "€", "euros": "€", "eur": "€"}
 _NEXT_WORD = re.compile(r"\s*([^\W\d_]+)")
+# A year range written short ("2018-19", "1998-99", "2018/19", with any dash): the two digits
+# after a year and a dash or slash are also read as the year they end on.
+_SHORT_RANGE = re.compile(r"(?<![\d.,])([12]\d)(\d\d)\s?[-\u2013\u2014/]\s?$")
 # Quantity words are checked by value, not as words: "thirty" must match "30".
 UNIT_WORDS = frozenset(_UNIT_OF) - {"%", "per cent"} | {"cent"}
 
@@ -218,7 +221,13 @@ def _value(match: re.Match[str], text: str) -> Quantity:
     if not unit and (after := _NEXT_WORD.match(text, match.end())):
         word = after.group(1)  # "45 days" says more than "45"
         shown += word[0] if word[0] >= "\u3040" else f" {word}"  # CJK: 45天
-    return Quantity(shown, values=((round(value, 6), unit or None),), span=match.span())
+    values: tuple[Value, ...] = ((round(value, 6), unit or None),)
+    num = match.group("num")
+    if len(num) == 2 and not unit and not match.group("scale"):
+        year = _SHORT_RANGE.search(text, max(0, match.start() - 8), match.start())
+        if year is not None and int(year.group(2)) < int(num):
+            values += ((float(int(year.group(1)) * 100 + int(num)), None),)
+    return Quantity(shown, values=values, span=match.span())
 
 
 def quantities(text: str) -> list[Quantity]:
