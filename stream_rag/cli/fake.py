@@ -46,6 +46,7 @@ RED_TEAM = (
     "weaken",
     "certain",
     "comparative",
+    "foreign",
 )
 
 

@@ -24,6 +24,7 @@ from .claimcheck import check as check_claims
 from .compared import compared
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
+from .foreign import foreign_mismatch
 from .links import unconditioned, unlinked
 from .scope import widened
 from .support import Span, block_names, block_spans
@@ -219,7 +220,7 @@ class GateContext:
             return verdict
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
-        why = why or compared(sentence, evidence)
+        why = why or compared(sentence, evidence) or foreign_mismatch(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:

@@ -105,6 +105,7 @@ class FakeConfig:
     weaken: float = 0.0
     certain: float = 0.0
     comparative: float = 0.0
+    foreign: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

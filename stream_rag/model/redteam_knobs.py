@@ -25,6 +25,7 @@ from .redteam import (
     sub_at,
     wording,
 )
+from .redteam_lang import foreign
 from .redteam_links import LINKS
 from .redteam_more import subject_swap
 from .redteam_probe import PROBE
@@ -385,6 +386,7 @@ _FAMILIES: dict[str, Family] = {
     **LINKS,
     **ROLES,
     "comparative": comparative,
+    "foreign": foreign,
 }
 RED_TEAM = tuple(_FAMILIES)
 
