@@ -41,7 +41,7 @@ class Source(Protocol):
     @property
     def version(self) -> int: ...
     @property
-    def text(self) -> str: ...
+    def framed(self) -> str: ...
 
 
 HISTORY_HEADER = (
@@ -53,7 +53,8 @@ HEADER_RE = re.compile(r"^\[(\d+)\] (.*) \(id: (\S+), version (\d+)\)$", re.MULT
 
 def format_blocks(blocks: Sequence[Source]) -> str:
     parts = [
-        f"[{b.n}] {b.name} (id: {b.doc_id}, version {b.version})\n{b.text.strip()}" for b in blocks
+        f"[{b.n}] {b.name} (id: {b.doc_id}, version {b.version})\n{b.framed.strip()}"
+        for b in blocks
     ]
     return "\n\n".join(parts)
 

@@ -85,6 +85,7 @@ class Chunk:
     page_end: int | None = None
     source_start: int | None = None
     source_end: int | None = None
+    headings: tuple[str, ...] = ()  # the headings it stands under, outermost first ("## Fees")
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -99,6 +100,7 @@ class Chunk:
             "page_end": self.page_end,
             "source_start": self.source_start,
             "source_end": self.source_end,
+            "headings": [line.lstrip("#").strip() for line in self.headings],
         }
 
 

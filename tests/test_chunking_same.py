@@ -63,7 +63,7 @@ def old_chunk_spans(text: str, target: int, overlap: int) -> list[tuple[int, int
     current: list[Span] = []
     for unit in units:
         if current and chunking._should_break(current, unit, paragraph_ends, target, lists):
-            current = chunking._next_chunk(chunks, current, unit, headings, overlap, target)
+            current = chunking._next_chunk(chunks, current, unit, headings, overlap, target, lists)
         current.append(unit)
     if current:
         chunks.append((current[0].start, current[-1].end))
@@ -103,6 +103,8 @@ def old_heading_context(text: str, starts: Sequence[int], limit: int = 300) -> l
     for start in starts:
         stack: list[tuple[int, str]] = []
         for at, level, title in headings:
+            if at == start:  # a chunk opening with a heading is not in the sections it closes
+                stack = [(lv, t) for lv, t in stack if lv < level]
             if at >= start:
                 break
             while stack and stack[-1][0] >= level:

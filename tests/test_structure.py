@@ -18,6 +18,8 @@ from stream_rag.ingest.html import html_layout
 from stream_rag.ingest.layout import Place
 from stream_rag.ingest.markdown import markdown_layout
 from stream_rag.ingest.tables import row_sentences
+from stream_rag.model.extractive import ExtractiveModel
+from stream_rag.prompt_format import parse_blocks, user_message
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.services import open_services
 from stream_rag.store.documents import DocumentStore, insert_chunks
@@ -205,6 +207,28 @@ def test_headings_of_every_format_are_context(tmp_path: Path) -> None:
     assert heading_context(text, [text.index("Open daily")]) == [["Stores", "Opening hours"]]
 
 
+def test_chunks_store_the_headings_they_stand_under(tmp_path: Path) -> None:
+    md = tmp_path / "shop.md"
+    section = " ".join(f"Parcels sent on day {i} arrive within a week." for i in range(12))
+    md.write_text(f"# Shop\n\n## Delivery\n\n{section}\n\n{section}\n", encoding="utf-8")
+    store = DocumentStore(tmp_path / "data", chunk_chars=300, chunk_overlap_chars=0)
+    try:
+        added = store.add(store.blobs.stage_file(md, 10**9), filename="shop.md")
+        chunks = store.chunks(added.document.id, 1)
+    finally:
+        store.close()
+    assert len(chunks) > 2
+    assert chunks[0].headings == ()  # the first holds its own headings
+    # A chunk starting mid-section stands under the section, each heading at its level.
+    assert {c.headings for c in chunks[1:]} == {("# Shop", "## Delivery")}
+    assert chunks[1].to_json()["headings"] == ["Shop", "Delivery"]
+    block = Block(
+        1, "c", "d", 1, "s", "shop.md", "shop.md", 0, 1, "Parcels.", {}, headings=chunks[1].headings
+    )
+    assert block.framed == "# Shop\n\n## Delivery\n\nParcels."
+    assert block.to_json()["text"] == "Parcels."  # citations quote the chunk alone
+
+
 def test_markdown_layout_exact_pieces_are_verbatim() -> None:
     layout = markdown_layout(MARKDOWN)
     text = layout.text()
@@ -313,6 +337,29 @@ def test_a_chunk_does_not_end_with_a_heading() -> None:
     chunks = [text[s:e] for s, e in chunk_spans(text, len(first) + 40, 100)]
     assert not any(chunk.rstrip().endswith("Moving house") for chunk in chunks)
     assert chunks[-1].startswith("## Moving house\n\nSentence 0 of the second")
+
+
+def test_the_next_chunk_does_not_open_with_the_last_steps_of_a_list() -> None:
+    intro = " ".join(f"Sentence {i} says something about the plan." for i in range(14))
+    steps = "To cancel a plan:\n1. Email us.\n2. Give the date.\n3. Return your card.\n4. Keep it."
+    text = f"{intro}\n\n{steps}\n\nA day pass needs no cancellation."
+    chunks = [text[s:e] for s, e in chunk_spans(text, len(intro) + len(steps) + 4, 150)]
+    assert len(chunks) == 2
+    assert chunks[1] == "A day pass needs no cancellation."
+
+
+def test_answers_read_a_chunk_under_its_headings() -> None:
+    # Block 2 answers the question only under its heading: its own text never says "departure".
+    under = ("# Rooms", "## Departure time")
+    breakfast, leave = "Breakfast time is 7:00 to 10:30.", "Please leave the room by 11:00."
+    blocks = [
+        Block(1, "a", "d1", 1, "s", "stay.md", "stay.md", 0, 1, breakfast, {}),
+        Block(2, "b", "d2", 1, "s", "rooms.md", "rooms.md", 0, 1, leave, {}, headings=under),
+    ]
+    prompt = user_message("What is the departure time?", blocks)
+    assert "## Departure time\n\nPlease leave" in prompt
+    assert parse_blocks(prompt)[2] == blocks[1].framed
+    assert ExtractiveModel().answer(prompt) == "Please leave the room by 11:00. [2]"
 
 
 def test_lists_are_numbered_as_a_renderer_numbers_them() -> None:

@@ -80,7 +80,7 @@ class Reading:
 
 def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) -> Reading:
     """`asked` read against the best entry of `blocks` (ranked as the generator ranks them)."""
-    texts = {b.n: b.text for b in blocks}
+    texts = {b.n: b.framed for b in blocks}
     names = {b.n: b.name for b in blocks}
     ranked = rank_sentences(asked.text, texts, dense, names, {b.n: b.doc_id for b in blocks})
     nearby = _nearby(ranked)
@@ -93,7 +93,7 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
     elsewhere: set[str] = set()
     for block in blocks:
         if block.n != top.n:
-            elsewhere |= _terms(block.text)
+            elsewhere |= _terms(block.framed)
     missing = []
     for word in subject_words(asked.text):
         term = stem(word.casefold())
@@ -172,7 +172,7 @@ def answering_order(question: str, blocks: Sequence[Block], dense: Scorer | None
     """`blocks` in the order of their best sentence's score as the local generator ranks them
     (the blocks it does not rank after, in retrieval's order): a chat model's prompt offers
     first the block that answers, not the one retrieval liked best. Numbers are unchanged."""
-    texts = {b.n: b.text for b in blocks}
+    texts = {b.n: b.framed for b in blocks}
     best: dict[int, float] = {}
     docs = {b.n: b.doc_id for b in blocks}
     for c in rank_sentences(question, texts, dense, {b.n: b.name for b in blocks}, docs):

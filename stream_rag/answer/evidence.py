@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from ..ingest.chunking import pieces
 from ..language.coverage import derived
@@ -75,12 +76,24 @@ def evidence_score(question: str, blocks: Sequence[Block]) -> float:
 
 
 def _block_score(asked: Asked, block: Block, dense: float | None) -> float:
-    stems = block.features.stems if block.features is not None else frozenset(_terms(block.text))
+    stems = _stems(block)
     terms = asked.terms
     parts = [asked.found(stems) / len(terms)] if terms else []
     if dense is not None:
         parts.append(max(0.0, dense))
     return sum(parts) / len(parts) if parts else 0.0
+
+
+def _stems(block: Block) -> frozenset[str]:
+    """The block's stems and its headings' (a chunk under "## Brakes" is about brakes though
+    its sentences never say the word)."""
+    stems = block.features.stems if block.features is not None else frozenset(_terms(block.text))
+    return stems | _heading_terms(block.headings) if block.headings else stems
+
+
+@lru_cache(maxsize=4096)
+def _heading_terms(headings: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(_terms(" ".join(headings)))
 
 
 def entries(text: str) -> list[str]:
@@ -110,7 +123,7 @@ def entry_evidence(question: str, blocks: Sequence[Block], similarity: Similarit
         dense = block.scores.get("dense")
         if dense is None:
             continue  # no dense branch ran: no cosine to compare an entry's with
-        if texts := entries(block.text):
+        if texts := entries(block.framed):
             dense = max(dense, *similarity(question, texts))
         best = max(best, _block_score(asked, block, dense))
     return best
@@ -130,6 +143,6 @@ def unnamed(question: str, blocks: Sequence[Block]) -> list[str]:
         return []
     have: set[str] = set()
     for block in blocks:
-        have |= block.features.stems if block.features is not None else _terms(block.text)
+        have |= _stems(block)
         have |= _terms(re.sub(r"[-_.]+", " ", block.name))
     return [w for w in asked if not {stem(t) for t in tokenize(w)} <= have]

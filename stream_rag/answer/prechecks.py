@@ -171,7 +171,7 @@ def answering(
     whose sentences are not among the candidates (a heading, a row read otherwise) stands."""
     if not conflicts:
         return []
-    texts = {b.n: b.text for b in blocks}
+    texts = {b.n: b.framed for b in blocks}
     docs = {b.n: b.doc_id for b in blocks}
     ranked = rank_sentences(question, texts, ranking, {b.n: b.name for b in blocks}, docs)
     if not ranked:
@@ -208,6 +208,6 @@ def parts_of(question: str) -> list[str]:
 
 
 def uncovered(question: str, blocks: Sequence[Block]) -> tuple[Uncovered, ...]:
-    titled = [f"{b.text}\n{name_words(b.name)}" for b in blocks]
+    titled = [f"{b.framed}\n{name_words(b.name)}" for b in blocks]
     found = left_out(question, [b.text for b in blocks], titled, _MAX_CHECKED)
     return tuple(Uncovered(part, tuple(missing)) for part, missing in found)

@@ -205,13 +205,22 @@ def _title_like(paragraph: str) -> bool:
 def heading_context(text: str, starts: Sequence[int], limit: int = 300) -> list[list[str]]:
     """For each chunk start, the headings it sits under (outermost first, at most `limit`
     characters, innermost kept), e.g. ["Returns policy", "Is there a restocking fee?"]."""
+    return [
+        [line.lstrip("#").strip() for line in path] for path in heading_paths(text, starts, limit)
+    ]
+
+
+def heading_paths(text: str, starts: Sequence[int], limit: int = 300) -> list[tuple[str, ...]]:
+    """`heading_context` with each heading written as a line of its own ("## Fees" for a level-2
+    heading, a plain title or question bare), so that the path read above a chunk's text is
+    read as the headings it is (`pieces`), each at its level."""
     headings = [
         # A plain-text title opening the document stays outermost, above any later heading.
         (s, 0 if i == 0 and level == TITLE_LEVEL else level, " ".join(line.lstrip("#").split()))
         for i, (s, e, heading) in enumerate(pieces(text))
         if heading and (line := text[s:e].strip()) and (level := _level(line))
     ]
-    out: list[list[str]] = [[] for _ in starts]
+    out: list[tuple[str, ...]] = [() for _ in starts]
     # One sweep over the headings for all starts in order (each start rebuilding the stack
     # from the first heading was quadratic: ~1 s for a 3 MB manual's 4,500 chunks).
     stack: list[tuple[int, str]] = []
@@ -223,11 +232,18 @@ def heading_context(text: str, starts: Sequence[int], limit: int = 300) -> list[
                 stack.pop()
             stack.append((level, title))
             next_heading += 1
-        path = [title for _, title in stack]
-        while len(path) > 1 and sum(len(t) + 1 for t in path) > limit:
+        path = list(stack)
+        if next_heading < len(headings) and headings[next_heading][0] == starts[i]:
+            # The chunk opens with a heading: the sections it closes are not the chunk's.
+            path = [(level, t) for level, t in path if level < headings[next_heading][1]]
+        while len(path) > 1 and sum(len(t) + 1 for _, t in path) > limit:
             path.pop(0)
-        out[i] = [t[:limit] for t in path]
+        out[i] = tuple(_marked(level, t[:limit]) for level, t in path)
     return out
+
+
+def _marked(level: int, title: str) -> str:
+    return f"{'#' * level} {title}" if 1 <= level <= 6 else title
 
 
 def _level(line: str) -> int:
@@ -254,7 +270,9 @@ def chunk_spans(
     current: list[Span] = []
     for unit in units:
         if current and _should_break(current, unit, paragraph_ends, target_chars, lists):
-            current = _next_chunk(chunks, current, unit, headings, overlap_chars, target_chars)
+            current = _next_chunk(
+                chunks, current, unit, headings, overlap_chars, target_chars, lists
+            )
             at = bisect.bisect_right(walls, unit.start) - 1
             if at >= 0:
                 current = [span for span in current if span.start >= walls[at]]
@@ -271,6 +289,7 @@ def _next_chunk(
     headings: set[int],
     overlap: int,
     target: int,
+    lists: set[int] | frozenset[int] = frozenset(),
 ) -> list[Span]:
     """End the chunk `current` (appended to `chunks`) and begin the next. Headings at its end
     go to the next one, which starts at them with no overlap: a heading is the context of
@@ -290,7 +309,7 @@ def _next_chunk(
         # chunk, would open it with no heading of their own ("On the day you leave, ..." read
         # under the page title and ranked above the chunk that holds them under theirs).
         return []
-    return _overlap_tail(current, overlap, unit, target)
+    return _overlap_tail(current, overlap, unit, target, lists)
 
 
 def _heading_paragraphs(text: str, paragraphs: Sequence[tuple[int, int]] = ()) -> set[int]:
@@ -337,11 +356,20 @@ def _list_paragraphs(text: str, paragraphs: Sequence[tuple[int, int]] = ()) -> s
     }
 
 
-def _overlap_tail(previous: list[Span], overlap: int, nxt: Span, target: int) -> list[Span]:
+def _overlap_tail(
+    previous: list[Span],
+    overlap: int,
+    nxt: Span,
+    target: int,
+    lists: set[int] | frozenset[int] = frozenset(),
+) -> list[Span]:
     tail: list[Span] = []
-    # Never carry the whole previous chunk, or the chunker would make no progress.
+    # Never carry the whole previous chunk, or the chunker would make no progress; nor the
+    # last items of a list, which would open the next chunk as half a procedure.
     for span in reversed(previous[1:]):
         if previous[-1].end - span.start > overlap or nxt.end - span.start > target:
+            break
+        if span.paragraph in lists:
             break
         tail.insert(0, span)
     return tail

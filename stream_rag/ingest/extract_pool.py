@@ -22,7 +22,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,7 +34,7 @@ from ..errors import (
     ShuttingDownError,
     StreamRagError,
 )
-from .chunking import chunk_spans
+from .chunking import chunk_spans, heading_paths
 from .extract import ExtractLimits, extract
 from .layout import Place
 
@@ -118,7 +118,12 @@ def extract_document(
             f"{limits.max_chunks_per_kb:g} a KB (STREAM_RAG_MAX_CHUNKS_PER_KB)",
             "STREAM_RAG_MAX_CHUNKS_PER_KB",
         )
-    return Extracted(text, served, spans, extraction.places(spans), extraction.dated)
+    paths = heading_paths(text, [s for s, _ in spans])
+    places = [
+        replace(place, headings=path)
+        for place, path in zip(extraction.places(spans), paths, strict=True)
+    ]
+    return Extracted(text, served, spans, places, extraction.dated)
 
 
 class InProcessExtractor:

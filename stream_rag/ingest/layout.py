@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 # Bumped whenever extraction or chunking changes what a stored version's text or chunks would
 # be: versions extracted by an older one are extracted again at start (store/reextract.py).
-EXTRACTION_VERSION = 9
+EXTRACTION_VERSION = 10  # 10: each chunk's heading path
 
 
 SENTENCE_ENDS = (".", "!", "?", ":", ";", "。", "！", "？", "：", "；")
@@ -26,12 +26,15 @@ SENTENCE_ENDS = (".", "!", "?", ":", ";", "。", "！", "？", "：", "；")
 
 @dataclass(frozen=True, slots=True)
 class Place:
-    """Where a chunk came from: bytes of the original file and PDF pages (None: not known)."""
+    """Where a chunk came from: bytes of the original file and PDF pages (None: not known), and
+    the headings it stands under."""
 
     source_start: int | None = None
     source_end: int | None = None
     page_start: int | None = None
     page_end: int | None = None
+    # The headings it stands under, outermost first, each as a line ("## Fees": its level).
+    headings: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@ scores), numbered in the order they are offered to the model, and the search's p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..index.features import ChunkFeatures
@@ -29,6 +29,15 @@ class Block:
     features: ChunkFeatures | None = field(default=None, compare=False, repr=False)
     page: int | None = None  # the PDF page the chunk starts on
     dated: str | None = None  # when its document says it was last updated (ISO date)
+    # The headings the chunk stands under, outermost first, each a line ("## Fees": its level).
+    headings: tuple[str, ...] = ()
+
+    @property
+    def framed(self) -> str:
+        """Its text under the headings it stands under: what answer selection and the prompt
+        read (a chunk starting mid-section is about its section, not only its document), while
+        citations are checked against `text` alone."""
+        return framed(self.text, self.headings)
 
     @property
     def url(self) -> str:
@@ -52,6 +61,11 @@ class Block:
             "page": self.page,
             "url": self.url,
         }
+
+
+def framed(text: str, headings: Sequence[str]) -> str:
+    """`text` under its heading lines, a paragraph each (as extraction writes headings)."""
+    return "\n\n".join([*headings, text]) if headings else text
 
 
 @dataclass(frozen=True, slots=True)

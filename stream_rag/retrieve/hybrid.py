@@ -372,6 +372,7 @@ class Retriever:
                     features=features.get(chunk.id),
                     page=chunk.page_start,
                     dated=source.dated,
+                    headings=chunk.headings,
                 )
             )
         return blocks

@@ -9,6 +9,7 @@ reading.py.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -366,7 +367,7 @@ def insert_chunks(
     """Rows for a version's chunks, each with its text and where it came from."""
     db.executemany(
         'INSERT INTO chunks (id, doc_id, version, ordinal, start, "end", text, page_start, '
-        "page_end, source_start, source_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "page_end, source_start, source_end, headings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 chunk_id(doc_id, version, i),
@@ -380,6 +381,7 @@ def insert_chunks(
                 place.page_end,
                 place.source_start,
                 place.source_end,
+                json.dumps(place.headings, ensure_ascii=False) if place.headings else None,
             )
             for i, ((s, e), place) in enumerate(zip(spans, places, strict=True))
         ],

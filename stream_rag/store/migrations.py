@@ -347,6 +347,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE versions ADD COLUMN dated TEXT;",
         "ALTER TABLE versions ADD COLUMN IF NOT EXISTS dated TEXT;",
     ),
+    # The headings a chunk stands under (ingest/chunking.py `heading_paths`), a JSON list.
+    Migration(
+        13,
+        "chunk headings",
+        "ALTER TABLE chunks ADD COLUMN headings TEXT;",
+        "ALTER TABLE chunks ADD COLUMN IF NOT EXISTS headings TEXT;",
+    ),
 )
 LATEST = MIGRATIONS[-1].version
 

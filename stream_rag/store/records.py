@@ -3,6 +3,7 @@ frozen `Document`, `Version` and `Chunk`."""
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import unicodedata
@@ -109,4 +110,5 @@ def chunk_of(row: Any) -> Chunk:
         page_end=row["page_end"],
         source_start=row["source_start"],
         source_end=row["source_end"],
+        headings=tuple(json.loads(row["headings"])) if row["headings"] else (),
     )
