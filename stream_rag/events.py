@@ -23,6 +23,9 @@ def block_ref(block: Block) -> dict[str, object]:
         "chunk_id": block.chunk_id,
         "page": block.page,
         "url": block.url,
+        # The headings the cited chunk stands under, outermost first ("Rooms and rates",
+        # "Arrival and departure"): where in its document the passage is.
+        "section": [line.lstrip("#").strip() for line in block.headings],
     }
 
 

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 from loadtests.kb_fixtures import write_docx, write_pdf
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
+from stream_rag.events import block_ref
 from stream_rag.ingest.chunking import chunk_spans, heading_context, sentence_spans
 from stream_rag.ingest.extract import DOCX, extract
 from stream_rag.ingest.extract_pool import InProcessExtractor
@@ -360,6 +361,8 @@ def test_answers_read_a_chunk_under_its_headings() -> None:
     assert "## Departure time\n\nPlease leave" in prompt
     assert parse_blocks(prompt)[2] == blocks[1].framed
     assert ExtractiveModel().answer(prompt) == "Please leave the room by 11:00. [2]"
+    assert block_ref(blocks[1])["section"] == ["Rooms", "Departure time"]  # what citations show
+    assert block_ref(blocks[0])["section"] == []
 
 
 def test_lists_are_numbered_as_a_renderer_numbers_them() -> None:
