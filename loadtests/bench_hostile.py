@@ -180,9 +180,11 @@ def wait_ready(url: str, timeout_s: float = 300.0) -> None:
 
 
 def config_for(knob: str, seed: int) -> FakeConfig:
+    """The fake for a run. `/v1/answer`'s second draft leaves out what the first failed on, as
+    asked: a draft repeated word for word would refuse every true sentence beside a false one."""
     if knob == "control":
-        return FakeConfig(seed=seed)
-    return FakeConfig(seed=seed, **{knob: 1.0})  # type: ignore[arg-type]
+        return FakeConfig(seed=seed, revise_on_retry=True)
+    return FakeConfig(seed=seed, revise_on_retry=True, **{knob: 1.0})  # type: ignore[arg-type]
 
 
 def main() -> int:

@@ -2,13 +2,17 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from stream_rag.answer.prompt import build_messages
+from stream_rag.answer.results import Attempt, Judged, revision_request
 from stream_rag.gate.citations import extract
-from stream_rag.model.fake import FakeConfig, compose, create_fake_llm
+from stream_rag.gate.lexical import Verdict
+from stream_rag.gate.segment import split_segments
+from stream_rag.model.fake import FakeConfig, compose, create_fake_llm, write
 from stream_rag.prompt_format import parse_blocks, parse_question
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.types import Message
@@ -144,3 +148,28 @@ def test_timelines_are_bounded_and_kept_per_newest_request() -> None:
 
 def messages_for(question: str) -> list[dict[str, str]]:
     return [m.to_json() for m in build_messages(question, BLOCKS)]
+
+
+@pytest.mark.parametrize("failed", [0, 1])
+def test_revised_on_retry_without_the_sentences_that_failed(failed: int) -> None:
+    """`revise_on_retry`: the second draft is the first less the sentences the revision request
+    (the server's own wording of it) names, a table row too; without it, the same draft."""
+    config = FakeConfig(seed=3, markup=0.5, revise_on_retry=True)
+    asked = [m.to_json() for m in build_messages("Are annual or monthly plans refunded?", BLOCKS)]
+    first = write(config, asked)
+    draft = "".join(compose(config, asked)[0])
+    assert len(first) == len(split_segments(draft)) == 2
+    assert {w.behaviour for w in first} == {"faithful", "markup"}
+    judged = tuple(
+        Judged(i, s, Verdict(i != failed, "claim_mismatch", (1,), 0.0, 'says "not": x'))
+        for i, s in enumerate(split_segments(draft))
+    )
+    feedback = build_messages(
+        "Are annual or monthly plans refunded?",
+        BLOCKS,
+        revision_request(Attempt(draft, judged), len(BLOCKS)),
+    )
+    retry = [m.to_json() for m in feedback]
+    assert write(config, retry) == [w for i, w in enumerate(first) if i != failed]
+    stubborn = replace(config, revise_on_retry=False)
+    assert write(stubborn, retry) == write(stubborn, asked) == first

@@ -86,6 +86,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     fake.add_argument("--error-after", type=int, help="break the stream after this many tokens")
     fake.add_argument("--fix-on-retry", action="store_true", help="answer retries faithfully")
     fake.add_argument(
+        "--revise-on-retry",
+        action="store_true",
+        help="answer a retry with the same draft less the sentences its feedback says failed",
+    )
+    fake.add_argument(
         "--reject-field",
         action="append",
         default=[],
@@ -120,6 +125,7 @@ def config_of(args: argparse.Namespace) -> FakeConfig:
         stall_s=args.stall_s,
         error_after=args.error_after,
         fix_on_retry=args.fix_on_retry,
+        revise_on_retry=args.revise_on_retry,
         reject_fields=tuple(args.reject_field),
     )
 

@@ -50,6 +50,7 @@ from ..prompt_format import CONDENSE_PROMPT, parse_blocks, parse_history, parse_
 from .attacks import ATTACKS, Written, attack
 from .extractive import NO_ANSWER, select, tokens_of
 from .fake_stream import plan, send_plan
+from .ledger import match, records
 from .paraphrase import add_claim, paraphrase
 from .redteam_knobs import RED_TEAM, red_team
 
@@ -115,6 +116,9 @@ class FakeConfig:
     stall_s: float = 0.0
     error_after: int | None = None
     fix_on_retry: bool = False
+    # A request carrying feedback gets the same draft less the sentences it names, as a model
+    # following the revision request would write it (the hostile benchmark's); else the same.
+    revise_on_retry: bool = False
     model: str = "fake-llm"
     # Request fields refused with 400, as strict OpenAI-compatible servers refuse unknown ones.
     reject_fields: tuple[str, ...] = ()
@@ -218,7 +222,27 @@ def write(config: FakeConfig, messages: list[dict[str, str]]) -> list[Written]:
             pieces = (*tokens_of(text.rstrip()), " ", *marker)
         false = behaviour in FABRICATIONS
         out.append(Written(behaviour, "", pieces, (n,), candidate.n, false, false))
+    feedback = [m.get("content", "") for m in messages if m.get("role") == "user"][1:]
+    if config.revise_on_retry and feedback:
+        return revised(out, [text for f in feedback for text in failed_sentences(f)])
     return out
+
+
+# A sentence the revision request (answer/results.py's `revision_request`) says failed.
+_FAILED = re.compile(r'^- sentence \d+ "(.*?)": [a-z_]+ \(', re.MULTILINE | re.DOTALL)
+
+
+def failed_sentences(feedback: str) -> list[str]:
+    """The sentences a revision request quotes as failed."""
+    return _FAILED.findall(feedback)
+
+
+def revised(written: list[Written], failed: list[str]) -> list[Written]:
+    """`written` less each sentence a failed one came from (a written sentence may have been
+    judged as several units: a heading and its item)."""
+    ledger = records([{"sentences": [w.to_json() for w in written]}])
+    dropped = {found.text for text in failed if (found := match(text, ledger)[0]) is not None}
+    return [w for w in written if w.text not in dropped]
 
 
 def condense(messages: list[dict[str, str]]) -> list[str]:
