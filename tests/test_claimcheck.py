@@ -258,3 +258,11 @@ def test_a_non_prefix_or_another_item_is_not_the_span(raw: str) -> None:
 def test_items_run_together_are_clauses(raw: str, shown: bool) -> None:
     ok, _, detail = verdict(GateContext(LISTED), raw)
     assert ok is shown, detail
+
+
+@pytest.mark.parametrize("word", ["Yes", "Sure", "Indeed"])
+def test_a_bare_affirmation_is_left_unchecked_only_when_balanced(word: str) -> None:
+    """A clause "Sure" is read as "Yes" is: its words are compared as stems ("sure": "sur")."""
+    raw = f"{word}; guided tours must be booked at least 2 days before the visit [2]."
+    assert check_sentence(raw, GateContext(BLOCKS, mode="balanced")).ok
+    assert not check_sentence(raw, GateContext(BLOCKS)).ok

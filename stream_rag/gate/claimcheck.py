@@ -200,7 +200,8 @@ def _affirms_only(read: Read) -> bool:
     return bool(keys) and not read.quantities and not read.negates and set(keys) <= _AFFIRM
 
 
-_AFFIRM = DISCOURSE_WORDS | {"sure", "indeed"}
+# As a clause's keys are: stems ("sure" is read as "sur").
+_AFFIRM = frozenset(stem(word) for word in DISCOURSE_WORDS | {"sure", "indeed"})
 
 
 def _placed(why: str, span: Span) -> str:
