@@ -252,6 +252,7 @@ EXTRACTED = "Plans can be refunded within 30 days. The cancellation fee is 5 \uf
         ("The cancellation fee is 5 \ufffd per month [2].", False),  # the cited block has none
         ("The cancellation fee is 5 \ufffd per month.", False),  # no block cited
         ("The cancellation fee is 5\ufffd per month [1].", False),  # another word than the block's
+        ("The cancellation fee is 5 \ufffd pe month [1].", False),  # part of the block's word
     ],
 )
 def test_a_replacement_character_stands_only_where_its_cited_block_has_it(

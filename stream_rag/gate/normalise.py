@@ -165,14 +165,21 @@ def _replacements_placed(text: str, blocks: Sequence[str]) -> bool:
     and the words either side, as written, are in that block's text."""
     plain, citations = extract(text)
     cited = [blocks[c.n - 1] for c in citations if 1 <= c.n <= len(blocks)]
-    sources = [" ".join(unicodedata.normalize("NFKC", block).split()) for block in cited]
+    sources = [unicodedata.normalize("NFKC", block).split() for block in cited]
     words = plain.split()
     for i, word in enumerate(words):
         if _REPLACEMENT in word:
-            around = " ".join(words[max(0, i - 1) : i + 2])
-            if not any(around in source for source in sources):
+            around = words[max(0, i - 1) : i + 2]
+            if not any(_holds(source, around) for source in sources):
                 return False
     return True
+
+
+def _holds(words: list[str], run: list[str]) -> bool:
+    """Whether `run` stands in `words` as whole words, one after another (a word's end or
+    start is no word: "5 \ufffd pe" is not in "5 \ufffd per")."""
+    n = len(run)
+    return any(words[k : k + n] == run for k in range(len(words) - n + 1))
 
 
 # A combining mark left after NFKC on an ASCII letter or digit (no precomposed letter has it:
