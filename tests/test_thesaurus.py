@@ -4,6 +4,7 @@ database (tools/thesaurus.py), on a database of a few synsets written here."""
 from __future__ import annotations
 
 import gzip
+import threading
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,25 @@ def test_the_tool_writes_each_kind_of_group(tmp_path: Path) -> None:
     assert (out / "WORDNET_LICENSE").read_text() == "WordNet licence\n"
     assert thesaurus.main([str(db), "--out", str(out)]) == 0
     assert (out / "thesaurus.txt.gz").read_bytes() == first  # the same bytes each time
+
+
+def test_the_table_is_read_once_by_threads_asking_together() -> None:
+    """Threads that need the table at start wait for one reading of it (each read its own)."""
+    from stream_rag.language import thesaurus as table
+
+    table._read.cache_clear()
+    start = threading.Barrier(4)
+    seen: list[int] = []
+
+    def ask() -> None:
+        start.wait()
+        seen.append(id(table._groups()))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 4
+    assert len(set(seen)) == 1
+    assert table._read.cache_info().misses == 1
