@@ -14,21 +14,27 @@ other currencies, ...", never quoted alone).
 from __future__ import annotations
 
 import math
-import re
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..ingest.chunking import pieces, sentence_spans
-from ..ingest.tables import rendered_rows
 from ..language.coverage import name_words
 from ..language.followups import subject_words
 from ..language.question import offers, read_question
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
 from ..text import tokenize
-from .tables import Table
+from .quotable import (
+    Quotable,
+    block_sentences,
+    depends,
+    entry_texts,
+    leads,
+    sectioned,
+    sections,
+    titles,
+)
 
 __all__ = [
     "Candidate",
@@ -43,20 +49,6 @@ __all__ = [
     "titles",
 ]
 
-_LIST_MARK = re.compile(r"^(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|(?:A|Answer)\s*:\s+)")
-# A line opening a list item: what precedes a sentence on its line when it is one.
-_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s*$")
-_ITEM_MARK = re.compile(r"^(?:[-*+•]|\d+[.)])\s+")
-# A sentence opening with one of these goes on from the one before it: keep them together.
-# "There is/are ..." states something of its own ("There is a car park behind the building.");
-# "There" alone points back to a place ("There you can ...").
-_CONTINUES = re.compile(
-    r"^(?:it|its|this|that|these|those|they|them|then|otherwise|also|however|to do so|"
-    r"there(?!\s+(?:is|are|was|were|will|may|might|can|could|must|should|has|have)\b|['’]s\b)|"
-    r"if so|in that case|after that|for example|for all other|for other|for the rest|in all other"
-    r"|all other|the rest|else|instead|but|and|or|still|even so|either way)\b",
-    re.IGNORECASE,
-)
 # The block at rank n is worth (1 - RANK_DECAY) ** (n - 1) of the first: retrieval, which
 # matches the question against each entry's own question too, says more than the
 # generator's own sentence scores (0.12 quoted the second block for 5 of 94 dev questions).
@@ -82,10 +74,6 @@ _NUMBERS = (
 # Words that say how a question asks, not what about: a heading holding them ("How to book")
 # is about no more of the question for it.
 _HOW_WORDS = frozenset(stem(w) for w in "how much many long cost price pay need get".split())
-
-# Fewer words than this (BM25 tokens, stop words out) is a fragment ("See below."); two is an
-# instruction ("Do not use solvents.", "Keep it dry.").
-MIN_TOKENS = 2
 
 Scorer = Callable[[str, Sequence[str]], Sequence[float]]
 Terms = frozenset[str]
@@ -113,18 +101,6 @@ class Candidate:
         return self.score if self.said is None else self.said
 
 
-@dataclass(frozen=True, slots=True)
-class _Sentence:
-    text: str
-    title: str
-    section: int
-    row: bool
-    item: int  # which list of the block it is an item of, 0 for none
-    step: bool = False  # an item of a numbered list
-    scope: str = ""  # its headings from the outermost ("Rider Club What members get")
-    lead: str = ""  # a list item's lead-in ("To register as a new patient, do the following:")
-
-
 # A number written out matches its digits: "space for eight" asks for "Seats 8".
 _DIGITS = {w: str(i) for i, w in enumerate(_NUMBERS.split(), start=2)}
 
@@ -133,128 +109,14 @@ def _terms(text: str) -> set[str]:
     return {_DIGITS.get(t) or stem(t) for t in tokenize(text)}
 
 
-def titles(text: str) -> list[str]:
-    """The block's headings and question lines: what the entry says it is about."""
-    return [" ".join(text[s:e].strip().lstrip("#").split()) for s, e, h in pieces(text) if h]
-
-
-def block_sentences(text: str) -> list[str]:
-    """Sentences of a block fit to quote: no headings, questions, list markers or fragments."""
-    return [sentence for sentence, _, _ in sections(text)]
-
-
-def sections(text: str, title: str = "") -> list[tuple[str, str, str]]:
-    """Each quotable sentence with the heading it sits under (`title` before any heading) and
-    all its headings, outermost first."""
-    return [(s.text, s.title, s.scope) for s in _sectioned(text, title)]
-
-
-def leads(text: str, title: str = "") -> list[str]:
-    """The lead-ins of the block's lists ("To cancel a monthly plan:"), each once: its items
-    are scored under them too."""
-    return list(dict.fromkeys(s.lead for s in _sectioned(text, title) if s.lead))
-
-
 @lru_cache(maxsize=4096)
-def entry_texts(text: str, title: str = "") -> tuple[tuple[int, str], ...]:
-    """The block's FAQ entries read whole, by section: each question heading with the quotable
-    sentences under it (what `rank_sentences` embeds, and the indexer warms)."""
-    grouped: dict[int, list[str]] = {}
-    opening: list[str] = []  # before the first heading: the end of an entry the chunk starts in
-    for s in _sectioned(text, title):
-        if s.section and s.title.rstrip().endswith(("?", "？")):
-            grouped.setdefault(s.section, [s.title]).append(s.text)
-        elif not s.section:
-            opening.append(s.text)
-    if grouped and opening:
-        grouped[0] = opening
-    return tuple((section, " ".join(said)) for section, said in grouped.items())
-
-
-def depends(text: str) -> bool:
-    """Whether a sentence goes on from the one before it ("Otherwise, ...", "For all other
-    currencies, ..."): alone, it says something its reader cannot place."""
-    return _CONTINUES.match(text) is not None
-
-
-@lru_cache(maxsize=4096)
-def _sectioned(text: str, title: str) -> tuple[_Sentence, ...]:
-    """Each quotable sentence with its heading, its section (the ordinal of its heading in the
-    block; each table row one of its own), whether it is a table row, and its list."""
-    out: list[_Sentence] = []
-    section = 0
-    lists = 0
-    table = Table()
-    path: list[tuple[int, str]] = []  # (level, heading): a line of no "#" is the innermost
-    scope = title
-    lead = ""  # the sentence introducing the list that follows it ("..., follow these steps:")
-    for p_start, p_end, heading in pieces(text):
-        if heading:
-            lead = ""
-            line = text[p_start:p_end].strip()
-            title = " ".join(line.lstrip("#").split())
-            level = len(line) - len(line.lstrip("#")) or 7
-            path = [(lv, head) for lv, head in path if lv < level] + [(level, title)]
-            scope = " ".join(head for _, head in path)
-            section += 1
-            table.reset()
-            continue
-        lines = text[p_start:p_end].split("\n")
-        rows = table.read(lines)
-        rendered = rendered_rows(lines) if rows is None else None
-        if rendered is not None:  # rows extraction wrote as sentences (ingest/tables.py)
-            lead_in, rows = rendered
-            for sentence in lead_in:
-                if len(tokenize(sentence)) >= MIN_TOKENS:
-                    out.append(
-                        _Sentence(" ".join(sentence.split()), title, section, False, 0, scope=scope)
-                    )
-        if rows is not None:
-            lead = ""
-            for row in rows:
-                if len(tokenize(row)) >= MIN_TOKENS:
-                    section += 1
-                    out.append(_Sentence(row, title, section, True, 0, scope=scope))
-            continue
-        if table.header is not None:  # the text after a table is not the last row's
-            section += 1
-        table.reset()
-        in_list = numbered = False
-        for s_start, s_end in sentence_spans(text, p_start, p_end):
-            line_start = max(text.rfind("\n", p_start, s_start) + 1, p_start)
-            raw = text[s_start:s_end]
-            if _ITEM.match(raw):
-                continue  # a list marker the sentence splitter left on its own ("1.")
-            marker = text[line_start:s_start]
-            item = bool(_ITEM.match(marker)) or (
-                line_start == s_start and _ITEM_MARK.match(raw) is not None
-            )
-            if item and not in_list:
-                lists += 1
-                mark = _ITEM_MARK.match(raw)
-                numbered = any(c.isdigit() for c in (marker or (mark.group() if mark else "")))
-            in_list = item or (in_list and line_start != s_start)
-            sentence = _LIST_MARK.sub("", " ".join(raw.split()))
-            if not in_list:
-                lead = sentence if sentence.endswith((":", "：")) else ""
-            if len(tokenize(sentence)) >= MIN_TOKENS and sentence[-1:] in ".!。！":
-                at = lists if in_list else 0
-                step = bool(at) and numbered
-                said = lead if at else ""
-                out.append(_Sentence(sentence, title, section, False, at, step, scope, said))
-    return tuple(out)
-
-
-@lru_cache(maxsize=4096)
-def _quotable(
-    text: str, title: str
-) -> tuple[tuple[_Sentence, frozenset[str], frozenset[str]], ...]:
-    """`_sectioned` with each sentence's terms, and those terms with NEGATION if it negates
+def _quotable(text: str, title: str) -> tuple[tuple[Quotable, frozenset[str], frozenset[str]], ...]:
+    """`sectioned` with each sentence's terms, and those terms with NEGATION if it negates
     (for `restates`), kept per block: the same blocks come back for question after question,
     and splitting and stemming them was most of an answer's CPU (the fake model's too, on the
     cores it shares with what it load-tests)."""
     out = []
-    for s in _sectioned(text, title):
+    for s in sectioned(text, title):
         terms = frozenset(_terms(s.text))
         out.append((s, terms, terms | {NEGATION} if _negates(s.text) else terms))
     return tuple(out)
@@ -369,7 +231,7 @@ def _ranked(
     # a name: "faq.md" of two agencies), else by its name.
     doc = dict(ids) or names or {}
     first = {n: min(rank[m] for m in blocks if doc.get(m, m) == doc.get(n, n)) for n in blocks}
-    sentences: list[tuple[int, int, _Sentence, frozenset[str]]] = []
+    sentences: list[tuple[int, int, Quotable, frozenset[str]]] = []
     entries: list[tuple[tuple[int, int], str]] = []
     if dense is not None:  # each new sentence costs an embedding; lower blocks rarely win
         blocks = {n: text for n, text in blocks.items() if n <= DENSE_BLOCKS}
