@@ -27,7 +27,8 @@ from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..access import tenancy
-from ..access.guard import Guard, HostCheck
+from ..access.guard import Guard
+from ..access.hosts import HostCheck
 from ..access.principals import Access
 from ..access.shared import SLOT_BEAT_S, SharedAnswerSlots
 from ..config import Settings
