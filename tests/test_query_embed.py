@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from stream_rag.embed.backends import Vectors
+from stream_rag.embed.minilm import SMALL_CALL_TOKENS, MiniLMEmbedder
 from stream_rag.embed.queries import QueryEmbedder
 
 
@@ -281,3 +282,25 @@ async def test_batches_run_on_the_worker_threads_of_the_limiter_given() -> None:
         assert embedder.calls == []
         limiter.release()
     assert embedder.calls == [["can I return it?"]]
+
+
+@pytest.mark.anyio
+async def test_a_question_batched_with_others_gets_its_vector_alone(minilm: MiniLMEmbedder) -> None:
+    """MiniLM's batches of questions run where a question alone does (onnxruntime), whatever
+    their size: a question's vector does not depend on who asked at the same moment."""
+    questions = [f"How long does a refund for order {i} take to reach my card?" for i in range(16)]
+    assert sum(len(ids) for ids in minilm.tokenize(questions)) > SMALL_CALL_TOKENS
+    queries = QueryEmbedder(minilm, cache_size=0)
+    sizes: list[int] = []
+    queries.on_batch = sizes.append
+    results: dict[str, Vectors] = {}
+
+    async def ask(text: str) -> None:
+        results[text] = await queries.embed(text)
+
+    async with anyio.create_task_group() as tg:
+        for question in questions:
+            tg.start_soon(ask, question)
+    assert sizes == [16]
+    for question in questions:
+        assert np.array_equal(results[question], minilm.embed([question])[0]), question

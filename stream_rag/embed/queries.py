@@ -164,9 +164,9 @@ class QueryEmbedder:
                 if self.on_batch is not None:
                     self.on_batch(len(texts))
                 limiter = None if self.limiter is None else self.limiter()
-                vectors = await anyio.to_thread.run_sync(
-                    self.embedder.embed, texts, limiter=limiter
-                )
+                # An embedder with a call of its own for a batch of questions is asked with it.
+                embed = getattr(self.embedder, "embed_queries", self.embedder.embed)
+                vectors = await anyio.to_thread.run_sync(embed, texts, limiter=limiter)
             batch.vectors = np.asarray(vectors, dtype=np.float32)
         except Exception as exc:
             batch.error = exc
