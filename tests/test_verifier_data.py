@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
+from tools.verifier import folds
 from tools.verifier.build_data import clause, edits, flip
 from tools.verifier.pairs import CLS, MAX_PIECES, SEP, evidence, pair_ids, split
 
@@ -58,3 +61,22 @@ def test_pair_ids_keep_the_claim_and_cap_the_length() -> None:
     assert ids[-4:-1] == [7, 8, 9]
     assert types[-4:] == [1, 1, 1, 1]
     assert types[0] == 0
+
+
+def test_train_and_probe_read_the_same_merged_folds(tmp_path: Path) -> None:
+    """`folds` (train.py's and probe.py's): four folds merged into two, cranfield (-1) trained
+    on every time, long-form (-2) only tested, by the model of all folds."""
+    made = [(0, "labelled"), (1, "labelled"), (2, "labelled"), (3, "extra"), (-1, "extra")]
+    rows = [
+        {"source": "s", "row": i, "fold": fold, "kind": kind, "label": i % 2 == 0}
+        for i, (fold, kind) in enumerate([*made, (-2, "labelled")])
+    ]
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = folds.arguments(None).parse_args([str(pairs), "--work", str(tmp_path), "--merge", "2"])
+    read = folds.read(args.pairs, args.merge)
+    assert [r["fold"] for r in read] == [0, 0, 1, 1, -1, -2]
+    assert list(folds.splits(read)) == [(0, [2, 3, 4], [0, 1]), (1, [0, 1, 4], [2])]
+    assert folds.held_out(read) == ([0, 1, 2, 3, 4], [5])
+    line = json.loads(folds.oof_line(read[5], 0.123456))
+    assert line == {"source": "s", "row": 5, "fold": -2, "label": False, "p": 0.12346}

@@ -32,9 +32,9 @@ from tokenizers import Tokenizer
 from stream_rag.embed.model_files import find_model_dir
 from stream_rag.model.falsify import negate, novel, swap_entities, swap_numbers
 from stream_rag.model.paraphrase import paraphrase
+from tools.verifier.folds import FOLDS
 from tools.verifier.pairs import evidence, pair_ids, split
 
-FOLDS = 4
 _FLIPS = (
     ("all", "some"),
     ("always", "sometimes"),

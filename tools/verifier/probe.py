@@ -8,8 +8,6 @@ Needs `DIR/states.npz` (the lower layers' states `train.py` caches).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +17,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import bert
+import folds
 from train import FROZEN, MODEL_DIR, stacked
 
 
@@ -64,33 +63,22 @@ def fit(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("pairs", type=Path)
-    parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--merge", type=int, default=4)
+    parser = folds.arguments(__doc__)
     parser.add_argument("--l2", type=float, default=0.01)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    rows = [json.loads(line) for line in args.pairs.read_text().splitlines()]
-    for r in rows:
-        if r["fold"] >= 0:
-            r["fold"] = r["fold"] * args.merge // 4
+    rows = folds.read(args.pairs, args.merge)
     states = list(np.load(args.work / "states.npz", allow_pickle=True)["states"])
     f = features(rows, states)
     y = torch.tensor([float(r["label"]) for r in rows])
     oof: dict[int, float] = {}
-    for k in sorted({r["fold"] for r in rows if r["fold"] >= 0}):
-        tr = [i for i, r in enumerate(rows) if r["fold"] not in (k, -2)]
-        te = [i for i, r in enumerate(rows) if r["fold"] == k and r["kind"] == "labelled"]
+    for _, tr, te in folds.splits(rows):
         oof.update(zip(te, fit(f, y, tr, args.l2)(te), strict=True))
-    tr = [i for i, r in enumerate(rows) if r["fold"] != -2]
-    lf = [i for i, r in enumerate(rows) if r["fold"] == -2]
+    tr, lf = folds.held_out(rows)
     oof.update(zip(lf, fit(f, y, tr, args.l2)(lf), strict=True))
     with (args.work / "probe_oof.jsonl").open("w") as out:
         for i, p in sorted(oof.items()):
-            r = rows[i]
-            row = {"source": r["source"], "row": r["row"], "fold": r["fold"], "label": r["label"]}
-            out.write(json.dumps({**row, "p": round(p, 5)}) + "\n")
+            out.write(folds.oof_line(rows[i], p))
     return 0
 
 

@@ -11,8 +11,6 @@ not see it (longform rows: from the model of all folds, never trained on them).
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
 import sys
@@ -24,6 +22,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
 import bert
+import folds
 
 FROZEN = 5
 LR = (1e-4, 1e-3)  # the top layer's, the head's
@@ -159,55 +158,32 @@ def predict(
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("pairs", type=Path)
-    parser.add_argument("--work", type=Path, required=True)
+    parser = folds.arguments(__doc__)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--merge", type=int, default=4, help="folds to run (of build_data's 4)")
     parser.add_argument("--skip-folds", action="store_true")
     parser.add_argument("--save", action="store_true", help="train on every fold, save weights")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     args.work.mkdir(parents=True, exist_ok=True)
-    rows = [json.loads(line) for line in args.pairs.read_text().splitlines()]
+    rows = folds.read(args.pairs, args.merge)
     states = lower_states(bert.load(MODEL_DIR), rows, args.work / "states.npz")
-    # Folds merged in `--merge` groups (0-1, 2-3 for 2): each run takes minutes on 2 shared cores.
-    for r in rows:
-        if r["fold"] >= 0:
-            r["fold"] = r["fold"] * args.merge // 4
-    folds = sorted({r["fold"] for r in rows if r["fold"] >= 0})
     oof: dict[int, float] = {}
     if not args.skip_folds:
-        for k in folds:
-            tr = [i for i, r in enumerate(rows) if r["fold"] not in (k, -2)]
-            te = [i for i, r in enumerate(rows) if r["fold"] == k and r["kind"] == "labelled"]
+        for k, tr, te in folds.splits(rows):
             print(f"fold {k}: train {len(tr)} test {len(te)}", flush=True)
             model = train(rows, states, tr, args.epochs, args.seed + k)
             oof.update(zip(te, predict(model, rows, states, te), strict=True))
-    tr = [i for i, r in enumerate(rows) if r["fold"] != -2]
+    tr, lf = folds.held_out(rows)
     print(f"all folds: train {len(tr)}", flush=True)
     model = train(rows, states, tr, args.epochs, args.seed)
-    lf = [i for i, r in enumerate(rows) if r["fold"] == -2]
     oof.update(zip(lf, predict(model, rows, states, lf), strict=True))
     if args.save:
         torch.save(model.state_dict(), args.work / "verifier.pt")
     with (args.work / "oof.jsonl").open("w") as f:
         for i, p in sorted(oof.items()):
-            r = rows[i]
-            f.write(
-                json.dumps(
-                    {
-                        "source": r["source"],
-                        "row": r["row"],
-                        "fold": r["fold"],
-                        "label": r["label"],
-                        "p": round(p, 5),
-                    }
-                )
-                + "\n"
-            )
+            f.write(folds.oof_line(rows[i], p))
     return 0
 
 
