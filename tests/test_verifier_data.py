@@ -6,6 +6,7 @@ import json
 import random
 from pathlib import Path
 
+from stream_rag.model.falsify import opposites
 from tools.verifier import folds
 from tools.verifier.build_data import clause, edits, flip
 from tools.verifier.pairs import CLS, MAX_PIECES, SEP, evidence, pair_ids, split
@@ -80,3 +81,17 @@ def test_train_and_probe_read_the_same_merged_folds(tmp_path: Path) -> None:
     assert folds.held_out(read) == ([0, 1, 2, 3, 4], [5])
     line = json.loads(folds.oof_line(read[5], 0.123456))
     assert line == {"source": "s", "row": 5, "fold": -2, "label": False, "p": 0.12346}
+
+
+def test_flips_and_the_red_teams_antonyms_pair_words_alike() -> None:
+    """`opposites` (falsify's antonyms, build_data's flips): either word of a pair gives the
+    other, a longer word is found before a word inside it, whole words only, any case."""
+    opposite, found = opposites([("refundable", "non-refundable"), ("open", "closed")])
+    assert opposite == {
+        "refundable": "non-refundable",
+        "non-refundable": "refundable",
+        "open": "closed",
+        "closed": "open",
+    }
+    text = "Non-refundable tickets; the reopened gate is OPEN."
+    assert [m.group() for m in found.finditer(text)] == ["Non-refundable", "OPEN"]

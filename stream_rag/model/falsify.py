@@ -17,7 +17,7 @@ from functools import partial
 from ..language.quantities import Quantity, scan
 from ..language.terms import NEGATION_CUE
 
-__all__ = ["Edit", "falsify", "negate", "novel", "swap_entities", "swap_numbers"]
+__all__ = ["Edit", "falsify", "negate", "novel", "opposites", "swap_entities", "swap_numbers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,17 @@ ANTONYMS = (
     ("adds", "removes"),
     ("first", "last"),
 )
-_OPPOSITE = {a: b for a, b in ANTONYMS} | {b: a for a, b in ANTONYMS}
-_ANTONYM_RE = re.compile(rf"\b({'|'.join(sorted(_OPPOSITE, key=len, reverse=True))})\b", re.I)
+
+
+def opposites(pairs: Sequence[tuple[str, str]]) -> tuple[dict[str, str], re.Pattern[str]]:
+    """Each word of `pairs` with its opposite, and a pattern finding any of them as a whole word
+    (the longest first, any case)."""
+    opposite = {a: b for a, b in pairs} | {b: a for a, b in pairs}
+    words = "|".join(sorted(opposite, key=len, reverse=True))
+    return opposite, re.compile(rf"\b({words})\b", re.I)
+
+
+_OPPOSITE, _ANTONYM_RE = opposites(ANTONYMS)
 
 
 def negate(sentence: str, rng: random.Random) -> Edit | None:

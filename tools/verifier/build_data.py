@@ -30,7 +30,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from stream_rag.embed.model_files import find_model_dir
-from stream_rag.model.falsify import negate, novel, swap_entities, swap_numbers
+from stream_rag.model.falsify import negate, novel, opposites, swap_entities, swap_numbers
 from stream_rag.model.paraphrase import paraphrase
 from tools.verifier.folds import FOLDS
 from tools.verifier.pairs import evidence, pair_ids, split
@@ -56,8 +56,7 @@ _FLIPS = (
     ("older", "younger"),
     ("largest", "smallest"),
 )
-_FLIP = {a: b for a, b in _FLIPS} | {b: a for a, b in _FLIPS}
-_FLIP_RE = re.compile(rf"\b({'|'.join(sorted(_FLIP, key=len, reverse=True))})\b", re.I)
+_FLIP, _FLIP_RE = opposites(_FLIPS)
 _CLAUSE = re.compile(r",\s+(?:and|but|which|while|so)\s+|;\s+|,\s+")
 
 
