@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from .coordinated import mixed_parts
 from .roles import roles
 from .support import Span, Word
 from .swaps import swapped
@@ -93,6 +94,8 @@ def unsaid(
         return ""
     if why := swapped(text, span, cited) or roles(text.lower(), span.lowered, span.quantities):
         return why
+    if (mixed := mixed_parts(text, words, span)) is not None:
+        return f"{mixed[0]!r} is said of another part of the span, in place of {mixed[1]!r}"
     universal = _UNIVERSAL.match(text)
     said = universal.group(1).lower() if universal is not None else ""
     if said and not re.search(rf"\b{said}\b", span.lowered):

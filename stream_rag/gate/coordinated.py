@@ -1,0 +1,131 @@
+"""A word moved between two coordinated parts of one statement, no number involved (issue 27,
+found in review): "The gym has heated pools and cold showers." does not say "The gym has cold
+pools.", though every word of it is in the statement (parallel.py reads parts with a number).
+
+The parts (cut at ";", ",", "and", "but", "or", "while", "whereas" and a statement's end) are
+lined up word for word, next parts only: on the words they share ("staff parking ... north lot"
+/ "visitor parking ... south lot"), else from where they meet and from their starts ("heated
+pools" / "cold showers" after the shared "The gym has"; "Monthly plans ..." / "the current
+month ..."). A clause fails when it writes one part's word where the other's stood (next to
+one of its neighbours) and keeps another word of the other part whose counterpart it leaves
+out, the two not joined by a coordinator in the clause: a mix of the two. One part restated
+with the words they share ("The gym has cold showers", "open Tuesday from 9 am" of "open
+Monday and Tuesday from 9 am"), both with words left out ("pools and showers"), or the span's
+items listed ("Tobacco and alcohol"), pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from itertools import pairwise
+
+from ..language.quantities import numerals
+from ..language.terms import stem
+from .support import Span, Word
+
+__all__ = ["mixed_parts"]
+
+_CUT = re.compile(r";|,\s|[.!?](?:\s|$)|\n|\s(?:and|but|or|while|whereas)\s", re.IGNORECASE)
+
+
+def mixed_parts(text: str, words: Sequence[Word], span: Span) -> tuple[str, str] | None:
+    """(the word the clause brought in, the word of its own part it left out) when the clause
+    (`text`, its `words`) mixes two coordinated parts of `span`, else None."""
+    mine_forms = _forms(text, words)
+    written = frozenset(f for f in mine_forms if not f.startswith("#"))
+    span_forms = _forms(span.text, span.words)
+    parts = _parts(span, span_forms)
+    for mine, theirs in pairwise(parts):
+        if any(k.startswith("#") for k in (*mine, *theirs)):
+            continue  # a part with a number: gate/parallel.py reads it
+        pairs = _pairs(mine, theirs)
+        shared = set(mine) & set(theirs)
+        pairs = [
+            (x, y)
+            for x, y in pairs
+            if x != y and x not in shared and y not in shared and not (_counts(x) or _counts(y))
+        ]
+        # One pair traded ("cold" written, "heated" left out) and another kept as the first
+        # part has it ("pools" written, "showers" left out), or the other way round; the word
+        # brought in stands where the one left out stood, next to one of its neighbours.
+        brought = [(x, y) for x, y in pairs if y in written and x not in written]
+        kept = [(x, y) for x, y in pairs if x in written and y not in written]
+        for x, y in brought:
+            if not _beside(mine_forms, y) & _beside(span_forms, x):
+                continue
+            # The kept word and the one brought in are one phrase of the clause, not two of its
+            # own parts ("Tobacco and alcohol are not allowed" lists the span's items).
+            if any(k != (x, y) and not _apart(text, words, mine_forms, k[0], y) for k in kept):
+                return y, x
+    return None
+
+
+def _forms(text: str, words: Sequence[Word]) -> list[str]:
+    """Each word's stem as written: "monthly" is not "month" here (its key reads it as the
+    unit), a modifier of one part against the head noun of the other."""
+    return [w.key if w.number else _form(text[w.start : w.end]) for w in words]
+
+
+def _form(word: str) -> str:
+    return stem(word.lower().replace("’", "'").removesuffix("'s"))
+
+
+def _apart(text: str, words: Sequence[Word], forms: Sequence[str], a: str, b: str) -> bool:
+    """Whether a coordinator or a comma stands between the words `a` and `b` of the clause."""
+    at = dict(zip(forms, words, strict=True))
+    if a not in at or b not in at:
+        return True
+    first, second = sorted((at[a], at[b]), key=lambda w: w.start)
+    return _CUT.search(text, first.end, second.start) is not None
+
+
+def _beside(forms: Sequence[str], form: str) -> set[str]:
+    """The forms next to `form` wherever it stands in `forms`."""
+    out = set()
+    for i, f in enumerate(forms):
+        if f == form:
+            out |= {forms[j] for j in (i - 1, i + 1) if 0 <= j < len(forms)}
+    return out
+
+
+def _counts(key: str) -> bool:
+    """A number written in words ("two", "five"): the number checks' to place."""
+    return numerals(key) != key
+
+
+def _parts(span: Span, forms: Sequence[str]) -> list[list[str]]:
+    """The word forms of each coordinated part of `span`, in order."""
+    cuts = [0, *(i for m in _CUT.finditer(span.lowered) for i in (m.start(), m.end()))]
+    cuts.append(len(span.lowered))
+    out = []
+    for a, b in zip(cuts[::2], cuts[1::2], strict=True):
+        keys = [f for w, f in zip(span.words, forms, strict=True) if w.start >= a and w.end <= b]
+        if keys:
+            out.append(keys)
+    return out
+
+
+def _pairs(mine: Sequence[str], theirs: Sequence[str]) -> list[tuple[str, str]]:
+    """The words of two parts in the same place, lined up on the words they share, else from
+    where the parts meet (the later, shorter part against the earlier one's last words)."""
+    ops = SequenceMatcher(None, list(mine), list(theirs), autojunk=False).get_opcodes()
+    if not any(tag == "equal" for tag, *_ in ops):
+        # No word in common: the later part lines up with the earlier one's end (an elided
+        # "The gym has") or, a clause of its own, with its start ("Monthly plans ..., but the
+        # current month ...").
+        n = min(len(mine), len(theirs))
+        right = zip(mine[len(mine) - n :], theirs[:n], strict=True)
+        return [*right, *zip(mine[:n], theirs[:n], strict=True)]
+    out: list[tuple[str, str]] = []
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag != "replace":
+            continue
+        a, b = list(mine[i1:i2]), list(theirs[j1:j2])
+        n = min(len(a), len(b))
+        if k > 0 and ops[k - 1][0] == "equal":
+            out += zip(a[:n], b[:n], strict=True)  # lined up after a shared word
+        else:
+            out += zip(a[len(a) - n :], b[len(b) - n :], strict=True)  # before one
+    return out
