@@ -47,6 +47,7 @@ RED_TEAM = (
     "certain",
     "comparative",
     "foreign",
+    "parts_mix",
 )
 
 

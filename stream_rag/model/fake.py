@@ -107,6 +107,7 @@ class FakeConfig:
     certain: float = 0.0
     comparative: float = 0.0
     foreign: float = 0.0
+    parts_mix: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

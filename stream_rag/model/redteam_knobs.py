@@ -28,6 +28,7 @@ from .redteam import (
 from .redteam_lang import foreign
 from .redteam_links import LINKS
 from .redteam_more import subject_swap
+from .redteam_parts import PARTS
 from .redteam_probe import PROBE
 from .redteam_roles import ROLES
 from .redteam_shifts import comparative
@@ -387,6 +388,7 @@ _FAMILIES: dict[str, Family] = {
     **ROLES,
     "comparative": comparative,
     "foreign": foreign,
+    **PARTS,
 }
 RED_TEAM = tuple(_FAMILIES)
 
