@@ -52,6 +52,7 @@ from .edge_config import (
     read_extra,
     save_extra,
 )
+from .edge_points import OPERATION_BYTES, engine_point, match, point_bytes
 from .mirror import DenseMirror, MirrorRow, mirror_rows
 from .refs import PREFILL_MAX, HitRefs
 
@@ -65,14 +66,8 @@ _EXACT = qe.QuantizationSearchParams(ignore=True)
 _PAYLOAD = True
 # Points read per engine call while the dense mirror loads (each call holds the GIL).
 _MIRROR_BATCH = 256
-# What a running HNSW build's journal of writes may hold by default (`Settings.hnsw_journal_mb`)
-# and a journaled operation's (or point's) bytes besides its vectors and strings.
+# What a running HNSW build's journal of writes may hold by default (`Settings.hnsw_journal_mb`).
 JOURNAL_MAX_BYTES = 256 * 2**20
-_OPERATION_BYTES = 200
-
-
-def _match(key: str, value: str | int) -> qe.FieldCondition:
-    return qe.FieldCondition(key=key, match=qe.MatchValue(value=value))
 
 
 class EdgeIndex(HnswBuilds):
@@ -224,9 +219,9 @@ class EdgeIndex(HnswBuilds):
         for start in range(0, len(points), UPSERT_BATCH):
             chunk = points[start : start + UPSERT_BATCH]
             ids = [p.point_id for p in chunk]  # a uuid5 each: once
-            batch = [self._point(p, i) for p, i in zip(chunk, ids, strict=True)]
+            batch = [engine_point(p, i, self.dim) for p, i in zip(chunk, ids, strict=True)]
             with self._write_lock, self._writing():
-                size = sum(self._point_bytes(p) for p in chunk)
+                size = sum(point_bytes(p, self.dim) for p in chunk)
                 self._apply(qe.UpdateOperation.upsert_points(batch), size)
                 if self._collections is not None:
                     self._collections.update(p.collection for p in chunk)
@@ -250,7 +245,7 @@ class EdgeIndex(HnswBuilds):
             if p.dense is not None
         )
 
-    def _apply(self, operation: qe.UpdateOperation, size: int = _OPERATION_BYTES) -> None:
+    def _apply(self, operation: qe.UpdateOperation, size: int = OPERATION_BYTES) -> None:
         """A write (both locks held): to the shard, and to a running build's journal (`size`:
         about what the operation holds). Past the journal's cap the build's child is ended."""
         self._shard.update(operation)
@@ -261,31 +256,11 @@ class EdgeIndex(HnswBuilds):
                 "HNSW build abandoned: over %g MB written meanwhile", journal.max_bytes / 2**20
             )
 
-    def _point_bytes(self, point: IndexPoint) -> int:
-        """About what a point takes in an upsert operation: vectors, sparse terms, payload."""
-        dense = 4 * self.dim if point.dense is not None else 0
-        text = len(point.chunk_id) + len(point.doc_id) + len(point.collection)
-        return _OPERATION_BYTES + dense + 8 * len(point.sparse.indices) + 2 * text
-
-    def _point(self, point: IndexPoint, point_id: str) -> qe.Point:
-        vectors: dict[str, Any] = {}
-        if point.dense is not None:
-            if point.dense.shape != (self.dim,):
-                raise IndexUnavailableError(
-                    f"vector of {point.dense.shape} for an index of {self.dim}"
-                )
-            vectors[DENSE] = np.asarray(point.dense, dtype=np.float32)
-        if point.sparse:
-            vectors[SPARSE] = qe.SparseVector(
-                indices=list(point.sparse.indices), values=list(point.sparse.values)
-            )
-        return qe.Point(id=point_id, vector=vectors, payload=point.payload())
-
     def delete_versions(
         self, doc_id: str, keep: int | None = None, *, below: int | None = None
     ) -> None:
-        must_not: list[Any] | None = [_match("version", keep)] if keep is not None else None
-        must: list[Any] = [_match("doc_id", doc_id)]
+        must_not: list[Any] | None = [match("version", keep)] if keep is not None else None
+        must: list[Any] = [match("doc_id", doc_id)]
         if below is not None:
             must.append(qe.FieldCondition(key="version", range=qe.RangeFloat(lt=below)))
         selector = qe.Filter(must=must, must_not=must_not)
@@ -334,7 +309,7 @@ class EdgeIndex(HnswBuilds):
             request = qe.QueryRequest(
                 limit=limit,
                 query=query,
-                filter=None if only else qe.Filter(must=[_match("collection", collection)]),
+                filter=None if only else qe.Filter(must=[match("collection", collection)]),
                 with_payload=_PAYLOAD if refs is None else False,
                 params=params,
             )
