@@ -13,8 +13,12 @@ it, its document's name) is read against the question (`Reading`):
 - `on_kind`: whether a sentence good enough to quote states the kind of answer the question
   wants (a duration for "how long", an amount for "how much").
 
-A question is not answered when its best entry misses a subject word the knowledge base knows
-elsewhere, or when it wants a value and no good sentence states one. A paraphrase of what an
+- `unfound`: nouns the question asks about (`Question.focus`) that no retrieved block has, nor
+  a word alike: "Is there a hairdresser at the hotel?" over entries about rooms and dogs.
+
+A question is not answered when its best entry is worded as the question but of another
+subject, when it asks about something no retrieved block speaks of, or when it wants a value
+and no good sentence states one. A paraphrase of what an
 entry says misses no word the knowledge base has elsewhere and finds its value, so it is
 answered.
 """
@@ -35,7 +39,7 @@ from ..model.passages import Candidate, Scorer, rank_sentences, sections
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 
-__all__ = ["Reading", "answering_order", "not_answered", "read_blocks"]
+__all__ = ["Reading", "answering_order", "focus_alike", "not_answered", "read_blocks"]
 
 NOT_ANSWERED = (
     "The knowledge base does not answer this question, so I am not answering. "
@@ -47,6 +51,10 @@ _NEARBY = 3  # headings named in the refusal
 # Two nouns this alike (cosine of the words alone) name one thing in other words ("delivery",
 # "shipping" 0.69; "pet", "dog" 0.80), not two subjects ("mumps", "chickenpox" 0.35).
 ALIKE = 0.5
+# A noun the question asks about this alike a word of the retrieved blocks (cosine of the words
+# alone) may be that word in the customer's own words; under it, nothing retrieved speaks of it.
+# Chosen in folds grouped by knowledge base (docs/decisions/not-answered-asked-about-nowhere.md).
+FOCUS_ALIKE = 0.45
 # Words of a question that say how it asks or who asks, not what about.
 _GENERIC = frozenset(
     "i me my we our you your us they them their it its he she his her someone somebody person "
@@ -68,14 +76,16 @@ class Reading:
     # The entry asks the question of another subject: (the question's noun it lacks, the
     # entry's noun the question lacks), e.g. ("mumps", "chickenpox"); empty when it does not.
     swapped: tuple[str, ...] = ()
+    # Nouns the question asks about that no retrieved block has, nor a word alike ("hairdresser").
+    unfound: tuple[str, ...] = ()
 
     @property
     def answered(self) -> bool:
         # `missing` is reported, not decisive: a generic entry ("pairing a device with the
         # app") answers a question naming a product it does not (dev sets: 16 of 79 Kestrel
         # questions were refused so). `swapped` is decisive: the entry is worded as the
-        # question but of something else.
-        return self.top is not None and self.on_kind and not self.swapped
+        # question but of something else; so is `unfound`: nothing retrieved speaks of it.
+        return self.top is not None and self.on_kind and not self.swapped and not self.unfound
 
 
 def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) -> Reading:
@@ -105,7 +115,47 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
             missing.append(word)
     one = len(asked.parts) < 2
     swapped = _swapped(asked, top, texts[top.n], names[top.n], dense) if one else ()
-    return Reading(top, tuple(missing), on_kind, nearby, swapped)
+    unfound = _unfound(asked, blocks, dense) if one else ()
+    return Reading(top, tuple(missing), on_kind, nearby, swapped, unfound)
+
+
+def _unfound(asked: Question, blocks: Sequence[Block], dense: Scorer | None) -> tuple[str, ...]:
+    """The question's focus nouns no block has that are alike none of their words (cosine
+    under `FOCUS_ALIKE`): nothing retrieved speaks of them."""
+    return tuple(word for word, alike in focus_alike(asked, blocks, dense) if alike < FOCUS_ALIKE)
+
+
+def focus_alike(
+    asked: Question, blocks: Sequence[Block], dense: Scorer | None
+) -> tuple[tuple[str, float], ...]:
+    """Each noun heading the question's phrases (`Question.focus`; words that can only be
+    nouns) that no block has, in its text, its headings or its document's name, with its best
+    cosine to their words. Empty with no embedder or in another language than English."""
+    if dense is None or not asked.focus or asked.language not in (None, "en"):
+        return ()
+    before = {stem(w.casefold()) for w in carried(asked.text)}
+    have: set[str] = set()
+    for block in blocks:
+        have |= _terms(block.framed) | _terms(name_words(block.name))
+    known = frozenset(have)
+    out: list[tuple[str, float]] = []
+    for word in asked.focus:
+        term = stem(word.casefold())
+        if term in _GENERIC or len(term) < 3 or term in before or not _noun(word):
+            continue
+        if term in known or derived(term, known):
+            continue
+        # The blocks' words are embedded only once a focus noun is missing from all of them.
+        said = _words(tuple(f"{b.framed} {name_words(b.name)}" for b in blocks))
+        out.append((word, float(max(dense(word, said))) if said else 0.0))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _words(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """The blocks' words that may name something (stop and asking words out), each once."""
+    words = (w for text in texts for w in tokenize(text))
+    return tuple(dict.fromkeys(w for w in words if len(w) >= 3 and stem(w) not in _GENERIC))
 
 
 def _swapped(
@@ -165,6 +215,8 @@ def not_answered(reading: Reading, template: str | None = None) -> Refusal | Non
         detail["not_in_entry"] = list(reading.missing)
     if reading.swapped:
         detail["asked_of_other"] = list(reading.swapped)
+    if reading.unfound:
+        detail["not_found_nearby"] = list(reading.unfound)
     return Refusal("not_answered", message, [detail])
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 from ..text import STOP_WORDS, tokenize
 from .asks import asks
 from .detect import detect_language
+from .focus import focus_words
 from .followups import subject_words
 from .quantities import canonical, scan
 from .terms import names, stem
@@ -152,6 +153,7 @@ class Question:
     kind: AnswerKind | None  # the kind of answer it wants; None: an open question
     language: str | None = None  # the language it is written in, when clear (`detect.py`)
     tokens: tuple[str, ...] = ()  # its BM25 tokens as retrieval searches them, unstemmed
+    focus: tuple[str, ...] = ()  # the nouns heading its noun phrases ("my dog", "by cheque")
 
     @property
     def wants_value(self) -> bool:
@@ -187,6 +189,7 @@ def read_question(text: str) -> Question:
         kinds.pop() if len(kinds) == 1 else None,
         detect_language(text),
         tokens,
+        focus_words(asking(text)),
     )
 
 
