@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from stream_rag.gate.links import unlinked
 from stream_rag.model.passages import block_sentences
 from stream_rag.model.redteam import Scene
 from stream_rag.model.redteam_links import LINKS
@@ -112,3 +113,23 @@ def test_since_a_clause_or_due_to_a_noun_is_a_cause(sentence: str) -> None:
 def test_since_a_possessive_noun_or_is_due_to_open_is_time(sentence: str) -> None:
     ok, detail = verdict((FERRY,), sentence, 1)
     assert ok, detail
+
+
+GRANTS = (
+    "The council met on 4 March. It will pay the grants to 12 schools in May. The grants "
+    "total 2 million euros. The hall shut in April. Its roof leaked in March."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cause"),
+    [
+        # "due to be" schedules, whatever stands before it; "being" and a noun give a cause.
+        ("The grants, due to be paid to 12 schools in May, total 2 million euros.", False),
+        ("The grants due to be paid in May total 2 million euros.", False),
+        ("The hall shut in April due to being unsafe.", True),
+        ("The hall shut in April due to the roof.", True),
+    ],
+)
+def test_due_to_be_is_a_schedule(sentence: str, cause: bool) -> None:
+    assert (unlinked(sentence, [GRANTS]) is not None) == cause

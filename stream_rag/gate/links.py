@@ -16,9 +16,10 @@ __all__ = ["unconditioned", "unlinked"]
 
 # A cause or a consequence. "since" before a date or a possessive's one-word noun ("since
 # 2020", "since its launch", "since our move to Berlin") tells time; before a clause ("since
-# its roof leaked") it may give a cause, so it is checked. "due to" tells time only as "is due
-# to" before "be" or a verb of schedule ("is due to open"); "closed due to launch delays" and
-# "due to return fraud" give a cause.
+# its roof leaked") it may give a cause, so it is checked. "due to" tells time before "be"
+# ("fees due to be paid": "be" is never a cause's noun) and as "is due to" before a verb of
+# schedule ("is due to open"); "closed due to launch delays" and "due to return fraud" give a
+# cause.
 _POSSESSED = (
     r"(?:its|his|her|their|our|your|my|early|late)\s+[^\W\d_][\w'-]*"
     r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:in|on|at|of|from|by|with|for|to|and|or|until|till)\b)"
@@ -30,8 +31,8 @@ _SCHEDULED = (
 )
 _CAUSAL = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|as a result|which means|that is why"
-    rf"|this is why|due to(?!(?:{_SCHEDULED})\s+(?:be|start|begin|open|close|arrive|end|expire"
-    r"|launch|return|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:\d"
+    rf"|this is why|due to(?!\s+be\b|(?:{_SCHEDULED})\s+(?:start|begin|open|close|arrive|end"
+    r"|expire|launch|return|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:\d"
     rf"|the\s+\d|(?:early\s+|late\s+)?(?:{_MONTHS})\b|(?:last|then|yesterday)\b"
     rf"|(?:early|late)\s+\d|{_POSSESSED})))\b"
     r"|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
