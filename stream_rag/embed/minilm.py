@@ -59,9 +59,9 @@ F32 = npt.NDArray[np.float32]
 _MIN_PARALLEL_TOKENS: Final = 1024
 # Up to this many texts are tokenised on the calling thread (see `_encode`).
 _SEQUENTIAL_TEXTS: Final = 32
-# Calls up to this many tokens run on onnxruntime when it is there (see ort.py). Measured
-# (thread CPU, batches of questions of 8-17 tokens): onnxruntime ahead up to ~8 questions,
-# even at 16, numpy ahead from 24; bulk ingest batches 1.3x faster on numpy.
+# Calls up to this many tokens run on onnxruntime when it is there (see ort.py); bulk ingest
+# batches are 1.3x faster on numpy. A batch of questions runs on onnxruntime whatever its
+# size (`embed_queries`; docs/decisions/question-batches-on-onnxruntime.md).
 SMALL_CALL_TOKENS: Final = 192
 
 
@@ -100,7 +100,7 @@ class MiniLMEmbedder:
             runtime: "auto" runs small calls (up to `SMALL_CALL_TOKENS` tokens, e.g.
                 one sentence or a few queries) on onnxruntime when it is installed,
                 "numpy" never does, "onnxruntime" requires it; big calls stay on the
-                packed numpy path, as fast there (see ort.py).
+                packed numpy path, as fast there (see ort.py), but for `embed_queries`.
             precision: "fp32", or "int8": the encoder's weight matrices in int8 on
                 onnxruntime (needs it) for calls of every size; `with_precision` gives
                 the same model at the other precision.
