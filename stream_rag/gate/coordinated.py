@@ -12,13 +12,21 @@ out, the two not joined by a coordinator in the clause: a mix of the two. One pa
 with the words they share ("The gym has cold showers", "open Tuesday from 9 am" of "open
 Monday and Tuesday from 9 am"), both with words left out ("pools and showers"), or the span's
 items listed ("Tobacco and alcohol"), pass.
+
+Two more moves of one statement's words, numbers or not: what only one of two clauses joined
+by "and"/"but"/";" says (each with a verb of its own) joined to what only the other says, the
+rest of each left out ("Parking at the station is free." of "Parking at the station is 3 euros
+a day, and free parking is available downtown."); and a word the statement writes only right
+before one mention of a noun said of another mention, named by another modifier ("Adult
+tickets are free." of "Children get a free ticket with every adult ticket sold online.").
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
+from functools import lru_cache
 from itertools import pairwise
 
 from ..language.quantities import numerals
@@ -128,4 +136,145 @@ def _pairs(mine: Sequence[str], theirs: Sequence[str]) -> list[tuple[str, str]]:
             out += zip(a[:n], b[:n], strict=True)  # lined up after a shared word
         else:
             out += zip(a[len(a) - n :], b[len(b) - n :], strict=True)  # before one
+    return out
+
+
+def predicate_carried(
+    text: str, words: Sequence[Word], span: Span, finite: Callable[[str], bool]
+) -> tuple[str, str] | None:
+    """(a word of the later clause, a word of the earlier) when the clause joins words only the
+    earlier of two coordinated clauses of one sentence writes to words only the later writes,
+    each clause's others left out ("Parking at the station is free." of "Parking at the station
+    is 3 euros a day, and free parking is available downtown."); `finite` tells a verb."""
+    forms = _forms(text, words)
+    written = frozenset(forms)
+    span_forms = _forms(span.text, span.words)
+    placed = _placed_parts(span, span_forms)
+    for (a, a_text, _), (b, b_text, cut) in pairwise(placed):
+        if not _COORDINATOR.match(f"{cut} {b_text}".lstrip(" ,")) or _SENTENCE_END.search(cut):
+            continue  # a comma (an apposition, a relative clause) or two statements
+        if not (_verb(a_text, finite) and _verb(b_text, finite)):
+            continue  # a part that borrows its verb from the other
+        only_a, only_b = set(a) - set(b), set(b) - set(a)
+        said_a, said_b = only_a & written, only_b & written
+        if not (said_a and said_b and only_a - written and only_b - written):
+            continue
+        for x in sorted(said_b):
+            for y in sorted(said_a):
+                if not _apart(text, words, forms, x, y):
+                    return _written(text, words, forms, x), _written(text, words, forms, y)
+    return None
+
+
+def _written(text: str, words: Sequence[Word], forms: Sequence[str], form: str) -> str:
+    """The clause's word of that form, as written."""
+    w = words[forms.index(form)]
+    return text[w.start : w.end]
+
+
+def modifier_carried(text: str, words: Sequence[Word], span: Span) -> tuple[str, str] | None:
+    """(the modifier, the noun) when the clause says a word the span writes only before one
+    mention of a noun of another mention, which another modifier names ("Adult tickets are
+    free." of "Children get a free ticket with every adult ticket sold online.")."""
+    forms = _forms(text, words)
+    span_forms = _forms(span.text, span.words)
+    for m2, h, noun in _adjacent(text, words, forms):
+        if not _noun(noun):
+            continue  # names ("Dylan Lauren", "Ralph Lauren") are the name checks'
+        mentions = [k for k, f in enumerate(span_forms) if f == h]
+        mods = {k: _modifier(span.text, span.words, span_forms, k) for k in mentions}
+        if len(mentions) < 2 or m2 not in mods.values():
+            continue
+        for m1 in sorted(set(forms) - {m2, h}):
+            if not any(
+                _known(text[w.start : w.end].lower())
+                for w, f in zip(words, forms, strict=True)
+                if f == m1
+            ):
+                continue
+            where = [j for j, f in enumerate(span_forms) if f == m1]
+            # m1 stands in the span only right before mentions of the noun, m2 before another,
+            # and the clause does not write m1 right before the noun.
+            if (
+                where
+                and all(mods.get(j + 1) == m1 for j in where)
+                and not _directly_before(text, words, forms, m1, h)
+            ):
+                return _written(text, words, forms, m1), _written(text, words, forms, h)
+    return None
+
+
+def _modifier(text: str, words: Sequence[Word], forms: Sequence[str], k: int) -> str:
+    """The form of the word right before word `k` (only a space between), else ""."""
+    if k == 0 or text[words[k - 1].end : words[k].start].strip():
+        return ""
+    return forms[k - 1]
+
+
+def _adjacent(text: str, words: Sequence[Word], forms: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The forms of each two words written one right after the other, and the second as
+    written."""
+    return [
+        (forms[k - 1], forms[k], text[words[k].start : words[k].end].lower())
+        for k in range(1, len(words))
+        if _modifier(text, words, forms, k)
+    ]
+
+
+@lru_cache(maxsize=8192)
+def _noun(word: str) -> bool:
+    import lemminflect
+
+    return "NOUN" in lemminflect.getAllLemmas(word)
+
+
+@lru_cache(maxsize=8192)
+def _known(word: str) -> bool:
+    import lemminflect
+
+    return bool(lemminflect.getAllLemmas(word))
+
+
+def _directly_before(
+    text: str, words: Sequence[Word], forms: Sequence[str], m: str, h: str
+) -> bool:
+    return any(
+        forms[k - 1] == m and forms[k] == h and not text[words[k - 1].end : words[k].start].strip()
+        for k in range(1, len(words))
+    )
+
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+# What joins two clauses as parts of one statement (a bare comma may open an apposition).
+_COORDINATOR = re.compile(r";|(?:and|but|while|whereas)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"[a-z][a-z']*")
+
+
+def _verb(text: str, finite: Callable[[str], bool]) -> bool:
+    """Whether the part has a verb of its own: an auxiliary, or a finite form no noun shares
+    ("Getty Images Lancôme" has none)."""
+    return any(
+        t in _AUXILIARY or (finite(t) and not _noun(t)) for t in _TOKEN.findall(text.lower())
+    )
+
+
+_AUXILIARY = frozenset(
+    "is are was were has have had can cannot will must may should does do did could would".split()
+)
+
+
+def _placed_parts(span: Span, forms: Sequence[str]) -> list[tuple[list[str], str, str]]:
+    """Each coordinated part of `span`: its word forms, its text and the cut before it."""
+    out = []
+    start, cut = 0, ""
+    for m in [*_CUT.finditer(span.lowered), None]:
+        end = m.start() if m is not None else len(span.lowered)
+        keys = [
+            f for w, f in zip(span.words, forms, strict=True) if w.start >= start and w.end <= end
+        ]
+        if keys:
+            out.append((keys, span.text[start:end], cut))
+            cut = ""
+        if m is not None:
+            start, cut = m.end(), cut + m.group()
     return out

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from .coordinated import mixed_parts
+from .coordinated import mixed_parts, modifier_carried, predicate_carried
 from .roles import roles
 from .support import Span, Word
 from .swaps import swapped
@@ -96,6 +96,10 @@ def unsaid(
         return why
     if (mixed := mixed_parts(text, words, span)) is not None:
         return f"{mixed[0]!r} is said of another part of the span, in place of {mixed[1]!r}"
+    if (carried := predicate_carried(text, words, span, _finite)) is not None:
+        return f"{carried[0]!r} is said in another clause of the span than {carried[1]!r}"
+    if (moved := modifier_carried(text, words, span)) is not None:
+        return f"{moved[0]!r} is said of another {moved[1]!r} in the span"
     universal = _UNIVERSAL.match(text)
     said = universal.group(1).lower() if universal is not None else ""
     if said and not re.search(rf"\b{said}\b", span.lowered):
