@@ -48,6 +48,7 @@ RED_TEAM = (
     "comparative",
     "foreign",
     "parts_mix",
+    "condition_flip",
 )
 
 

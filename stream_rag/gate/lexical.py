@@ -22,6 +22,7 @@ from .citations import Citation, extract
 from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
 from .compared import compared
+from .conditions import conditioned
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .foreign import foreign_mismatch
@@ -220,7 +221,8 @@ class GateContext:
             return verdict
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
-        why = why or compared(sentence, evidence) or foreign_mismatch(sentence, evidence)
+        why = why or compared(sentence, evidence) or conditioned(sentence, evidence)
+        why = why or foreign_mismatch(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:

@@ -31,7 +31,7 @@ from .redteam_more import subject_swap
 from .redteam_parts import PARTS
 from .redteam_probe import PROBE
 from .redteam_roles import ROLES
-from .redteam_shifts import comparative
+from .redteam_shifts import comparative, condition_flip
 
 __all__ = [
     "CONTROL_SHARE",
@@ -389,6 +389,7 @@ _FAMILIES: dict[str, Family] = {
     "comparative": comparative,
     "foreign": foreign,
     **PARTS,
+    "condition_flip": condition_flip,
 }
 RED_TEAM = tuple(_FAMILIES)
 

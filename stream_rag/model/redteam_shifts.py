@@ -219,7 +219,7 @@ def condition_flip(scene: Scene) -> list[Option]:
         word = match.group().lower()
         for new in _FLIP_IF.get(word, ()):
             out.append(Option("condition", sub_at(s, match, new), True))
-        if word == "if" and match.start() > 0:
+        if word == "if":
             out.append(Option("control_provided", sub_at(s, match, "provided that"), False))
     for match in _EXCEPT.finditer(body):
         kept = (body[: match.start()] + body[match.end() :]).rstrip(" ,")
