@@ -94,3 +94,39 @@ def test_a_sentence_naming_the_label_but_giving_the_value_to_something_else_is_n
         "The day rate applies only when the hourly charges pass 59 euros.",
     ):
         assert find("How much is the day rate?", line, _block(2, "vans.md", said)) == [], said
+
+
+EXTRAS = (
+    "Guesthouse Alder - price list for extras 2025\n"
+    "Valid from 1 January 2025 to 31 December 2025.\n\n"
+    "Parking in the guesthouse car park: 12 euros a night.\n"
+    "Airport transfer: 35 euros each way.\n"
+)
+ARRIVING = (
+    "# Getting here | Guesthouse Alder\n\n## By car\n\n"
+    "Our car park behind the guesthouse has 18 spaces. Parking costs 15 euros a night and "
+    "cannot be reserved.\n"
+)
+
+
+def test_a_line_and_a_sentence_whose_subject_is_words_of_its_label_conflict() -> None:
+    extras, arriving = _block(1, "extras.txt", EXTRAS), _block(2, "getting-here.html", ARRIVING)
+    question = "How much does it cost to park at the guesthouse?"
+    assert find(question, extras, arriving) == [("12 euros a night", "|", "15 euros a night")]
+    assert find(question, arriving, extras) == [("15 euros a night", "|", "12 euros a night")]
+
+
+def test_a_subject_in_a_label_is_no_conflict_about_another_place_or_another_thing() -> None:
+    station = _block(1, "station.txt", "Services\n\nParking at the station: 5 euros a night.")
+    arriving = _block(2, "getting-here.html", ARRIVING)
+    # The question asks about the station, which the guesthouse page's headings never name.
+    assert find("How much is parking at the station?", station, arriving) == []
+    # The sentence's subject is not a word of the label ("Charging", not "Parking").
+    charging = _block(
+        2,
+        "getting-here.html",
+        "# Getting here | Guesthouse Alder\n\n## By car\n\n"
+        "Charging costs 15 euros a night at the guesthouse car park.",
+    )
+    extras = _block(1, "extras.txt", EXTRAS)
+    assert find("How much does it cost to park at the guesthouse?", extras, charging) == []

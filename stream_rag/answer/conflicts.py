@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from itertools import combinations
 from typing import Protocol
 
@@ -27,8 +28,8 @@ from .contradiction import (
     names_apart,
     scoped,
 )
-from .labels import label_terms, same_label
-from .statements import FILLER, Analysed, Statement, analyse, read
+from .labels import label_terms, same_label, subject_in_label
+from .statements import FILLER, Analysed, Statement, analyse, read, terms_of
 
 Loader = Callable[[Sequence[str]], Mapping[str, Analysed]]  # chunk ids -> stored readings
 
@@ -94,6 +95,7 @@ class LexicalConflictDetector:
         if not need:
             return []
         analysed = self._analysed(top)
+        around = [_heading_terms(block.framed) for block in top]
         # The answer would rest on the statements that match the question best: count only
         # those that match it as well as any statement with a number or negation does.
         told = [s for a in analysed for s in a.sentences if s.values or s.negations]
@@ -138,7 +140,10 @@ class LexicalConflictDetector:
                 loose = same_label(sa, sb, asked)
                 if key in seen or (by_label and not loose):
                     continue
-                if not self._same_subject(sa, sb, asked, *names):
+                if not self._same_subject(sa, sb, asked, *names) and not (
+                    subject_in_label(sa, sb, asked, around[j])
+                    or subject_in_label(sb, sa, asked, around[i])
+                ):
                     continue
                 if conflict := contradiction(a, sa, b, sb, loose, kind):
                     seen.add(key)
@@ -195,6 +200,13 @@ class LexicalConflictDetector:
             too_many = max(len(only_a), len(only_b)) > self.max_substitutions
             return not (too_many or only_a & names_a or only_b & names_b)
         return True
+
+
+@lru_cache(maxsize=4096)
+def _heading_terms(text: str) -> frozenset[str]:
+    """The terms of a block's heading lines, those it stands under included."""
+    lines = [line.lstrip("#") for line in text.splitlines() if line.startswith("#")]
+    return terms_of([" ".join(lines)])[0] if lines else frozenset()
 
 
 # A thing said not to exist or not to be asked for, with at most two words before its head:

@@ -10,7 +10,7 @@ from functools import lru_cache
 from ..language.quantities import canonical
 from .statements import Statement, terms_of
 
-__all__ = ["label_terms", "same_label"]
+__all__ = ["label_terms", "same_label", "subject_in_label"]
 
 # A label and its value: "Hot desk: 160 euros a month.", a list item "- Late return: 20 euros
 # per started half hour." or a table row read as a sentence (ingest/tables.py).
@@ -61,3 +61,31 @@ def _label_said(
     given = re.compile(rf"\b{re.escape(phrase)}{_GIVEN}")
     starts = {v.start for v in other.values}
     return any(m.end() in starts for m in given.finditer(other.canon))
+
+
+# A sentence opening with its subject and the verb that gives it a value: "Parking costs 15
+# euros a night ...", "The deposit is 150 euros." (in canonical text: lower case).
+_SUBJECT = re.compile(
+    r"^\s*(?:(?:the|our|a|an)\s+)?([^\W\d_]+(?:[\s-][^\W\d_]+){0,3}?)"
+    r"\s+(?:costs?|is|are|will\s+be|comes?\s+to)\s+"
+)
+
+
+def subject_in_label(
+    line: Statement, other: Statement, asked: frozenset[str], around: frozenset[str]
+) -> bool:
+    """A label line and a sentence giving a value to a subject made of the label's words:
+    "Parking in the hotel car park: 12 euros a night." (a price list) and "Parking costs 15
+    euros a night and cannot be reserved." (under "Getting here | Hotel Seeblick"). The
+    subject holds a word the question asks, and every word of the question the label holds
+    is in the sentence or the headings it stands under (`around`): "Parking at the station:
+    5 euros a night." is not the hotel page's parking however alike the values."""
+    found = _LABEL.match(line.text)
+    if found is None or label_terms(other.text) is not None:
+        return False
+    said = _SUBJECT.match(other.canon)
+    if said is None or said.end() not in {v.start for v in other.values}:
+        return False
+    label = terms_of([found.group(1)])[0]
+    subject = terms_of([said.group(1)])[0]
+    return bool(subject & asked) and subject <= label and label & asked <= other.terms | around
