@@ -104,6 +104,10 @@ def unsaid(
     said = universal.group(1).lower() if universal is not None else ""
     if said and not re.search(rf"\b{said}\b", span.lowered):
         return f"{said!r} says of all what the span says of some"
+    if universal is not None and (why := _all_of_another(universal, words, span)):
+        return why
+    if why := _restriction_lifted(text.lower(), span.lowered):
+        return why
     cited_keys = frozenset().union(span.keys, span.context, *(s.keys for s in cited))
     matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
     ops = matcher.get_opcodes()
@@ -343,6 +347,39 @@ def _modifier_or_noun(word: str) -> bool:
 
 
 _AUXILIARIES = frozenset("is are was were has have had can cannot will must may should".split())
+
+
+def _all_of_another(universal: re.Match[str], words: Sequence[Word], span: Span) -> str:
+    """ "Any cot can be put ..." where the span says "A cot can be put in any double room": the
+    clause's universal determiner not before its noun in the span, but before another."""
+    said = universal.group(1).lower()
+    noun = next((w for w in words if w.start >= universal.end()), None)
+    if said not in _DETERMINERS or noun is None or noun.number:
+        return ""
+    theirs = span.words
+    for m in re.finditer(rf"\b{said}\b", span.lowered):
+        after = [w for w in theirs if w.start >= m.end()][:3]
+        if any(w.key == noun.key for w in after):
+            return ""
+    return f"{said!r} is said of another word than {noun.key!r} in the span"
+
+
+_DETERMINERS = frozenset({"any", "every", "each", "all"})
+# "not only" where the span says "only": the restriction it states lifted.
+_LIFTED = re.compile(r"\bnot\s+(only|solely|exclusively)\b")
+
+
+def _restriction_lifted(lowered: str, span_lowered: str) -> str:
+    """ "may swim not only with an adult" where the span says "only with an adult"."""
+    m = _LIFTED.search(lowered)
+    if m is None:
+        return ""
+    word = m.group(1)
+    if re.search(rf"\b{word}\b", span_lowered) and not re.search(
+        rf"\bnot\s+{word}\b", span_lowered
+    ):
+        return f"'not {word}' where the span says {word!r}"
+    return ""
 
 
 @lru_cache(maxsize=8192)
