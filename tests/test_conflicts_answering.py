@@ -198,3 +198,37 @@ def test_a_stale_and_a_current_side_conflict_whichever_ranks_first() -> None:
             sides = refused.details[0]["a"], refused.details[0]["b"]
             told.append(sorted((s["name"], tuple(s["values"])) for s in sides))
         assert told[0] == told[1]
+
+
+BOOKING = (
+    "# Large items\n\nBooking a delivery day for a large item costs 35 euros.\n\n"
+    "To book a delivery day for a large item, follow these steps:\n\n"
+    "1. Place the order online or in a store.\n"
+    "2. Wait for the text message with a link to the booking calendar.\n"
+    "3. Choose a free day in the calendar and confirm it.\n{deadline}"
+)
+BOOKING_OLD = "# Large items\n\nBooking a delivery day for a large item costs 45 euros.\n"
+
+
+def test_a_question_asking_how_rests_on_the_steps_not_on_a_value_beside_them() -> None:
+    from stream_rag.answer.prechecks import refusal
+
+    detector = LexicalConflictDetector()
+    how = "How do I book a delivery day for a large item?"
+    price = "How much does booking a delivery day for a large item cost?"
+    current = _block(1, "delivery.docx", BOOKING.format(deadline=""))
+    blocks = [current, _block(2, "delivery-2024.md", BOOKING_OLD)]
+    assert detector.find(how, blocks), "the prices disagree"
+    assert refusal(how, blocks, 0.0, True, detector=detector) is None
+    refused = refusal(price, blocks, 0.0, True, detector=detector)
+    assert refused is not None
+    assert refused.reason == "conflicting_sources"
+    # Two deadlines within the steps are what the answer rests on.
+    step = "4. Book the delivery day for your large item within {} days of the order.\n"
+    deadlines = [
+        _block(n, name, BOOKING.format(deadline=step.format(days)))
+        for n, name, days in ((1, "delivery.docx", 14), (2, "delivery-2024.md", 30))
+    ]
+    refused = refusal(how, deadlines, 0.0, True, detector=detector)
+    assert refused is not None
+    assert refused.reason == "conflicting_sources"

@@ -12,7 +12,7 @@ from ..language.coverage import left_out, name_words
 from ..language.followups import leans_on_history, own_words, resolve, subject_words
 from ..language.question import Question, read_question
 from ..language.terms import stem
-from ..model.passages import Scorer, rank_sentences
+from ..model.passages import Candidate, Scorer, rank_sentences
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 from ..types import Turn
@@ -168,7 +168,10 @@ def answering(
     the best answering candidate, or scores at least `RESTS` of it (ranked as the local
     generator ranks them). A disagreement the question only brushes ("Does that cost me
     anything if I return it?" against two delivery prices) is not the question's. A conflict
-    whose sentences are not among the candidates (a heading, a row read otherwise) stands."""
+    whose sentences are not among the candidates (a heading, a row read otherwise) stands.
+    A question asking how to do something, when the blocks hold a procedure (a list), rests on
+    its steps: two delivery prices beside the steps of booking a delivery are not what "How
+    do I book a delivery day?" asks; two deadlines in those steps are."""
     if not conflicts:
         return []
     texts = {b.n: b.framed for b in blocks}
@@ -177,16 +180,20 @@ def answering(
     if not ranked:
         return list(conflicts)
     top = ranked[0].score
+    steps = read_question(question).kind == "steps" and any(c.item for c in ranked)
 
-    def score(n: int, sentence: str) -> float | None:
+    def found(n: int, sentence: str) -> list[Candidate]:
         said = " ".join(sentence.split())
-        found = [c.score for c in ranked if c.n == n and (c.text in said or said in c.text)]
-        return max(found) if found else None
+        return [c for c in ranked if c.n == n and (c.text in said or said in c.text)]
 
     kept = []
     for c in conflicts:
-        scores = [score(c.a.n, c.sentence_a), score(c.b.n, c.sentence_b)]
-        known = [x for x in scores if x is not None]
+        sides = [found(c.a.n, c.sentence_a), found(c.b.n, c.sentence_b)]
+        if steps and all(side for side in sides):
+            if any(x.item for side in sides for x in side):
+                kept.append(c)
+            continue
+        known = [max(x.score for x in side) for side in sides if side]
         if len(known) < 2 or max(known) >= RESTS * top:
             kept.append(c)
     return kept
