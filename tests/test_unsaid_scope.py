@@ -1,7 +1,8 @@
 """A universal said of another noun than the span's ("Any cot ..." where the span says "A cot
 can be put in any double room"), and a restriction lifted ("not only with an adult" where the
-span says "only with an adult"): shapes the fake's knobs got past on a knowledge base of another
-domain (loadtests/answers/hotel_kb), tested here on blocks of others still (gate/unsaid.py).
+span says "only with an adult"), and a phone number's digit groups reordered ("0199 555 020" of
+"020 555 0199"): shapes the fake's knobs got past on knowledge bases of other domains
+(loadtests/answers/hotel_kb, clinic_kb), tested here on blocks of others still (gate/unsaid.py).
 Each edit fails; the faithful restatements beside it pass."""
 
 from __future__ import annotations
@@ -78,3 +79,26 @@ def test_generated(noun: str, place: str, universal: str, use: str, staff: str) 
     rule = f"Guests may use the {use} only with {staff} and may not bring food."
     assert not judge(rule, f"Guests may use the {use} not only with {staff}.")[0]
     assert judge(rule, f"Guests may use the {use} only with {staff}.")[0]
+
+
+HELPDESK = "For lost cards, call the helpdesk on 030 777 2145, open every day until 22:00."
+
+
+def test_a_phone_numbers_groups_reordered_fail() -> None:
+    assert not judge(HELPDESK, "For lost cards, call the helpdesk on 2145 777 030.")[0]
+    assert not judge(HELPDESK, "For lost cards, call the helpdesk on 777 030 2145.")[0]
+    ok, why = judge(HELPDESK, "For lost cards, call the helpdesk on 030 777 2145.")
+    assert ok, why
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, database=None)
+@given(
+    st.lists(st.integers(10, 9999), min_size=3, max_size=3, unique=True),
+    st.permutations(range(3)),
+)
+def test_generated_phone_numbers(groups: list[int], order: list[int]) -> None:
+    written = " ".join(f"{g:03d}" for g in groups)
+    block = f"To book a table at the riverside cafe, ring {written} before noon."
+    moved = " ".join(f"{groups[i]:03d}" for i in order)
+    ok, why = judge(block, f"To book a table at the riverside cafe, ring {moved} before noon.")
+    assert ok == (moved == written), (moved, why)

@@ -108,6 +108,8 @@ def unsaid(
         return why
     if why := _restriction_lifted(text.lower(), span.lowered):
         return why
+    if why := _groups_reordered(text, span.text):
+        return why
     cited_keys = frozenset().union(span.keys, span.context, *(s.keys for s in cited))
     matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
     ops = matcher.get_opcodes()
@@ -380,6 +382,21 @@ def _restriction_lifted(lowered: str, span_lowered: str) -> str:
     ):
         return f"'not {word}' where the span says {word!r}"
     return ""
+
+
+def _groups_reordered(text: str, span_text: str) -> str:
+    """A phone number's digit groups in another order than the span writes them ("0199 555
+    020" of "020 555 0199"): each group is a number the span has, the number is not."""
+    theirs = {tuple(sorted(r.split())): r for r in _DIGIT_RUN.findall(span_text)}
+    for run in _DIGIT_RUN.findall(text):
+        said = theirs.get(tuple(sorted(run.split())))
+        if said is not None and said.split() != run.split():
+            return f"{run!r} where the span writes {said!r}"
+    return ""
+
+
+# Digit groups written one after another with single spaces: one number (a phone number).
+_DIGIT_RUN = re.compile(r"(?<!\d)(?<!\d[.,:])\d+(?: \d+)+(?!\d|[.,:]\d)")
 
 
 @lru_cache(maxsize=8192)
