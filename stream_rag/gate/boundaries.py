@@ -46,7 +46,7 @@ _NEVER_END_TEXT = (
     "mr mrs ms mx dr prof mt rev hon gen sen rep gov capt lt col sgt cmdr adm maj fr pres supt "
     "messrs mme mlle e.g i.e eg ie vs cf viz"
 )
-_NEVER_END = frozenset(_NEVER_END_TEXT.split())
+NEVER_END = frozenset(_NEVER_END_TEXT.split())
 # Abbreviations that take a number: "p. 55", "No. 5", "N°. 1026".
 _NUMBERED_TEXT = (
     "p pp no nos nº n° nr vol vols fig figs ch chap sec sect art eq eqs para pt ref tab ex op "
@@ -89,7 +89,7 @@ def _word_kind(word: str) -> int:
     `word.` with a following capitalised word: if so, the word is an abbreviation to it."""
     word = word.lstrip(_OPENING_PUNCT)
     lower = word.lower()
-    if lower in _NEVER_END:
+    if lower in NEVER_END:
         return _ENDS_NEVER
     if lower in _NUMBERED:
         return _TAKES_NUMBER

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .boundaries import NEVER_END
 from .citations import MARKER_RE, MARKER_RUN_RE, parse_marker, strip_markers
 
 __all__ = ["Clause", "clauses", "quoted_marker"]
@@ -31,9 +32,13 @@ class Clause:
 
 
 _PAREN = re.compile(r"\(([^()]*)\)")
+# A title's full stop ends no sentence before a capital ("Dr. Amir Haddad", '"Dr. Drum"'), as
+# the sentence cutter reads it (gate/boundaries.py), so it ends no clause either.
+_TITLES = "".join(rf"(?<!\b{re.escape(w)}\.)" for w in sorted(NEVER_END) if "." not in w)
 _BREAK = re.compile(
     r"\s*;\s*"
-    r"|(?-i:(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[\w%)\]\ue000-\ue7ff][.!?])\s+(?=[A-Z\"“]))"
+    r"|(?-i:(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?i:" + _TITLES + r")"
+    r"(?<=[\w%)\]\ue000-\ue7ff][.!?])\s+(?=[A-Z\"“]))"
     # A full stop after a word and before a lower-case one ("every day. a free place ...",
     # two list items run together) still ends a clause; abbreviations do not.
     r"|(?-i:(?<![A-Za-z]\.[a-z]\.)(?<!\b[A-Za-z]\.)(?<!\betc\.)(?<!\bapprox\.)(?<!\bincl\.)"

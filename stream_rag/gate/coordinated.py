@@ -24,18 +24,27 @@ tickets are free." of "Children get a free ticket with every adult ticket sold o
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 
 from ..language.quantities import numerals
+from ..language.statements import abbreviated
 from ..language.terms import stem
 from .support import Span, Word
 
 __all__ = ["mixed_parts"]
 
 _CUT = re.compile(r";|,\s|[.!?](?:\s|$)|\n|\s(?:and|but|or|while|whereas)\s", re.IGNORECASE)
+
+
+def _cuts(text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match[str]]:
+    """Where `text` is cut into parts; the full stop of an initial or an abbreviation is none
+    ('who goes by "Dr. Drum,"' is one part, as it is one statement)."""
+    for m in _CUT.finditer(text, start, len(text) if end is None else end):
+        if not (m.group()[0] == "." and abbreviated(text, m.start())):
+            yield m
 
 
 def mixed_parts(text: str, words: Sequence[Word], span: Span) -> tuple[str, str] | None:
@@ -86,7 +95,7 @@ def _apart(text: str, words: Sequence[Word], forms: Sequence[str], a: str, b: st
     if a not in at or b not in at:
         return True
     first, second = sorted((at[a], at[b]), key=lambda w: w.start)
-    return _CUT.search(text, first.end, second.start) is not None
+    return next(_cuts(text, first.end, second.start), None) is not None
 
 
 def _beside(forms: Sequence[str], form: str) -> set[str]:
@@ -105,7 +114,7 @@ def _counts(key: str) -> bool:
 
 def _parts(span: Span, forms: Sequence[str]) -> list[list[str]]:
     """The word forms of each coordinated part of `span`, in order."""
-    cuts = [0, *(i for m in _CUT.finditer(span.lowered) for i in (m.start(), m.end()))]
+    cuts = [0, *(i for m in _cuts(span.lowered) for i in (m.start(), m.end()))]
     cuts.append(len(span.lowered))
     out = []
     for a, b in zip(cuts[::2], cuts[1::2], strict=True):
@@ -267,7 +276,7 @@ def _placed_parts(span: Span, forms: Sequence[str]) -> list[tuple[list[str], str
     """Each coordinated part of `span`: its word forms, its text and the cut before it."""
     out = []
     start, cut = 0, ""
-    for m in [*_CUT.finditer(span.lowered), None]:
+    for m in [*_cuts(span.lowered), None]:
         end = m.start() if m is not None else len(span.lowered)
         keys = [
             f for w, f in zip(span.words, forms, strict=True) if w.start >= start and w.end <= end

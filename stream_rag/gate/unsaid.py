@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..language.statements import abbreviated
 from .coordinated import mixed_parts, modifier_carried, predicate_carried
 from .roles import roles
 from .support import Span, Word
@@ -265,13 +266,23 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
 
 def _statements(span: Span, theirs: Sequence[Word]) -> list[list[Word]]:
     """`theirs`, words of `span`, by the statement of `span` each stands in."""
-    cuts = [m.end() for m in _END.finditer(span.text)]
+    cuts = _ends(span.text)
     if len(cuts) < 2:
         return [list(theirs)]
     parts: list[list[Word]] = [[] for _ in cuts]
     for w in theirs:
         parts[min(sum(w.start >= c for c in cuts), len(parts) - 1)].append(w)
     return parts
+
+
+def _ends(text: str) -> list[int]:
+    """Where each statement of `text` ends; an initial's or an abbreviation's full stop ends
+    none ('who goes by "Dr. Drum,"')."""
+    return [
+        m.end()
+        for m in _END.finditer(text)
+        if not (m.group()[0] == "." and abbreviated(text, m.start()))
+    ]
 
 
 def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
@@ -282,7 +293,7 @@ def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
 def _numbers_beside(span: Span, word: Word) -> frozenset[str]:
     """The numbers of the statement of `span` that holds `word` (the list the clause extends;
     a statement joined to the one before by "It" has its own)."""
-    cuts = [0, *(m.end() for m in _END.finditer(span.text)), len(span.text)]
+    cuts = [0, *_ends(span.text), len(span.text)]
     start, end = next(
         ((a, b) for a, b in itertools.pairwise(cuts) if a <= word.start < b), (0, len(span.text))
     )

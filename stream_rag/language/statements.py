@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .quantities import Stated, canonical, scan
 from .terms import NEGATION_CUE, content_terms
 
-__all__ = ["Statement", "negated_terms", "read_statements", "statement_spans"]
+__all__ = ["Statement", "abbreviated", "negated_terms", "read_statements", "statement_spans"]
 
 _CLAUSE_END = re.compile(r"[,;:.!?()\n\u2013\u2014]|\s(?:but|and|or|while|whereas|although)\s")
 # A negation governs the first content term after it ("is not covered", "no refunds").
@@ -76,9 +76,8 @@ def statement_spans(text: str) -> list[tuple[int, int]]:
             if text[after].islower():
                 continue
         elif mark in ".!?":
-            word = _LAST_WORD.search(text, max(0, cut - 12), cut)
-            if word and (len(word.group()) == 1 or word.group().casefold() in _ABBREVIATIONS):
-                continue  # "e.g. the", "J. Smith", "approx. 30"
+            if abbreviated(text, cut):
+                continue
             cut = match.start() + len(match.group().rstrip())
         else:
             cut += 1  # a CJK full stop, exclamation or question mark
@@ -86,6 +85,15 @@ def statement_spans(text: str) -> list[tuple[int, int]]:
         start = after
     spans.append((start, len(text)))
     return [_trim(text, s, e) for s, e in spans if text[s:e].strip()]
+
+
+def abbreviated(text: str, cut: int) -> bool:
+    """Whether the full stop at `cut` closes an initial or an abbreviation ("e.g. the", "J.
+    Smith", "Dr. Drum", "approx. 30"), which ends no statement."""
+    word = _LAST_WORD.search(text, max(0, cut - 12), cut)
+    return word is not None and (
+        len(word.group()) == 1 or word.group().casefold() in _ABBREVIATIONS
+    )
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
