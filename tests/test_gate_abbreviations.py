@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from stream_rag.gate.clauses import clauses
-from stream_rag.language.statements import abbreviated, statement_spans
+from stream_rag.language.statements import abbreviated, statement_spans, titled
 
 from .gating import verdict
 
@@ -68,3 +68,42 @@ def test_abbreviated_is_the_statement_cutter_s_rule(text: str, ends: bool) -> No
     first = text.index(". ")
     assert abbreviated(text, first) is not ends
     assert (len(statement_spans(text)) == 2) is ends
+
+
+@pytest.mark.parametrize(
+    ("block", "sentence"),
+    [
+        (
+            "Vouchers cover most fees, e.g. entry and parking, but not food.",
+            "Vouchers cover entry.",
+        ),
+        (
+            "The kit has small parts, for example screws and nuts, and a manual.",
+            "The kit has screws and nuts.",
+        ),
+        ("Dogs need some shots, i.e. rabies and distemper, every year.", "Dogs need rabies shots."),
+    ],
+)
+def test_examples_of_a_part_are_no_part_of_their_own(block: str, sentence: str) -> None:
+    # gate/coordinated.py: the examples restate the part before them, so naming them is no mix.
+    ok, why = verdict((block, OTHER), sentence, 1)
+    assert ok, why
+
+
+def test_two_parts_around_examples_are_still_told_apart() -> None:
+    block = "The gym has heated pools, e.g. a lap pool, and cold showers."
+    assert not verdict((block, OTHER), "The gym has cold pools.", 1)[0]
+    assert verdict((block, OTHER), "The gym has cold showers.", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ('Ask "Dr. Drum" at the desk.', True),
+        ("Bring pens, e.g. blue ones.", True),
+        ("Board through gate B. Cars wait.", False),
+        ("The desk is shut. Ask Mr. Kim.", False),
+    ],
+)
+def test_titled_leaves_a_lone_capital_to_end_a_statement(text: str, title: bool) -> None:
+    assert titled(text, text.index(". ")) is title

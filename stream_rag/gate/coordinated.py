@@ -30,7 +30,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from ..language.quantities import numerals
-from ..language.statements import abbreviated
+from ..language.statements import titled
 from ..language.terms import stem
 from .support import Span, Word
 
@@ -40,10 +40,10 @@ _CUT = re.compile(r";|,\s|[.!?](?:\s|$)|\n|\s(?:and|but|or|while|whereas)\s", re
 
 
 def _cuts(text: str, start: int = 0, end: int | None = None) -> Iterator[re.Match[str]]:
-    """Where `text` is cut into parts; the full stop of an initial or an abbreviation is none
+    """Where `text` is cut into parts; a title's or a dotted abbreviation's full stop is none
     ('who goes by "Dr. Drum,"' is one part, as it is one statement)."""
     for m in _CUT.finditer(text, start, len(text) if end is None else end):
-        if not (m.group()[0] == "." and abbreviated(text, m.start())):
+        if not (m.group()[0] == "." and titled(text, m.start())):
             yield m
 
 
@@ -53,10 +53,12 @@ def mixed_parts(text: str, words: Sequence[Word], span: Span) -> tuple[str, str]
     mine_forms = _forms(text, words)
     written = frozenset(f for f in mine_forms if not f.startswith("#"))
     span_forms = _forms(span.text, span.words)
-    parts = _parts(span, span_forms)
-    for mine, theirs in pairwise(parts):
+    for (mine, _, _), (theirs, their_text, _) in pairwise(_placed_parts(span, span_forms)):
         if any(k.startswith("#") for k in (*mine, *theirs)):
             continue  # a part with a number: gate/parallel.py reads it
+        if _EXAMPLE.match(their_text):
+            continue  # examples of the part before, not a part of their own ("most fees, e.g.
+            # entry and parking": "Vouchers cover entry" is no mix)
         pairs = _pairs(mine, theirs)
         shared = set(mine) & set(theirs)
         pairs = [
@@ -110,18 +112,6 @@ def _beside(forms: Sequence[str], form: str) -> set[str]:
 def _counts(key: str) -> bool:
     """A number written in words ("two", "five"): the number checks' to place."""
     return numerals(key) != key
-
-
-def _parts(span: Span, forms: Sequence[str]) -> list[list[str]]:
-    """The word forms of each coordinated part of `span`, in order."""
-    cuts = [0, *(i for m in _cuts(span.lowered) for i in (m.start(), m.end()))]
-    cuts.append(len(span.lowered))
-    out = []
-    for a, b in zip(cuts[::2], cuts[1::2], strict=True):
-        keys = [f for w, f in zip(span.words, forms, strict=True) if w.start >= a and w.end <= b]
-        if keys:
-            out.append(keys)
-    return out
 
 
 def _pairs(mine: Sequence[str], theirs: Sequence[str]) -> list[tuple[str, str]]:
@@ -254,6 +244,10 @@ def _directly_before(
 
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+_EXAMPLE = re.compile(
+    r"\s*(?:e\.\s?g\.|i\.\s?e\.|for example|for instance|such as|including|like|namely)(?:\W|$)",
+    re.IGNORECASE,
+)
 # What joins two clauses as parts of one statement (a bare comma may open an apposition).
 _COORDINATOR = re.compile(r";|(?:and|but|while|whereas)\b", re.IGNORECASE)
 _TOKEN = re.compile(r"[a-z][a-z']*")

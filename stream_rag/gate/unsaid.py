@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from ..language.statements import abbreviated
+from ..language.statements import titled
 from .coordinated import mixed_parts, modifier_carried, predicate_carried
 from .roles import roles
 from .support import Span, Word
@@ -276,12 +276,12 @@ def _statements(span: Span, theirs: Sequence[Word]) -> list[list[Word]]:
 
 
 def _ends(text: str) -> list[int]:
-    """Where each statement of `text` ends; an initial's or an abbreviation's full stop ends
-    none ('who goes by "Dr. Drum,"')."""
+    """Where each statement of `text` ends; a title's or a dotted abbreviation's full stop
+    ends none ('who goes by "Dr. Drum,"'), a lone capital's may ("gate B. Cars ...")."""
     return [
         m.end()
         for m in _END.finditer(text)
-        if not (m.group()[0] == "." and abbreviated(text, m.start()))
+        if not (m.group()[0] == "." and titled(text, m.start()))
     ]
 
 

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from .quantities import Stated, canonical, scan
 from .terms import NEGATION_CUE, content_terms
 
-__all__ = ["Statement", "abbreviated", "negated_terms", "read_statements", "statement_spans"]
+__all__ = [
+    "Statement",
+    "abbreviated",
+    "negated_terms",
+    "read_statements",
+    "statement_spans",
+    "titled",
+]
 
 _CLAUSE_END = re.compile(r"[,;:.!?()\n\u2013\u2014]|\s(?:but|and|or|while|whereas|although)\s")
 # A negation governs the first content term after it ("is not covered", "no refunds").
@@ -94,6 +101,20 @@ def abbreviated(text: str, cut: int) -> bool:
     return word is not None and (
         len(word.group()) == 1 or word.group().casefold() in _ABBREVIATIONS
     )
+
+
+_TITLES = frozenset("dr mr mrs ms mx prof rev fr sgt capt lt col".split())
+
+
+def titled(text: str, cut: int) -> bool:
+    """Whether the full stop at `cut` closes a title or a dotted abbreviation ("Dr. Drum",
+    "e.g.", "a.m."), which never ends a statement; a lone capital may ("gate B. Cars ...")."""
+    word = _LAST_WORD.search(text, max(0, cut - 12), cut)
+    if word is None:
+        return False
+    if len(word.group()) == 1:
+        return word.start() > 0 and text[word.start() - 1] == "."
+    return word.group().casefold() in _TITLES
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
