@@ -57,3 +57,22 @@ def test_roles_traded_fewer_or_surer_fails(sentence: str) -> None:
 def test_a_faithful_restatement_passes(sentence: str) -> None:
     ok, why = judge(sentence)
     assert ok, why
+
+
+FORM = "Write the names of all passengers and the number of each bag on the form."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "shown"),
+    [
+        ("Write the names of most passengers and the number of each bag on the form.", False),
+        ("Write the names of some passengers on the form.", False),
+        ("Write the names of all the passengers on the form.", True),
+        ("Write the names of all passengers on the form.", True),
+    ],
+)
+def test_part_of_all_after_of(sentence: str, shown: bool) -> None:
+    """ "of most passengers" where the span says "of all passengers": the part's "of" before
+    the quantifier does not make it a part named ("some of the ...")."""
+    ok, why = verdict((FORM,), sentence, 1)
+    assert ok == shown, why

@@ -83,7 +83,7 @@ def _fewer(mine: Sequence[str], theirs: Sequence[str]) -> str:
     """ "Some notes" or "most notes" where the span says "all notes": a claim of all made of
     part (which says that the rest are not)."""
     for i, word in enumerate(mine[:-1]):
-        if word not in _SOME or (i and mine[i - 1] in ("not", "of")):
+        if word not in _SOME or (i and mine[i - 1] == "not"):
             continue
         noun = mine[i + 1]
         if noun in STOP_WORDS:
