@@ -368,3 +368,13 @@ def test_a_bulleted_list_of_labelled_fees_is_a_list_not_table_rows() -> None:
     ranked = rank_sentences("What is the cleaning fee?", {1: fees})
     assert ranked[0].text == "Cleaning fee: 60 euros if the car is returned dirty."
     assert not any(c.text.startswith("-") or c.row for c in ranked)
+
+
+def test_a_periods_adjective_matches_its_unit() -> None:
+    # "hourly" asks for the price per hour, "daily" for the one a day.
+    prices = "# Fares\n\nThe day price is 40 euros a day.\n\nThe hour price is 6 euros an hour.\n"
+    ranked = rank_sentences("What is the hourly price?", {1: prices})
+    assert ranked[0].text == "The hour price is 6 euros an hour."
+    assert ranked[0].score > ranked[1].score
+    ranked = rank_sentences("What is the daily price?", {1: prices})
+    assert ranked[0].text == "The day price is 40 euros a day."
