@@ -79,3 +79,25 @@ def test_a_comparative_appended_to_any_block_sentence_is_refused(
     body = sentence.rstrip().rstrip(".")
     ok, why = verdict(BLOCKS, f"{body} {word}.", n)
     assert not ok, why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Guided tours last 90 more minutes and leave from the main hall.", 2),
+        ("Older visitors pay 15 euros less.", 2),
+        ("Older visitors pay 15 more euros.", 2),
+        ("Guided tours last 90 minutes more and leave from the main hall.", 2),
+    ],
+)
+def test_more_or_less_after_an_amount_no_block_writes_is_refused(sentence: str, block: int) -> None:
+    ok, why = verdict(BLOCKS, sentence, block)
+    assert not ok, why
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Orders of 30 items or more get a box.", "Children of 12 and more enter free."],
+)
+def test_a_bound_after_an_amount_is_not_a_comparison(sentence: str) -> None:
+    assert compared(sentence, ["Orders ship in a box."]) == ""

@@ -37,6 +37,10 @@ _SAME = tuple(
 _ALONE = re.compile(r"(?:\s+(?P<adverb>often|[^\W\d_]+ly))?\s*(?:[.,;:!?)]|$)|\s+than\b")
 _BOUND_AFTER = re.compile(r"\s+than\s+(?:[$€£]?\d|one|two|three|four|five|ten|a |an )", re.I)
 _BOUND_BEFORE = re.compile(r"(?:\d[^.;,!?]{0,24}\bor|\bat|\bat the|\bno)\s+$", re.I)
+# "12 euros more a night", "12 more euros": an amount said to be over or under another, an
+# ordering no block states; "more" is a stop word, so the overlap never sees it.
+_AFTER_AMOUNT = re.compile(r"\d%?\s*(?:(?!(?:and|or|to|no)\b)[^\W\d_]+\s+)?$")
+_AMOUNTED = frozenset({"more", "less", "fewer"})
 
 
 @lru_cache(maxsize=8192)
@@ -71,9 +75,12 @@ def compared(sentence: str, evidence: Iterable[str]) -> str:
     for match in found:
         word = match.group()
         alone = _ALONE.match(folded, match.end())
-        if alone is None:
+        amount = word in _AMOUNTED and _AFTER_AMOUNT.search(
+            folded[max(0, match.start() - 40) : match.start()]
+        )
+        if alone is None and not amount:
             continue
-        adverb = alone.group("adverb")
+        adverb = alone.group("adverb") if alone is not None else None
         if adverb is not None:
             # "more often": the block's "or more" does not vouch for it, its phrase does
             if any(re.search(rf"\b{word}\s+{adverb}\b", text) for text in texts):
