@@ -96,3 +96,22 @@ def test_the_knobs_false_edits_are_refused_and_its_controls_pass(
         else:
             assert ok or why.startswith("overlap"), (option, why)
             assert foreign_mismatch(option.text, [KB[n - 1]]) == "", option
+
+
+@pytest.mark.parametrize(
+    ("block", "sentence"),
+    [
+        # "ne ... que" restricts (only), it does not negate
+        (
+            "Les chiens ne sont pas admis au restaurant.",
+            "Les chiens ne sont admis qu'au restaurant.",
+        ),
+        (
+            "Les chiens ne sont admis qu'au restaurant.",
+            "Les chiens ne sont pas admis au restaurant.",
+        ),
+    ],
+)
+def test_french_ne_que_is_not_a_negation(block: str, sentence: str) -> None:
+    assert foreign_mismatch(sentence, [block]) != ""
+    assert foreign_mismatch(block, [block]) == ""

@@ -138,8 +138,19 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.casefold())
 
 
+# French "ne ... que" restricts ("ne sont admis que le soir": only in the evening), it does not
+# negate; "ne" negates with one of these after it.
+_FR_PARTNERS = frozenset(
+    "pas plus jamais rien personne aucun aucune guère point nul nulle ni".split()
+)
+
+
 def negations(lang: str, words: list[str]) -> int:
-    return sum(w in NEGATIONS[lang] for w in words)
+    """How many negating words `words` hold (a French "ne ... que" none)."""
+    count = sum(w in NEGATIONS[lang] for w in words)
+    if lang == "fr" and {"que", "qu"} & set(words) and not _FR_PARTNERS & set(words):
+        count -= sum(w in ("ne", "n") for w in words)
+    return count
 
 
 @lru_cache(maxsize=8)
