@@ -115,3 +115,19 @@ def test_the_knobs_false_edits_are_refused_and_its_controls_pass(
 def test_french_ne_que_is_not_a_negation(block: str, sentence: str) -> None:
     assert foreign_mismatch(sentence, [block]) != ""
     assert foreign_mismatch(block, [block]) == ""
+
+
+@pytest.mark.parametrize(
+    ("block", "sentence"),
+    [
+        ("Le parking coûte 12 euros par nuit.", "Le parking coûte 12 euros par semaine."),
+        ("Das Parken kostet 12 Euro pro Nacht.", "Das Parken kostet 12 Euro pro Tag."),
+        (
+            "El aparcamiento cuesta 12 euros por noche.",
+            "El aparcamiento cuesta 12 euros por semana.",
+        ),
+    ],
+)
+def test_a_night_is_a_period_of_its_own(block: str, sentence: str) -> None:
+    assert foreign_mismatch(sentence, [block]) != ""
+    assert foreign_mismatch(block, [block]) == ""

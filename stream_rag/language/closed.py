@@ -56,6 +56,7 @@ CLASSES: dict[str, tuple[tuple[frozenset[str], ...], ...]] = {
         _class("moins", "plus"),
         _class(
             "jour jours quotidien quotidienne",
+            "nuit nuits",
             "semaine semaines hebdomadaire",
             "mois mensuel mensuelle mensuels mensuelles",
             "an ans année années annuel annuelle annuels annuelles",
@@ -82,6 +83,7 @@ CLASSES: dict[str, tuple[tuple[frozenset[str], ...], ...]] = {
         _class("erste ersten erster erstes", "letzte letzten letzter letztes"),
         _class(
             "tag tage tagen täglich tägliche",
+            "nacht nächte nächten",
             "woche wochen wöchentlich wöchentliche",
             "monat monate monaten monatlich monatliche monatlichen",
             "jahr jahre jahren jährlich jährliche jährlichen",
@@ -105,6 +107,7 @@ CLASSES: dict[str, tuple[tuple[frozenset[str], ...], ...]] = {
         _class("menos", "más"),
         _class(
             "día días diario diaria",
+            "noche noches",
             "semana semanas semanal semanales",
             "mes meses mensual mensuales",
             "año años anual anuales",
