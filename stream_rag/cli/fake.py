@@ -49,6 +49,7 @@ RED_TEAM = (
     "foreign",
     "parts_mix",
     "condition_flip",
+    "obligation",
 )
 
 

@@ -27,6 +27,7 @@ from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .foreign import foreign_mismatch
 from .links import unconditioned, unlinked
+from .obligation import obliged
 from .scope import widened
 from .support import Span, block_names, block_spans
 from .voice import not_a_claim
@@ -222,7 +223,7 @@ class GateContext:
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
         why = why or compared(sentence, evidence) or conditioned(sentence, evidence)
-        why = why or foreign_mismatch(sentence, evidence)
+        why = why or foreign_mismatch(sentence, evidence) or obliged(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:

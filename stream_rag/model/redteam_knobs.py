@@ -31,7 +31,7 @@ from .redteam_more import subject_swap
 from .redteam_parts import PARTS
 from .redteam_probe import PROBE
 from .redteam_roles import ROLES
-from .redteam_shifts import comparative, condition_flip
+from .redteam_shifts import comparative, condition_flip, obligation
 
 __all__ = [
     "CONTROL_SHARE",
@@ -390,6 +390,7 @@ _FAMILIES: dict[str, Family] = {
     "foreign": foreign,
     **PARTS,
     "condition_flip": condition_flip,
+    "obligation": obligation,
 }
 RED_TEAM = tuple(_FAMILIES)
 

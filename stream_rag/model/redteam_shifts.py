@@ -6,8 +6,9 @@ the block's own sentence, with faithful controls where one exists.
 - `comparative`: a comparative appended ("... within 7 days earlier") or put in the place of
   its opposite ("first" / "last", "next" / "previous"); control: "Also, ..."
 - `obligation`: an instruction or duty made a recommendation or a choice ("must" -> "should",
-  "required" -> "recommended", an imperative -> "It is recommended that you ..."); control:
-  "must" -> "have to", an imperative -> "Please ..."
+  "required" -> "recommended", an imperative -> "It is recommended that you ...",
+  "You should ...", "Optionally, ..."); control: "must" -> "have to", an imperative ->
+  "Please ..."
 - `frequency`: "always" / "never" / "usually" / "sometimes" shifted; "all" / "each" -> "many";
   control: "always" -> "at all times"
 - `condition_flip`: "if" -> "unless" / "even if", "unless" -> "if"; an exception ("except",
@@ -154,7 +155,8 @@ def obligation(scene: Scene) -> list[Option]:
     if _imperative(s):
         rest = lower_first(s)
         out.append(Option("recommended", f"It is recommended that you {rest}", True))
-        out.append(Option("optional", f"You may {rest}", True))
+        out.append(Option("optional", f"Optionally, {rest}", True))
+        out.append(Option("should", f"You should {rest}", True))
         out.append(Option("control_please", f"Please {rest}", False))
     return out
 
