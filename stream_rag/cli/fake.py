@@ -50,6 +50,7 @@ RED_TEAM = (
     "parts_mix",
     "condition_flip",
     "obligation",
+    "unit_change",
 )
 
 

@@ -110,6 +110,7 @@ class FakeConfig:
     parts_mix: float = 0.0
     condition_flip: float = 0.0
     obligation: float = 0.0
+    unit_change: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

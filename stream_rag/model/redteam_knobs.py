@@ -31,7 +31,7 @@ from .redteam_more import subject_swap
 from .redteam_parts import PARTS
 from .redteam_probe import PROBE
 from .redteam_roles import ROLES
-from .redteam_shifts import comparative, condition_flip, obligation
+from .redteam_shifts import comparative, condition_flip, obligation, unit_change
 
 __all__ = [
     "CONTROL_SHARE",
@@ -391,6 +391,7 @@ _FAMILIES: dict[str, Family] = {
     **PARTS,
     "condition_flip": condition_flip,
     "obligation": obligation,
+    "unit_change": unit_change,
 }
 RED_TEAM = tuple(_FAMILIES)
 

@@ -290,6 +290,8 @@ def unit_change(scene: Scene) -> list[Option]:
         out.append(Option("share_as_amount", text, True))
     words = ("one two three four five six seven eight nine").split()
     for match in re.finditer(r"(?<![\d.,$€£])([1-9])(?= (?:working|business|calendar) days?)", s):
+        if re.search(r"\d\s*(?:-|–|to)\s*$", s[: match.start()]):
+            continue  # a range's end: "3 to five" is no way to write it
         text = s[: match.start()] + words[int(match.group()) - 1] + s[match.end() :]
         out.append(Option("control_words", text, False))
     return out

@@ -1,0 +1,82 @@
+"""A count of days or hours of another kind: "7 calendar days" or "7 days" where the statement
+a sentence restates says "7 working days" (and the other way round). Working, business and
+banking days (and "weekdays") are one kind; calendar days and plain days another; school days
+a third. English closed class: the number must match for the kind to be compared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["day_kind"]
+
+_KIND = {
+    "working": "working",
+    "business": "working",
+    "banking": "working",
+    "week": "working",
+    "school": "school",
+    "calendar": "calendar",
+    "": "calendar",
+}
+_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+).split()
+_NUMBER = r"\d+(?:[.,]\d+)?|" + "|".join(_WORDS) + r"|thirty|forty|sixty|ninety"
+# A count, then its unit; the kind word, if any, between them ("5 to 10 business days",
+# "three working days", "2 weekdays").
+_COUNT = re.compile(
+    rf"\b({_NUMBER})(?:\s*(?:-|–|to|or|and)\s*({_NUMBER}))?"
+    r"\s+(?:(working|business|banking|school|calendar|week)[\s-]?)?(days?|hours?)\b"
+)
+_WORD_VALUE = {w: str(i) for i, w in enumerate(_WORDS)} | {
+    "thirty": "30",
+    "forty": "40",
+    "sixty": "60",
+    "ninety": "90",
+}
+_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _value(number: str) -> str:
+    return _WORD_VALUE.get(number, number.replace(",", "."))
+
+
+def _counts(text: str) -> set[tuple[str, str, str]]:
+    """(number, unit, kind) of each count of days or hours in `text` (both ends of a range)."""
+    out = set()
+    for match in _COUNT.finditer(text):
+        unit = match.group(4).rstrip("s")
+        kind = _KIND[match.group(3) or ""]
+        for number in match.group(1, 2):
+            if number is not None:
+                out.add((_value(number), unit, kind))
+    return out
+
+
+def day_kind(sentence: str, evidence: Iterable[str]) -> str:
+    """Why `sentence` counts days or hours of another kind than its cited `evidence` ("" if it
+    does not)."""
+    lowered = " ".join(sentence.lower().split())
+    mine = _counts(lowered)
+    if not mine:
+        return ""
+    # The words the sentence shares with a statement, less the kind words themselves.
+    words = set(_TOKEN.findall(lowered)) - set(_KIND)
+    statements = [
+        s for text in evidence for s in _STATEMENT.split(" ".join(text.lower().split())) if s
+    ]
+    best = max(statements, key=lambda s: len(words & set(_TOKEN.findall(s))), default="")
+    # Held to the statement the sentence restates, else to any cited statement counting so.
+    for theirs in (_counts(best), set().union(*map(_counts, statements))):
+        for number, unit, kind in sorted(mine):
+            kinds = {k for n, u, k in theirs if (n, u) == (number, unit)}
+            if kinds and kind not in kinds:
+                said = " or ".join(sorted(kinds))
+                return f"counts {number} {kind} {unit}s where the block counts {said} ones"
+        if any((n, u) in {(a, b) for a, b, _ in theirs} for n, u, _ in mine):
+            return ""
+    return ""
