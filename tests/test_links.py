@@ -133,3 +133,28 @@ GRANTS = (
 )
 def test_due_to_be_is_a_schedule(sentence: str, cause: bool) -> None:
     assert (unlinked(sentence, [GRANTS]) is not None) == cause
+
+
+CAUSED = [
+    "The bonus fees are due to be distributed to the 55 teams. The match was cancelled due to rain."
+]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The bonus fees are distributed to the 55 teams due to rain.",  # another statement's cause
+        "The match was cancelled due to the bonus fees.",  # the cause replaced
+        "The match was cancelled because of the bonus fees.",
+    ],
+)
+def test_a_cause_the_blocks_give_of_something_else_is_refused(sentence: str) -> None:
+    assert unlinked(sentence, CAUSED) is not None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["The match was cancelled due to rain.", "Because of rain, the match was cancelled."],
+)
+def test_the_blocks_own_cause_passes(sentence: str) -> None:
+    assert unlinked(sentence, CAUSED) is None

@@ -65,12 +65,21 @@ def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
     statements = [s for text in evidence for s in _STATEMENT.split(text) if s.strip()]
     cause = _CAUSAL.search(sentence)
     if cause is not None:
-        words = _content(sentence)
         said = _content(sentence[: cause.start()] + " " + sentence[cause.end() :])
         if _PURPOSE.fullmatch(cause.group()) and any(said <= _content(s) for s in statements):
             cause = None
     if cause is not None:
-        linked = (s for s in statements if _CAUSAL.search(s) and len(_content(s) & words) >= 2)
+        # The link's own words vouch for nothing ("due" of "due to rain"), and a statement
+        # gives this cause only if it holds words of both sides the link joins.
+        before = _content(sentence[: cause.start()])
+        after = _content(sentence[cause.end() :])
+        linked = (
+            s
+            for s in statements
+            if _CAUSAL.search(s)
+            and len(_content(s) & (before | after)) >= 2
+            and all(side & _content(s) for side in (before, after) if side)
+        )
         if next(linked, None) is None:
             return f"{cause.group().strip(' ,')!r} links by a cause its cited blocks do not give"
     swap = _SWAP.search(sentence)
