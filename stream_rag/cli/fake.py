@@ -51,6 +51,7 @@ RED_TEAM = (
     "condition_flip",
     "obligation",
     "unit_change",
+    "only_shift",
 )
 
 

@@ -26,6 +26,7 @@ from .conditions import conditioned
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .daykinds import day_kind
+from .exclusive import exclusive
 from .foreign import foreign_mismatch
 from .links import unconditioned, unlinked
 from .obligation import obliged
@@ -225,7 +226,7 @@ class GateContext:
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
         why = why or compared(sentence, evidence) or conditioned(sentence, evidence)
         why = why or foreign_mismatch(sentence, evidence) or obliged(sentence, evidence)
-        why = why or day_kind(sentence, evidence)
+        why = why or day_kind(sentence, evidence) or exclusive(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:

@@ -111,6 +111,7 @@ class FakeConfig:
     condition_flip: float = 0.0
     obligation: float = 0.0
     unit_change: float = 0.0
+    only_shift: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

@@ -31,7 +31,13 @@ from .redteam_more import subject_swap
 from .redteam_parts import PARTS
 from .redteam_probe import PROBE
 from .redteam_roles import ROLES
-from .redteam_shifts import comparative, condition_flip, obligation, unit_change
+from .redteam_shifts import (
+    comparative,
+    condition_flip,
+    obligation,
+    only_shift,
+    unit_change,
+)
 
 __all__ = [
     "CONTROL_SHARE",
@@ -392,6 +398,7 @@ _FAMILIES: dict[str, Family] = {
     "condition_flip": condition_flip,
     "obligation": obligation,
     "unit_change": unit_change,
+    "only_shift": only_shift,
 }
 RED_TEAM = tuple(_FAMILIES)
 

@@ -16,6 +16,7 @@ the block's own sentence, with faithful controls where one exists.
 - `unit_change`: a unit of length, mass or volume swapped, "working days" as "calendar days",
   a share as an amount ("25%" -> "£25"); control: "7 working days" as "seven working days"
 - `range_narrow`: a range narrowed ("15 to 29" -> "15 to 20") or cut to its upper end
+- `only_shift`: the statement's "only" dropped or moved to another word; control: "solely"
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "condition_flip",
     "frequency",
     "obligation",
+    "only_shift",
     "range_narrow",
     "unit_change",
 ]
@@ -322,6 +324,36 @@ def range_narrow(scene: Scene) -> list[Option]:
     return out
 
 
+# -- "only" dropped or moved ---------------------------------------------------------------------
+
+_ONLY = re.compile(r"(?<!\bnot )(?<!\bif )\bonly\b ?", re.I)
+_AUX = re.compile(r"\b(?:can|may|must|will|should|is|are|was|were|has|have)\b", re.I)
+
+
+def only_shift(scene: Scene) -> list[Option]:
+    """The statement's "only" dropped, or moved to another word ("Only members can book" ->
+    "Members can only book"); control: "only" as "solely" in its place."""
+    s = scene.sentence
+    out = []
+    for match in _ONLY.finditer(s):
+        head = s[: match.start()]
+        rest = (head if match.group().endswith(" ") else head.rstrip()) + s[match.end() :]
+        dropped = rest[:1].upper() + rest[1:] if match.start() == 0 else rest
+        if len(dropped.split()) >= 3:
+            out.append(Option("only_dropped", dropped, True))
+        aux = _AUX.search(dropped, match.start() + 1 if match.start() else 0)
+        if match.start() == 0 and aux is not None:
+            moved = f"{dropped[: aux.end()]} only{dropped[aux.end() :]}"
+            out.append(Option("only_moved", moved, True))
+        elif match.start() and s[:1].isupper() and not _AUX.match(s):
+            out.append(Option("only_moved", f"Only {lower_first(rest)}", True))
+        word = case_as(match.group().strip(), "solely")
+        out.append(
+            Option("control_solely", f"{s[: match.start()]}{word} {s[match.end() :]}", False)
+        )
+    return out
+
+
 SHIFTS = {
     "comparative": comparative,
     "obligation": obligation,
@@ -329,4 +361,5 @@ SHIFTS = {
     "condition_flip": condition_flip,
     "unit_change": unit_change,
     "range_narrow": range_narrow,
+    "only_shift": only_shift,
 }

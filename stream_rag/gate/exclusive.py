@@ -1,0 +1,78 @@
+"""An "only" dropped or moved: a sentence that leaves out the "only" of the statement it restates
+("Members can book lanes online." of "Only members can book ...") or puts it on another word
+("Members can only book ...") says more, or another thing, than the statement. English closed
+class: "only", "solely", "exclusively"; an opening "Only" qualifies the subject, another "only"
+any word after it or the one before it when that one is no auxiliary ("members only").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["exclusive"]
+
+_ONLY = frozenset({"only", "solely", "exclusively"})
+# What a restatement may write for "only" without the word itself.
+_ALIKE = _ONLY | {"just", "alone", "except", "but", "unless", "nobody", "none", "no"}
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9'’-]*")
+_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_FUNCTION = frozenset(
+    "a an the this that these those your our their its his her my it they we you he she i "
+    "is are was were be been being am do does did can could may might must shall should will "
+    "would has have had to of for in on at by from with within into as and or not if when "
+    "after before than then there here".split()
+)
+
+
+_NUMERALS = {
+    w: n for n, w in enumerate("one two three four five six seven eight nine ten".split(), 1)
+}
+# "can only be shorn every three years" is said by "have to be shorn every three years".
+_NEEDED = re.compile(r"\b(?:must|ha(?:s|ve|d) to|needs? to|required)\b")
+
+
+def _key(token: str) -> str:
+    """`token` as it is compared: a number in words as digits, a plural as its singular."""
+    if token in _NUMERALS:
+        return str(_NUMERALS[token])
+    return token[:-1] if token.endswith("s") and len(token) > 3 else token
+
+
+def _attached(tokens: list[str]) -> list[set[str]]:
+    """For each "only" in `tokens`, the content words it may qualify: the subject after an
+    opening "Only"; elsewhere any word after it ("is only open to adults") or the one before
+    it ("adults only", "available only for")."""
+    out = []
+    for i, token in enumerate(tokens):
+        if token not in _ONLY or (i and tokens[i - 1] in ("not", "if")):
+            continue  # "not only X but also Y" affirms both
+        after = [_key(t) for t in tokens[i + 1 :] if t not in _FUNCTION]
+        words = set(after[:1] if i == 0 else after)
+        if i and tokens[i - 1] not in _FUNCTION:
+            words.add(_key(tokens[i - 1]))
+        out.append(words)
+    return out
+
+
+def exclusive(sentence: str, evidence: Iterable[str]) -> str:
+    """Why `sentence` drops or moves an "only" of the statement of its cited `evidence` it
+    restates ("" if it does not)."""
+    texts = [" ".join(text.lower().split()) for text in evidence]
+    if not any(only in text for text in texts for only in _ONLY):
+        return ""
+    tokens = _TOKEN.findall(sentence.lower())
+    mine = set(tokens) - _FUNCTION
+    statements = [s for text in texts for s in _STATEMENT.split(text) if s]
+    best = max(statements, key=lambda s: len(mine & set(_TOKEN.findall(s))), default="")
+    theirs = _attached(_TOKEN.findall(best))
+    if not theirs:
+        return ""
+    quoted = repr(best[:60])
+    if not set(tokens) & _ALIKE and not _NEEDED.search(sentence.lower()):
+        return f"drops the 'only' of {quoted}"
+    said = set().union(*theirs)
+    for words in _attached(tokens):
+        if words and not words & said:
+            return f"puts 'only' on {sorted(words)[0]!r}; {quoted} puts it on {sorted(said)[0]!r}"
+    return ""
