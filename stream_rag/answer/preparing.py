@@ -161,6 +161,17 @@ class Preparation:
             return refused, ()
         asked = read_question(question)
         reading = read_blocks(asked, blocks, self.ranking)
+        if reading.unfound and retriever is not None:
+            # A name the knowledge base has in a document retrieval left out ("Kestrel" in
+            # about.md, asked with the price block alone) is asked about somewhere: the names
+            # check in `refusal` reads the whole collection the same way.
+            named = set(asked.names)
+            unfound = tuple(
+                w
+                for w in reading.unfound
+                if w not in named or not retriever.mentions(w, collection)
+            )
+            reading = replace(reading, unfound=unfound)
         top = reading.top
         if check and retriever is not None and asked.asks_value and top and top.on_kind:
             # The value the answer would lead with, against the documents retrieval left out.
