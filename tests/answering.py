@@ -12,6 +12,7 @@ from stream_rag.answer.results import AnswerResult, Options
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.index.folders import ingest_paths
+from stream_rag.model.extractive import ExtractiveModel
 from stream_rag.model.llm import ChatModel
 from stream_rag.services import open_services
 
@@ -37,3 +38,15 @@ def answers_over(
         return anyio.run(run)
     finally:
         services.close()
+
+
+def extractive_answers(
+    files: dict[str, str], tmp_path: Path, minilm: MiniLMEmbedder, questions: Sequence[str]
+) -> list[AnswerResult]:
+    """`questions` answered by the extractive model over a knowledge base of `files`."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    for name, text in files.items():
+        (kb / name).write_text(text)
+    settings = Settings(data_dir=tmp_path / "data")
+    return answers_over(kb, settings, minilm, questions, model=ExtractiveModel(embedder=minilm))

@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 
 from stream_rag.answer.results import AnswerResult
-from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.language.focus import focus_words
 from stream_rag.language.question import read_question
-from stream_rag.model.extractive import ExtractiveModel
 
-from .answering import answers_over
+from .answering import extractive_answers
 
 
 @pytest.mark.parametrize(
@@ -62,17 +60,7 @@ FILES = {
 
 
 def ask(tmp_path: Path, minilm: MiniLMEmbedder, questions: list[str]) -> list[AnswerResult]:
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    for name, text in FILES.items():
-        (kb / name).write_text(text)
-    return answers_over(
-        kb,
-        Settings(data_dir=tmp_path / "data"),
-        minilm,
-        questions,
-        model=ExtractiveModel(embedder=minilm),
-    )
+    return extractive_answers(FILES, tmp_path, minilm, questions)
 
 
 def test_a_question_about_what_nothing_retrieved_speaks_of_is_refused(

@@ -7,11 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from stream_rag.answer.results import AnswerResult
-from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
-from stream_rag.model.extractive import ExtractiveModel
 
-from .answering import answers_over
+from .answering import extractive_answers
 
 FILES = {
     "chickenpox.md": (
@@ -37,17 +35,7 @@ FILES = {
 
 
 def ask(tmp_path: Path, minilm: MiniLMEmbedder, questions: list[str]) -> list[AnswerResult]:
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    for name, text in FILES.items():
-        (kb / name).write_text(text)
-    return answers_over(
-        kb,
-        Settings(data_dir=tmp_path / "data"),
-        minilm,
-        questions,
-        model=ExtractiveModel(embedder=minilm),
-    )
+    return extractive_answers(FILES, tmp_path, minilm, questions)
 
 
 def test_an_entry_asked_of_another_subject_is_refused(
