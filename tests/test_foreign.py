@@ -131,3 +131,21 @@ def test_french_ne_que_is_not_a_negation(block: str, sentence: str) -> None:
 def test_a_night_is_a_period_of_its_own(block: str, sentence: str) -> None:
     assert foreign_mismatch(sentence, [block]) != ""
     assert foreign_mismatch(block, [block]) == ""
+
+
+@pytest.mark.parametrize(
+    ("block", "sentence"),
+    [
+        (
+            "Kinder unter 6 Jahren haben freien Eintritt.",
+            "Kinder über 6 Jahren haben freien Eintritt.",
+        ),
+        (
+            "Los niños menores de 6 años entran gratis.",
+            "Los niños mayores de 6 años entran gratis.",
+        ),
+    ],
+)
+def test_an_age_limit_turned_round_is_refused(block: str, sentence: str) -> None:
+    assert foreign_mismatch(sentence, [block]) != ""
+    assert foreign_mismatch(block, [block]) == ""

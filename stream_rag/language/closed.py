@@ -80,6 +80,7 @@ CLASSES: dict[str, tuple[tuple[frozenset[str], ...], ...]] = {
         _class("vor vorher bevor", "nach nachher danach"),
         _class("mindestens", "höchstens"),
         _class("weniger", "mehr"),
+        _class("unter", "über"),
         _class("erste ersten erster erstes", "letzte letzten letzter letztes"),
         _class(
             "tag tage tagen täglich tägliche",
@@ -105,6 +106,7 @@ CLASSES: dict[str, tuple[tuple[frozenset[str], ...], ...]] = {
         _class("primer primera primero primeros primeras", "último última últimos últimas"),
         _class("mínimo mínima", "máximo máxima"),
         _class("menos", "más"),
+        _class("menor menores", "mayor mayores"),
         _class(
             "día días diario diaria",
             "noche noches",
