@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import kb_documents
+from . import kb_documents, kb_documents_unseen
 
 HERE = Path(__file__).parent / "answers"
 
@@ -209,6 +209,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "waste_kb" / "bulky-waste.docx", kb_documents.WASTE_BULKY),
         (root / "hotel_kb" / "your-stay.docx", kb_documents.HOTEL_STAY),
         (root / "library_kb" / "cards.docx", kb_documents.LIBRARY_CARDS),
+        (root / "telecom_kb" / "broadband.docx", kb_documents_unseen.TELECOM_BROADBAND),
     ]
     dated_docx = [
         (
@@ -225,6 +226,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "waste_kb" / "garden-waste.pdf", kb_documents.WASTE_GARDEN_PDF),
         (root / "hotel_kb" / "spa.pdf", kb_documents.HOTEL_SPA_PDF),
         (root / "library_kb" / "rooms-and-printing.pdf", kb_documents.LIBRARY_ROOMS_PDF),
+        (root / "airline_kb" / "special-items.pdf", kb_documents_unseen.AIRLINE_SPECIAL_PDF),
     ]
     dated_pdf = [
         (

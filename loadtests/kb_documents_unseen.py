@@ -1,0 +1,58 @@
+"""The DOCX and PDF text of the telecom and airline knowledge bases, written for the hostile
+benchmark on domains no gate rule was tuned on (kinds as in `kb_fixtures.DocxBlock`)."""
+
+from __future__ import annotations
+
+TELECOM_BROADBAND: list[tuple[str, object]] = [
+    ("h1", "Home broadband"),
+    (
+        "p",
+        "Brightwave fibre broadband is available to homes where the street cabinet has been "
+        "upgraded. Check your postcode on our coverage page before you order.",
+    ),
+    ("h2", "Getting connected"),
+    ("p", "To get connected, follow these steps:"),
+    ("num", "Order online and choose an installation date at least 10 days ahead."),
+    ("num", "Wait for the router, which we post 3 days before that date."),
+    ("num", "Make sure an adult is at home between 8:00 and 13:00 on the day."),
+    ("num", "Plug in the router once the engineer has tested the line."),
+    ("h2", "Broadband prices"),
+    (
+        "table",
+        [
+            ["Speed", "Monthly price", "Setup fee"],
+            ["150 Mbps", "25 pounds", "Free"],
+            ["500 Mbps", "32 pounds", "^"],
+            ["900 Mbps", "45 pounds", "30 pounds"],
+        ],
+    ),
+    (
+        "p",
+        "Mobile customers get 5 pounds off any broadband plan. The router stays ours and must "
+        "be returned within 30 days of leaving, or we charge 60 pounds.",
+    ),
+]
+
+AIRLINE_SPECIAL_PDF: list[list[str]] = [
+    [
+        "Special items",
+        "Sports equipment",
+        "One set of golf clubs or one pair of skis with boots counts as a checked bag and",
+        "is carried at the normal checked bag price. Bicycles must be packed in a box or",
+        "bag with the pedals removed and cost 75 euros per flight.",
+        "Musical instruments",
+        "A guitar or violin may come into the cabin instead of a cabin bag if it fits in",
+        "the overhead locker. Larger instruments need a seat of their own, bought at the",
+        "same fare as the passenger's ticket.",
+    ],
+    [
+        "Mobility aids",
+        "Wheelchairs and walking frames are carried free and do not count towards the",
+        "allowance. Passengers with a battery-powered wheelchair must tell us at least",
+        "48 hours before departure, so that the battery can be checked.",
+        "Items we do not carry",
+        "Fireworks, gas canisters and lithium batteries over 160 Wh are not allowed on",
+        "board or in the hold. Knives with a blade longer than 6 cm may travel only in",
+        "checked bags.",
+    ],
+]
