@@ -138,3 +138,14 @@ def test_japanese() -> None:
     assert check(ctx, "年間プランは30日以内に返金できます。", 2).ok
     assert check(ctx, "年間プランは60日以内に返金できます。", 2).reason == "number_mismatch"
     assert check(ctx, "年間プランは30日以内に返金できます。", 1).reason == "low_overlap"
+
+
+def test_a_low_overlap_sentence_held_for_its_number_says_so() -> None:
+    # eval gate --verdicts counts drops by cause from the detail (loadtests/gate_drops.py).
+    ctx = GateContext(("The ferry to Lindholm leaves the north pier at 7:40 every weekday.",))
+    verdict = check(ctx, "A catamaran sails for Lindholm from the harbour at 8:15.", 1)
+    assert (verdict.reason, verdict.grey) == ("low_overlap", False)
+    assert verdict.detail.endswith("; no second look: '8:15' is in no cited block"), verdict
+    grey = check(ctx, "A catamaran sails for Lindholm from the harbour at 7:40.", 1)
+    assert grey.grey, grey
+    assert "no second look" not in grey.detail

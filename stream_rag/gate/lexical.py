@@ -363,14 +363,16 @@ class GateContext:
         if why:
             # Only a sentence that fails on overlap alone may get a second opinion: a
             # changed number or a flipped polarity stays a hard failure.
-            return Verdict(
-                False,
-                "low_overlap",
-                cited,
-                score,
-                f"{why}; not in {_refs(cited)}: {_quote(missing)}" if why != polarity else why,
-                grey=unvouched is None and NEGATION not in missing and not polarity,
-            )
+            grey = unvouched is None and NEGATION not in missing and not polarity
+            detail = f"{why}; not in {_refs(cited)}: {_quote(missing)}" if why != polarity else why
+            if not grey and score < self.threshold:
+                # Said, so that a count of drops by cause (loadtests/gate_drops.py) can tell.
+                if unvouched is not None:
+                    held = f"{unvouched.text!r} is in no cited block"
+                else:
+                    held = "its negation is in no cited block" if NEGATION in missing else polarity
+                detail += f"; no second look: {held}"
+            return Verdict(False, "low_overlap", cited, score, detail, grey=grey)
         if unvouched is not None:
             detail = f"{unvouched.text!r} is not in {_refs(cited)}"
             if any(b.stated.vouches_for(unvouched) for b in blocks):
