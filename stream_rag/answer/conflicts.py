@@ -207,7 +207,3 @@ def _heading_terms(text: str) -> frozenset[str]:
     """The terms of a block's heading lines, those it stands under included."""
     lines = [line.lstrip("#") for line in text.splitlines() if line.startswith("#")]
     return terms_of([" ".join(lines)])[0] if lines else frozenset()
-
-
-# A thing said not to exist or not to be asked for, with at most two words before its head:
-# "There is no deposit.", "No deposit is required.", "We do not charge a deposit."

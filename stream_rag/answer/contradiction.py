@@ -109,6 +109,8 @@ def _shown(sentence: Statement, values: Sequence[Value]) -> tuple[str, ...]:
 
 
 _CLAUSE_END = r"(?=\s*(?:[.;,!?]|$))"
+# A thing said not to exist or not to be asked for, with at most two words before its head:
+# "There is no deposit.", "No deposit is required.", "We do not charge a deposit."
 _DENIED = (
     re.compile(r"\bthere(?: is|'s| are| will be) no ((?:[^\W\d_]+ ){0,2}?[^\W\d_]+)" + _CLAUSE_END),
     re.compile(
