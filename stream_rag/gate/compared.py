@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .reading import reading
+
 __all__ = ["compared"]
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -70,8 +72,8 @@ def compared(sentence: str, evidence: Iterable[str]) -> str:
     found = [m for m in _WORD.finditer(folded) if _comparative(m.group())]
     if not found:
         return ""
-    texts = [text.casefold() for text in evidence]
-    used = {w for text in texts for w in re.findall(r"[^\W\d_]+", text)}
+    evidence = list(evidence)
+    used = frozenset().union(*(reading(text).folded_words for text in evidence))
     for match in found:
         word = match.group()
         alone = _ALONE.match(folded, match.end())
@@ -83,7 +85,7 @@ def compared(sentence: str, evidence: Iterable[str]) -> str:
         adverb = alone.group("adverb") if alone is not None else None
         if adverb is not None:
             # "more often": the block's "or more" does not vouch for it, its phrase does
-            if any(re.search(rf"\b{word}\s+{adverb}\b", text) for text in texts):
+            if any(re.search(rf"\b{word}\s+{adverb}\b", text.casefold()) for text in evidence):
                 continue
         elif word in used or any(word in group and group & used for group in _SAME):
             continue

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+
+from .reading import Reading, reading
 
 __all__ = ["conditioned"]
 
@@ -29,7 +32,6 @@ _REVERSED = (
     ("including", "other than"),
 )
 _WORD = re.compile(r"[a-z0-9]+")
-_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 _CONNECTIVE = re.compile(
     r"\b(" + "|".join(sorted(map(re.escape, _VOUCHED_BY), key=len, reverse=True)) + r")\b"
 )
@@ -39,14 +41,14 @@ def conditioned(sentence: str, evidence: Iterable[str]) -> str:
     """Why `sentence` conditions its claim otherwise than its cited `evidence` ("" if not)."""
     lowered = sentence.lower()
     found = _CONNECTIVE.findall(lowered)
-    texts = [" ".join(text.lower().split()) for text in evidence]
-    if not found and not any(re.search(rf"\b{w}\b", t) for t in texts for _, w in _REVERSED):
+    blocks = [reading(text) for text in evidence]
+    if not found and not any(_excepts(block) for block in blocks):
         return ""
     # Held to the statement the sentence restates: a block's "unless" of another statement
     # vouches for nothing here.
     mine = set(_WORD.findall(lowered))
-    statements = [s for text in texts for s in _STATEMENT.split(text)]
-    best = max(statements, key=lambda s: len(mine & set(_WORD.findall(s))), default="")
+    statements = [pair for block in blocks for pair in block.worded()]
+    best = max(statements, key=lambda pair: len(mine & pair[1]), default=("", frozenset()))[0]
     for connective in found:
         if not any(re.search(rf"\b{re.escape(w)}\b", best) for w in _VOUCHED_BY[connective]):
             return f"says {connective!r}: {best[:60]!r} does not condition it so"
@@ -59,3 +61,9 @@ def conditioned(sentence: str, evidence: Iterable[str]) -> str:
         ):
             return f"says {said!r} where {best[:60]!r} says {theirs!r}"
     return ""
+
+
+@lru_cache(maxsize=256)
+def _excepts(block: Reading) -> bool:
+    """Whether `block` writes a word an exception read as a condition stands for ("unless")."""
+    return any(re.search(rf"\b{w}\b", block.flat) for _, w in _REVERSED)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+
+from .reading import Reading, reading
 
 __all__ = ["day_kind"]
 
@@ -37,7 +40,6 @@ _WORD_VALUE = {w: str(i) for i, w in enumerate(_WORDS)} | {
     "sixty": "60",
     "ninety": "90",
 }
-_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -66,12 +68,12 @@ def day_kind(sentence: str, evidence: Iterable[str]) -> str:
         return ""
     # The words the sentence shares with a statement, less the kind words themselves.
     words = set(_TOKEN.findall(lowered)) - set(_KIND)
-    statements = [
-        s for text in evidence for s in _STATEMENT.split(" ".join(text.lower().split())) if s
-    ]
-    best = max(statements, key=lambda s: len(words & set(_TOKEN.findall(s))), default="")
+    blocks = [reading(text) for text in evidence]
+    statements = [pair for block in blocks for pair in block.worded() if pair[0]]
+    best = max(statements, key=lambda pair: len(words & pair[1]), default=("", frozenset()))[0]
+    every = set().union(*map(_all_counts, blocks))
     # Held to the statement the sentence restates, else to any cited statement counting so.
-    for theirs in (_counts(best), set().union(*map(_counts, statements))):
+    for theirs in (_counts(best), every):
         for number, unit, kind in sorted(mine):
             kinds = {k for n, u, k in theirs if (n, u) == (number, unit)}
             if kinds and kind not in kinds:
@@ -80,3 +82,9 @@ def day_kind(sentence: str, evidence: Iterable[str]) -> str:
         if any((n, u) in {(a, b) for a, b, _ in theirs} for n, u, _ in mine):
             return ""
     return ""
+
+
+@lru_cache(maxsize=256)
+def _all_counts(block: Reading) -> frozenset[tuple[str, str, str]]:
+    """The counts of days or hours of every statement of `block`."""
+    return frozenset().union(*(_counts(s) for s in block.statements if s))

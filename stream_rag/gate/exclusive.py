@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+
+from .reading import Reading, reading
 
 __all__ = ["exclusive"]
 
@@ -16,7 +19,6 @@ _ONLY = frozenset({"only", "solely", "exclusively"})
 # What a restatement may write for "only" without the word itself.
 _ALIKE = _ONLY | {"just", "alone", "except", "but", "unless", "nobody", "none", "no"}
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9'’-]*")
-_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 _FUNCTION = frozenset(
     "a an the this that these those your our their its his her my it they we you he she i "
     "is are was were be been being am do does did can could may might must shall should will "
@@ -58,13 +60,13 @@ def _attached(tokens: list[str]) -> list[set[str]]:
 def exclusive(sentence: str, evidence: Iterable[str]) -> str:
     """Why `sentence` drops or moves an "only" of the statement of its cited `evidence` it
     restates ("" if it does not)."""
-    texts = [" ".join(text.lower().split()) for text in evidence]
-    if not any(only in text for text in texts for only in _ONLY):
+    blocks = [reading(text) for text in evidence]
+    if not any(only in block.flat for block in blocks for only in _ONLY):
         return ""
     tokens = _TOKEN.findall(sentence.lower())
     mine = set(tokens) - _FUNCTION
-    statements = [s for text in texts for s in _STATEMENT.split(text) if s]
-    best = max(statements, key=lambda s: len(mine & set(_TOKEN.findall(s))), default="")
+    statements = [pair for block in blocks for pair in _statements(block)]
+    best = max(statements, key=lambda pair: len(mine & pair[1]), default=("", frozenset()))[0]
     theirs = _attached(_TOKEN.findall(best))
     if not theirs:
         return ""
@@ -76,3 +78,9 @@ def exclusive(sentence: str, evidence: Iterable[str]) -> str:
         if words and not words & said:
             return f"puts 'only' on {sorted(words)[0]!r}; {quoted} puts it on {sorted(said)[0]!r}"
     return ""
+
+
+@lru_cache(maxsize=256)
+def _statements(block: Reading) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The statements of `block` that have text, each with its tokens."""
+    return tuple((s, frozenset(_TOKEN.findall(s))) for s in block.statements if s)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 from ..text import STOP_WORDS
+from .reading import STATEMENT, Reading, reading
 
 __all__ = ["unconditioned", "unlinked"]
 
@@ -43,7 +46,7 @@ _CAUSAL = re.compile(
 _PURPOSE = re.compile(r"so that|in order (?:to|that)", re.IGNORECASE)
 _SWAP = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
-_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
+_STATEMENT = STATEMENT
 
 
 # A sentence opening with a condition, and what in a statement sets one.
@@ -62,11 +65,14 @@ def _content(text: str) -> set[str]:
 
 def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
     """Why the way `sentence` links its clauses is not what `evidence` says, or None."""
-    statements = [s for text in evidence for s in _STATEMENT.split(text) if s.strip()]
     cause = _CAUSAL.search(sentence)
+    swap = _SWAP.search(sentence)
+    if cause is None and swap is None:
+        return None
+    statements = [s for block in map(reading, evidence) for s in _said(block)]
     if cause is not None:
         said = _content(sentence[: cause.start()] + " " + sentence[cause.end() :])
-        if _PURPOSE.fullmatch(cause.group()) and any(said <= _content(s) for s in statements):
+        if _PURPOSE.fullmatch(cause.group()) and any(said <= s.content for s in statements):
             cause = None
     if cause is not None:
         # The link's own words vouch for nothing ("due" of "due to rain"), and a statement
@@ -76,25 +82,50 @@ def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
         linked = (
             s
             for s in statements
-            if _CAUSAL.search(s)
-            and len(_content(s) & (before | after)) >= 2
-            and all(side & _content(s) for side in (before, after) if side)
+            if s.causal
+            and len(s.content & (before | after)) >= 2
+            and all(side & s.content for side in (before, after) if side)
         )
         if next(linked, None) is None:
             return f"{cause.group().strip(' ,')!r} links by a cause its cited blocks do not give"
-    swap = _SWAP.search(sentence)
     if swap is not None:
         after = _content(sentence[swap.end() :])
         before = _content(sentence[: swap.start()])
         for s in statements:
-            theirs = _SWAP.search(s)
-            if theirs is None:
+            if s.swapped is None:
                 continue
-            if after & _content(s[: theirs.start()]) - _content(s[theirs.end() :]) and (
-                before & _content(s[theirs.end() :]) - _content(s[: theirs.start()])
-            ):
+            first, then = s.swapped
+            if after & first - then and before & then - first:
                 return f"the two sides of {swap.group()!r} are the other way round in its block"
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """A statement of a block as the links are read in it: its content words, whether it
+    gives a cause, and the content words before and after its "instead of", if it has one."""
+
+    content: frozenset[str]
+    causal: bool
+    swapped: tuple[frozenset[str], frozenset[str]] | None
+
+
+@lru_cache(maxsize=256)
+def _said(block: Reading) -> tuple[_Said, ...]:
+    """The statements of `block` that have text, read once."""
+    out = []
+    for s in block.raw_statements:
+        if not s.strip():
+            continue
+        theirs = _SWAP.search(s)
+        swapped = None
+        if theirs is not None:
+            swapped = (
+                frozenset(_content(s[: theirs.start()])),
+                frozenset(_content(s[theirs.end() :])),
+            )
+        out.append(_Said(frozenset(_content(s)), _CAUSAL.search(s) is not None, swapped))
+    return tuple(out)
 
 
 def unconditioned(sentence: str, evidence: Sequence[str]) -> str | None:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .reading import reading
+
 __all__ = ["obliged"]
 
 _NECESSARY = re.compile(
@@ -31,7 +33,6 @@ _PERMITTED = re.compile(r"\b(?:can|could|may|might|optional|optionally|free to)\
 _CHOSEN = re.compile(r"\b(?:optional|optionally|free to|if you (?:wish|like|want))\b")
 _WORD = re.compile(r"[a-z0-9]+")
 _PHRASAL = frozenset("up out off the your it them this these those".split())
-_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 # What follows an instruction's verb: its object's determiner, a pronoun, a particle.
 _OBJECT = frozenset(
     "the a an your our their this these those all any each every it them up out in on off "
@@ -81,9 +82,10 @@ def obliged(sentence: str, evidence: Iterable[str]) -> str:
     if advised is None and optional is None and not _PERMITTED.search(lowered):
         return ""
     mine = set(_WORD.findall(lowered))
-    texts = [" ".join(text.lower().split()) for text in evidence]
-    statements = [s for text in texts for s in _STATEMENT.split(text) if s.strip()]
-    best = max(statements, key=lambda s: len(mine & set(_WORD.findall(s))), default="")
+    statements = [
+        pair for block in map(reading, evidence) for pair in block.worded() if pair[0].strip()
+    ]
+    best = max(statements, key=lambda pair: len(mine & pair[1]), default=("", frozenset()))[0]
     quoted = repr(best[:60])
     if _NECESSARY.search(best) and not _ADVISED.search(best) and not _OPTIONAL.search(best):
         if advised is not None:

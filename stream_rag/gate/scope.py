@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .reading import reading
+
 __all__ = ["SCOPE_WORDS", "widened"]
 
 # Universal quantifiers, frequency and exclusivity: the words by which a restatement
@@ -42,6 +44,6 @@ def widened(sentence: str, evidence: Iterable[str]) -> list[str]:
     ]
     if not found:
         return []
-    used = {w for text in evidence for w in _WORD.findall(text.casefold())}
+    used = frozenset().union(*(reading(text).folded_words for text in evidence))
     vouched = set().union(*(flagged for flagged, words in _GROUPS if words & used))
     return list(dict.fromkeys(w for w in found if w not in vouched))

@@ -275,14 +275,15 @@ def _statements(span: Span, theirs: Sequence[Word]) -> list[list[Word]]:
     return parts
 
 
-def _ends(text: str) -> list[int]:
+@lru_cache(maxsize=4096)  # a span's, asked again for every clause aligned to it
+def _ends(text: str) -> tuple[int, ...]:
     """Where each statement of `text` ends; a title's or a dotted abbreviation's full stop
     ends none ('who goes by "Dr. Drum,"'), a lone capital's may ("gate B. Cars ...")."""
-    return [
+    return tuple(
         m.end()
         for m in _END.finditer(text)
         if not (m.group()[0] == "." and titled(text, m.start()))
-    ]
+    )
 
 
 def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
