@@ -36,6 +36,9 @@ _LISTED = re.compile(r"\b(?:and|or|plus|as well as)\b", re.IGNORECASE)
 # the span's (else the overlap and the other checks judge a clause of its own).
 _RESTATES = 0.5
 _CONDITION = re.compile(r"\W*\b(?:if|whenever|unless|provided|as long as)\b", re.I)
+# The same word anywhere, for `.search`: the leading "\W*" tried from every character of a
+# long run of punctuation read the run to its end each time (quadratic).
+_CONDITION_WORD = re.compile(r"\b(?:if|whenever|unless|provided|as long as)\b", re.I)
 _WHOLE = 0.8
 # What may stand before a subject: articles, determiners, numbers, markup.
 _OPENS = re.compile(
@@ -199,7 +202,7 @@ def unsaid(
         after = text[run[-1].end : mine[i2].start if i2 < len(mine) else len(text)]
         ends = i2 == len(mine) or re.search(r"[,;:.!?)]", after) is not None
         opening = gap + _of(text, run[0])  # "inside" of "inside the app" is a word of its own
-        if ends and _CONDITION.search(gap + " " + after):
+        if ends and _CONDITION_WORD.search(gap + " " + after):
             # "If <another statement>, <this one>" or "<another>, if <this one>": a condition
             # the span does not set, or the span made the condition of what it does not say
             return f"{phrase!r} and the span are joined by a condition the span does not set"
