@@ -5,8 +5,14 @@ fixtures and the benchmarks do not use; each rule fails its edit and passes a fa
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Sequence
+from typing import overload
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_rag.gate import binding
 from stream_rag.gate.lexical import GateContext, check_sentence
 from stream_rag.gate.normalise import normalise_unit
 
@@ -137,3 +143,50 @@ PARTED = (
 def test_a_clause_of_several_parts_is_negated_part_by_part(sentence: str, ok: bool) -> None:
     verdict = check_sentence(sentence, GateContext([PARTED]))
     assert verdict.ok is ok, verdict.detail
+
+
+# -- a run of scope words, read once ------------------------------------------------------------
+
+
+def _content_before(tokens: Sequence[str], i: int, step: int) -> str | None:
+    """binding._content as it was: a search from `i` by `step` (quadratic over a run)."""
+    j = i + step
+    while 0 <= j < len(tokens):
+        if tokens[j] not in binding._FILLER and tokens[j] not in binding._SCOPE:
+            return tokens[j]
+        j += step
+    return None
+
+
+@given(st.lists(st.sampled_from(["only", "free", "all", "the", "for", "of", "gb", "days", "x"])))
+def test_the_nearest_word_is_the_one_a_search_from_each_place_found(tokens: list[str]) -> None:
+    ahead, behind = binding._nearest(tokens, 1), binding._nearest(tokens, -1)
+    for i in range(-2, len(tokens) + 2):
+        assert binding._at(ahead, i + 1) == _content_before(tokens, i, 1)
+        assert binding._at(behind, i - 1) == _content_before(tokens, i, -1)
+
+
+class _Counted(Sequence[str]):
+    """A clause's tokens that count how often they are read."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.reads = 0
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+    def __getitem__(self, k: int | slice) -> str | list[str]:
+        self.reads += 1
+        return self.tokens[k]
+
+
+def test_a_run_of_scope_words_is_read_once() -> None:
+    mine = _Counted(["refunds", "take"] + ["only"] * 2_000 + ["5", "days"])
+    theirs = ["refunds", "take", "only", "5", "days"]
+    assert binding._scope(mine, theirs, frozenset()) == ""
+    assert mine.reads < 20 * len(mine)  # a search from each "only" read ~2M
