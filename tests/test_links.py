@@ -115,6 +115,16 @@ def test_since_a_possessive_noun_or_is_due_to_open_is_time(sentence: str) -> Non
     assert ok, detail
 
 
+@pytest.mark.parametrize(
+    "since",
+    ["since the mid-1950s", "since the early 1950s", "since the 1950s", "since mid-1954"],
+)
+def test_since_a_decade_is_time(since: str) -> None:
+    # A decade or year after "since" tells time, as real answers write it (BEGIN).
+    assert unlinked(f"Ferries have crossed the strait {since}.", [FERRY]) is None
+    assert unlinked("Ferries have crossed the strait since the quay opened.", [FERRY])
+
+
 GRANTS = (
     "The council met on 4 March. It will pay the grants to 12 schools in May. The grants "
     "total 2 million euros. The hall shut in April. Its roof leaked in March."
@@ -154,7 +164,25 @@ def test_a_cause_the_blocks_give_of_something_else_is_refused(sentence: str) -> 
 
 @pytest.mark.parametrize(
     "sentence",
-    ["The match was cancelled due to rain.", "Because of rain, the match was cancelled."],
+    [
+        "The match was cancelled due to rain.",
+        "Because of rain, the match was cancelled.",
+        # A cause put first after an answer's opening: its sides are the two after the link.
+        "Yes, and due to rain, the match was cancelled.",
+        "Well, because of rain, the match was cancelled.",
+    ],
 )
 def test_the_blocks_own_cause_passes(sentence: str) -> None:
     assert unlinked(sentence, CAUSED) is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Yes, due to the bonus fees, the match was cancelled.",  # the cause replaced
+        "Because of rain, the bonus fees are distributed to the 55 teams.",  # another's cause
+        "Yes, due to rain, the 55 teams were paid.",
+    ],
+)
+def test_a_cause_put_first_is_held_to_both_its_sides(sentence: str) -> None:
+    assert unlinked(sentence, CAUSED) is not None

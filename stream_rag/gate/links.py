@@ -18,11 +18,11 @@ from .reading import STATEMENT, Reading, reading
 __all__ = ["unconditioned", "unlinked"]
 
 # A cause or a consequence. "since" before a date or a possessive's one-word noun ("since
-# 2020", "since its launch", "since our move to Berlin") tells time; before a clause ("since
-# its roof leaked") it may give a cause, so it is checked. "due to" tells time before "be"
-# ("fees due to be paid": "be" is never a cause's noun) and as "is due to" before a verb of
-# schedule ("is due to open"); "closed due to launch delays" and "due to return fraud" give a
-# cause.
+# 2020", "since the mid-1950s", "since its launch", "since our move to Berlin") tells time;
+# before a clause ("since its roof leaked") it may give a cause, so it is checked. "due to"
+# tells time before "be" ("fees due to be paid": "be" is never a cause's noun) and as "is due
+# to" before a verb of schedule ("is due to open"); "closed due to launch delays" and "due to
+# return fraud" give a cause.
 _POSSESSED = (
     r"(?:its|his|her|their|our|your|my|early|late)\s+[^\W\d_][\w'-]*"
     r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:in|on|at|of|from|by|with|for|to|and|or|until|till)\b)"
@@ -35,15 +35,19 @@ _SCHEDULED = (
 _CAUSAL = re.compile(
     r"\b(?:because|therefore|thus|hence|consequently|as a result|which means|that is why"
     rf"|this is why|due to(?!\s+be\b|(?:{_SCHEDULED})\s+(?:start|begin|open|close|arrive|end"
-    r"|expire|launch|return|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:\d"
-    rf"|the\s+\d|(?:early\s+|late\s+)?(?:{_MONTHS})\b|(?:last|then|yesterday)\b"
-    rf"|(?:early|late)\s+\d|{_POSSESSED})))\b"
+    r"|expire|launch|return|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:"
+    rf"(?:the\s+)?(?:(?:early|mid|late)(?:\s+|-))?\d|(?:early\s+|late\s+)?(?:{_MONTHS})\b"
+    rf"|(?:last|then|yesterday)\b|{_POSSESSED})))\b"
     r"|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
     re.IGNORECASE,
 )
 # A purpose ("so that", "in order to") restates a block's "to" ("Bring your passport to check
 # in."): it stands when one statement of the blocks holds every content word of both sides.
 _PURPOSE = re.compile(r"so that|in order (?:to|that)", re.IGNORECASE)
+# What may stand before a cause put first: nothing, or an answer's opening ("Yes, and").
+_OPENING = re.compile(
+    r"\W*(?:(?:yes|yeah|yea|yep|no|well|sure|oh|ok|okay|and|but|so|also)\b\W*)*", re.IGNORECASE
+)
 _SWAP = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _STATEMENT = STATEMENT
@@ -79,6 +83,10 @@ def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
         # gives this cause only if it holds words of both sides the link joins.
         before = _content(sentence[: cause.start()])
         after = _content(sentence[cause.end() :])
+        rest = sentence[cause.end() :].split(",", 1)
+        if _OPENING.fullmatch(sentence[: cause.start()]) and len(rest) == 2:
+            # A cause put first ("Yes, due to X, Y"): its sides are X and Y.
+            before, after = _content(rest[0]), _content(rest[1])
         linked = (
             s
             for s in statements
