@@ -78,3 +78,12 @@ def test_the_knobs_edits_are_refused_and_its_controls_pass(
             assert not ok, (option, why)
         else:
             assert ok or why.startswith("overlap"), (option, why)
+
+
+def test_an_only_put_on_a_word_where_the_statements_qualifies_none_is_refused() -> None:
+    # "... to this only": the statement's "only" qualifies no word read, so it vouches for
+    # none the sentence puts one on (it raised IndexError; the gate stopped on it)
+    block = ["The fee applies to this only."]
+    assert "puts it on no word of its own" in exclusive("The fee applies only to members.", block)
+    assert exclusive("The fee applies to this only.", block) == ""
+    assert not verdict(block, "The fee applies only to members.", 1)[0]

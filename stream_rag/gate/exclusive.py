@@ -76,7 +76,10 @@ def exclusive(sentence: str, evidence: Iterable[str]) -> str:
     said = set().union(*theirs)
     for words in _attached(tokens):
         if words and not words & said:
-            return f"puts 'only' on {sorted(words)[0]!r}; {quoted} puts it on {sorted(said)[0]!r}"
+            # A statement whose "only" qualifies no word read ("... to this only") vouches for
+            # none it is put on.
+            where = repr(min(said)) if said else "no word of its own"
+            return f"puts 'only' on {min(words)!r}; {quoted} puts it on {where}"
     return ""
 
 
