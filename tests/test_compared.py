@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_rag.gate.compared import compared
+from stream_rag.gate.compared import compared, turned
 from stream_rag.model.passages import block_sentences
 
 from .gating import verdict
@@ -101,3 +101,59 @@ def test_more_or_less_after_an_amount_no_block_writes_is_refused(sentence: str, 
 )
 def test_a_bound_after_an_amount_is_not_a_comparison(sentence: str) -> None:
     assert compared(sentence, ["Orders ship in a box."]) == ""
+
+
+# A library and a swimming pool: an order turned round between the same words.
+ORDERED = [
+    "Books can be reserved up to 14 days ahead of collection. Morning lanes fill faster than "
+    "evening lanes. The east gate opens before the west gate.",
+    "Adult lessons start earlier on weekdays. Junior lessons finish later on Saturdays. "
+    "The deep pool is heated to a higher temperature than the diving pool.",
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Books can be reserved up to 14 days behind collection.", 1),
+        ("Books can be reserved up to 14 days after collection.", 1),
+        ("Morning lanes fill slower than evening lanes.", 1),
+        ("The east gate opens after the west gate.", 1),
+        # the block writes "later" of another statement: it vouches for nothing here
+        ("Adult lessons start later on weekdays.", 2),
+        ("The deep pool is heated to a lower temperature than the diving pool.", 2),
+    ],
+)
+def test_an_order_turned_round_is_refused(sentence: str, block: int) -> None:
+    ok, why = verdict(ORDERED, sentence, block)
+    assert not ok, why
+    assert turned(sentence, [ORDERED[block - 1]]), why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Books can be reserved up to 14 days before collection.", 1),
+        ("Books can be reserved up to 14 days in advance of collection.", 1),
+        ("Junior lessons finish later on Saturdays.", 2),
+        ("Adult lessons start earlier on weekdays.", 2),
+    ],
+)
+def test_an_order_kept_in_other_words_passes(sentence: str, block: int) -> None:
+    ok, why = verdict(ORDERED, sentence, block)
+    assert ok, why
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Evening lanes fill slower than morning lanes.",
+        "The west gate opens after the east gate.",
+        "The diving pool is heated to a lower temperature than the deep pool.",
+    ],
+)
+def test_a_comparison_said_from_its_other_side_is_no_turn(sentence: str) -> None:
+    # The converse trades the sides as it turns the word: neither rule refuses it.
+    evidence = ORDERED
+    assert turned(sentence, evidence) == ""
+    assert compared(sentence, evidence) == ""

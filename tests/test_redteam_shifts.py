@@ -57,3 +57,12 @@ def test_a_word_of_order_is_put_in_the_place_of_its_opposite() -> None:
 @pytest.mark.parametrize("family", sorted(SHIFTS))
 def test_a_sentence_without_the_structure_gets_no_edit(family: str) -> None:
     assert [o for o in options(family, "Tickets are sold here.") if o[2]] == []
+
+
+def test_before_is_turned_to_after_and_a_comparison_said_from_its_other_side_is_a_control() -> None:
+    made = options("comparative", "Express crossings cost more than night crossings.")
+    assert ("Night crossings cost less than express crossings.", False) in [
+        (text, f) for _, text, f in made
+    ], made
+    made = options("comparative", "Tickets are sold before boarding starts.")
+    assert ("order", "Tickets are sold after boarding starts.", True) in made

@@ -8,17 +8,24 @@ real answers write those of what their sources say in other words.
 English closed classes and the inflection tables of lemminflect (a comparative or superlative
 form of an adjective or adverb), never a knowledge base's words. A bound on a number ("more
 than 30", "60 minutes or more", "at least") is the binding checks' (gate/binding.py).
+
+An order turned round (`turned`): a word of order between the same words where the statement
+the sentence restates writes its opposite ("7 days behind" of "7 days ahead", "after Ashgrove"
+of "before Ashgrove"), unless the two sides trade places too ("B costs less than A" of "A
+costs more than B", which also vouches for a comparative no block writes).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..text import STOP_WORDS
 from .reading import reading
 
-__all__ = ["compared"]
+__all__ = ["compared", "turned"]
 
 _WORD = re.compile(r"[^\W\d_]+")
 _ALWAYS = frozenset("more less fewer most least".split())
@@ -43,6 +50,34 @@ _BOUND_BEFORE = re.compile(r"(?:\d[^.;,!?]{0,24}\bor|\bat|\bat the|\bno)\s+$", r
 # ordering no block states; "more" is a stop word, so the overlap never sees it.
 _AFTER_AMOUNT = re.compile(r"\d%?\s*(?:(?!(?:and|or|to|no)\b)[^\W\d_]+\s+)?$")
 _AMOUNTED = frozenset({"more", "less", "fewer"})
+# Axes of order, each two poles: a word of one pole in the place of the other's says the
+# other order. English closed class.
+_AXES = (
+    (
+        "before ahead prior earlier sooner beforehand advance earliest soonest",
+        "after behind afterwards later latest",
+    ),
+    ("first", "last"),
+    ("next", "previous preceding"),
+    (
+        "more greater higher larger bigger most highest largest biggest greatest",
+        "less fewer lower smaller least lowest smallest fewest",
+    ),
+    ("longer longest", "shorter shortest"),
+    ("older oldest elder eldest", "newer newest younger youngest"),
+    ("faster fastest quicker quickest", "slower slowest"),
+    ("heavier heaviest", "lighter lightest"),
+    ("cheaper cheapest", "dearer dearest pricier priciest"),
+    ("better best", "worse worst"),
+    ("above over", "below under"),
+)
+_POLE = {
+    w: (axis, pole)
+    for axis, poles in enumerate(_AXES)
+    for pole, ws in enumerate(poles)
+    for w in ws.split()
+}
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 @lru_cache(maxsize=8192)
@@ -89,7 +124,58 @@ def compared(sentence: str, evidence: Iterable[str]) -> str:
                 continue
         elif word in used or any(word in group and group & used for group in _SAME):
             continue
+        mine = _TOKEN.findall(folded)
+        at = len(_TOKEN.findall(folded[: match.start()]))
+        if _converse(mine, at, _restated(mine, evidence)):
+            continue  # "B costs less than A" of "A costs more than B"
         if _BOUND_AFTER.match(folded, match.end()) or _BOUND_BEFORE.search(folded[: match.start()]):
             continue  # a bound on a number, held by the binding checks
         return f"says {word!r}, a comparison no cited block makes"
     return ""
+
+
+def turned(sentence: str, evidence: Iterable[str]) -> str:
+    """Why `sentence` writes a word of order where the statement of `evidence` it restates
+    writes the opposite, between the same words ("" if it does not)."""
+    mine = _TOKEN.findall(sentence.casefold())
+    if not any(w in _POLE for w in mine):
+        return ""
+    theirs = _restated(mine, evidence)
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 > 3 or j2 - j1 > 3:
+            continue
+        for i in range(i1, i2):
+            axis, pole = _POLE.get(mine[i], (-1, -1))
+            other = [j for j in range(j1, j2) if _POLE.get(theirs[j]) == (axis, 1 - pole)]
+            if axis < 0 or not other or any(_POLE.get(w) == (axis, pole) for w in theirs[j1:j2]):
+                continue
+            if _converse(mine, i, theirs):
+                continue
+            return f"says {mine[i]!r} where the statement it restates says {theirs[other[0]]!r}"
+    return ""
+
+
+def _restated(mine: Sequence[str], texts: Iterable[str]) -> list[str]:
+    """The tokens of the statement of `texts` sharing most words with `mine`."""
+    words = set(mine)
+    pieces = [piece for text in texts for piece in reading(text).worded()]
+    best = max(pieces, key=lambda piece: len(words & piece[1]), default=("", frozenset()))
+    return _TOKEN.findall(best[0])
+
+
+def _converse(mine: Sequence[str], i: int, theirs: Sequence[str]) -> bool:
+    """Whether `mine`, ordering by its word i, says what `theirs` says with the opposite word
+    and the two sides traded: each side's own words are on the other side there."""
+    axis, pole = _POLE.get(mine[i], (-1, -1))
+    ls, rs = _content(mine[:i]), _content(mine[i + 1 :])
+    for j, word in enumerate(theirs):
+        if axis >= 0 and _POLE.get(word) == (axis, 1 - pole):
+            lt, rt = _content(theirs[:j]), _content(theirs[j + 1 :])
+            if (ls - rs) & (rt - lt) and (rs - ls) & (lt - rt):
+                return True
+    return False
+
+
+def _content(words: Sequence[str]) -> set[str]:
+    return {w for w in words if w not in STOP_WORDS and w not in _POLE}

@@ -21,7 +21,7 @@ from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
 from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
-from .compared import compared
+from .compared import compared, turned
 from .conditions import conditioned
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
@@ -224,7 +224,8 @@ class GateContext:
             return verdict
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
-        why = why or compared(sentence, evidence) or conditioned(sentence, evidence)
+        why = why or compared(sentence, evidence) or turned(sentence, evidence)
+        why = why or conditioned(sentence, evidence)
         why = why or foreign_mismatch(sentence, evidence) or obliged(sentence, evidence)
         why = why or day_kind(sentence, evidence) or exclusive(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))

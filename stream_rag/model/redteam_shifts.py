@@ -4,7 +4,9 @@ general edit of English (closed-class words: modals, frequency words, comparativ
 the block's own sentence, with faithful controls where one exists.
 
 - `comparative`: a comparative appended ("... within 7 days earlier") or put in the place of
-  its opposite ("first" / "last", "next" / "previous"); control: "Also, ..."
+  its opposite ("first" / "last", "ahead of" / "behind", "before" / "after"); controls:
+  "Also, ...", a comparison said from its other side ("B costs less than A" of "A costs
+  more than B")
 - `obligation`: an instruction or duty made a recommendation or a choice ("must" -> "should",
   "required" -> "recommended", an imperative -> "It is recommended that you ...",
   "You should ...", "Optionally, ..."); control: "must" -> "have to", an imperative ->
@@ -62,7 +64,11 @@ _ORDER = {
     "oldest": "newest",
     "newer": "older",
     "older": "newer",
+    "ahead of": "behind",
     "ahead": "behind",
+    "behind": "ahead of",
+    "before": "after",
+    "after": "before",
     "in advance": "afterwards",
     "prior to": "after",
     "following": "preceding",
@@ -75,9 +81,31 @@ _ORDER = {
 }
 
 
+_CONVERSE = {"more": "less", "less": "more", "fewer": "more"}
+_CONVERSE |= {"earlier": "later", "later": "earlier", "faster": "slower", "slower": "faster"}
+_CONVERSE |= {"higher": "lower", "lower": "higher", "larger": "smaller", "smaller": "larger"}
+_COMPARISON = re.compile(
+    r"(?P<a>[A-Z][^,;:]*?) (?P<verb>(?:is|are|was|were|costs?|takes?|lasts?|arrives?|runs?"
+    r"|pays?|gets?)(?: \w+)?) (?P<than>(?:"
+    + "|".join(_CONVERSE)
+    + r")) than (?P<b>[^,;:.!?]+)[.!?]?"
+)
+
+
+def _converse(sentence: str) -> str | None:
+    """ "A costs more than B" said from its other side: "B costs less than A"."""
+    m = _COMPARISON.fullmatch(sentence.rstrip())
+    if m is None or " than " in m.group("a") or m.group("a").split()[0] in ("It", "They"):
+        return None
+    b, a = m.group("b"), lower_first(m.group("a"))
+    b = b[:1].upper() + b[1:]
+    return f"{b} {m.group('verb')} {_CONVERSE[m.group('than')]} than {a}."
+
+
 def comparative(scene: Scene) -> list[Option]:
     """A comparative the block never writes appended to the sentence, or a word of order put in
-    the place of its opposite; control: the sentence opened with "Also,"."""
+    the place of its opposite; controls: the sentence opened with "Also,", a comparison said
+    from its other side."""
     s = scene.sentence
     body, end = _body(s)
     words = _block_words(scene)
@@ -93,6 +121,9 @@ def comparative(scene: Scene) -> list[Option]:
             out.append(Option("order", sub_at(s, match, new), True))
     if out and s[:1].isupper():
         out.append(Option("control_also", f"Also, {lower_first(s)}", False))
+    converse = _converse(s)
+    if converse is not None:
+        out.append(Option("control_converse", converse, False))
     return out
 
 
