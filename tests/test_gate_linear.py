@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_rag.gate.citations import Citation
-from stream_rag.gate.clauses import _EXAMPLE, _clean, clauses
+from stream_rag.gate.clauses import _BREAK, _EXAMPLE, _TITLES, _clean, clauses
 from stream_rag.gate.lexical import GateContext, check_sentence
 from stream_rag.gate.support import _referring
 from stream_rag.gate.unsaid import _CONDITION, _CONDITION_WORD
@@ -23,6 +23,20 @@ _REFERS = re.compile(
 _EXAMPLE_BEFORE = re.compile(
     r"(?:,?\s*\b(?:e\.\s?g\.|i\.\s?e\.|for example|for instance)|,\s*(?:such as|including|like))"
     r"(?:,|\s|$)\s*",
+    re.IGNORECASE,
+)
+
+# The breaks with each look-behind where it stood (the abbreviations' tried first).
+_BREAK_BEFORE = re.compile(
+    r"(?:(?<!\s)\s*)?;\s*"
+    r"|(?-i:(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?i:" + _TITLES + r")"
+    r"(?<=[\w%)\]\ue000-\ue7ff][.!?])\s+(?=[A-Z\"“]))"
+    r"|(?-i:(?<![A-Za-z]\.[a-z]\.)(?<!\b[A-Za-z]\.)(?<!\betc\.)(?<!\bapprox\.)(?<!\bincl\.)"
+    r"(?<!\bexcl\.)(?<!\bvs\.)(?<!\bno\.)(?<!\bapp\.)(?<!\bmin\.)(?<!\bmax\.)"
+    r"(?<=[a-z%)\]][.])\s+(?=[a-z]))"
+    r"|(?-i:(?:(?<=[a-z%)\]][.][\ue000-\ue7ff])|(?<=[a-z%)\]][.]\s[\ue000-\ue7ff]))\s+(?=[a-z]))"
+    r"|,\s+(?:and|but|or|while|whereas|yet|so|although|though)\s+"
+    r"|(?<!\s)\s+(?:but|whereas|although|though)\s+",
     re.IGNORECASE,
 )
 
@@ -81,12 +95,35 @@ _PIECES = [
     "as long as",
     "\ue000",
     "\ue400",
+    "Dr.",
+    "dr.",
+    "Mr. ",
+    "U.S.",
+    "etc.",
+    "no.",
+    "approx.",
+    "A.",
+    "a.",
+    "%.",
+    ").",
+    "]. ",
+    "!",
+    "?",
+    '"',
+    "“",
+    "Fee",
+    "fee",
+    " but ",
+    "whereas",
+    ", and ",
+    ", so ",
 ]
 _TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
 
 
 def test_the_oracles_are_the_patterns_as_they_were() -> None:
     assert _EXAMPLE.pattern != _EXAMPLE_BEFORE.pattern
+    assert _BREAK.pattern != _BREAK_BEFORE.pattern
     assert _CONDITION.pattern.startswith(r"\W*")
     assert not _CONDITION_WORD.pattern.startswith(r"\W")
 
@@ -95,6 +132,11 @@ def test_the_oracles_are_the_patterns_as_they_were() -> None:
 def test_a_statement_refers_back_where_it_did(text: str) -> None:
     starts = list(range(len(text) + 1))
     assert _referring(text, starts) == [_REFERS.match(text, s) is not None for s in starts]
+
+
+@given(_TEXT)
+def test_clauses_break_where_they_did(text: str) -> None:
+    assert _BREAK.split(text) == _BREAK_BEFORE.split(text)
 
 
 @given(_TEXT)

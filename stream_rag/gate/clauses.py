@@ -39,13 +39,17 @@ _TITLES = "".join(rf"(?<!\b{re.escape(w)}\.)" for w in sorted(NEVER_END) if "." 
 # leftmost match starts anyway: linear on a long run of spaces (20k took 7 s of CPU).
 _BREAK = re.compile(
     r"(?:(?<!\s)\s*)?;\s*"
-    r"|(?-i:(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?i:" + _TITLES + r")"
-    r"(?<=[\w%)\]\ue000-\ue7ff][.!?])\s+(?=[A-Z\"“]))"
+    # Each break's one positive look-behind comes first: the look-arounds all hold at one
+    # place, so their order changes no cut, but the abbreviations' ~60 are then tried only
+    # after a full stop, not at every character (clauses() of bench_gate's railway sentences
+    # in 0.55x the time).
+    r"|(?-i:(?<=[\w%)\]\ue000-\ue7ff][.!?])(?<![A-Z]\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"(?i:" + _TITLES + r")\s+(?=[A-Z\"“]))"
     # A full stop after a word and before a lower-case one ("every day. a free place ...",
     # two list items run together) still ends a clause; abbreviations do not.
-    r"|(?-i:(?<![A-Za-z]\.[a-z]\.)(?<!\b[A-Za-z]\.)(?<!\betc\.)(?<!\bapprox\.)(?<!\bincl\.)"
-    r"(?<!\bexcl\.)(?<!\bvs\.)(?<!\bno\.)(?<!\bapp\.)(?<!\bmin\.)(?<!\bmax\.)"
-    r"(?<=[a-z%)\]][.])\s+(?=[a-z]))"
+    r"|(?-i:(?<=[a-z%)\]][.])(?<![A-Za-z]\.[a-z]\.)(?<!\b[A-Za-z]\.)(?<!\betc\.)"
+    r"(?<!\bapprox\.)(?<!\bincl\.)(?<!\bexcl\.)(?<!\bvs\.)(?<!\bno\.)(?<!\bapp\.)"
+    r"(?<!\bmin\.)(?<!\bmax\.)\s+(?=[a-z]))"
     r"|(?-i:(?:(?<=[a-z%)\]][.][\ue000-\ue7ff])|(?<=[a-z%)\]][.]\s[\ue000-\ue7ff]))\s+(?=[a-z]))"
     r"|,\s+(?:and|but|or|while|whereas|yet|so|although|though)\s+"
     r"|(?<!\s)\s+(?:but|whereas|although|though)\s+",
