@@ -149,3 +149,53 @@ def test_a_night_is_a_period_of_its_own(block: str, sentence: str) -> None:
 def test_an_age_limit_turned_round_is_refused(block: str, sentence: str) -> None:
     assert foreign_mismatch(sentence, [block]) != ""
     assert foreign_mismatch(block, [block]) == ""
+
+
+# A bakery, a swimming club and a bus company: a bound or an "only" no statement writes.
+QUALIFIED = [
+    "Le pain complet coûte 3 €. La boulangerie est ouverte de 7 h à 19 h. "
+    "Les commandes sont livrées au moins 2 jours plus tard.",
+    "Ein Kurs dauert 10 Wochen. Kinder dürfen nur mit Begleitung schwimmen. "
+    "Das Bad ist von 8 bis 20 Uhr geöffnet.",
+    "El billete sencillo cuesta 2 €. Los niños viajan gratis hasta los 6 años. "
+    "La oficina abre de 9 a 14 horas.",
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Le pain complet coûte au moins 3 €.", 1),
+        ("Le pain complet coûte jusqu'à 3 €.", 1),
+        ("Le pain complet coûte seulement 3 €.", 1),
+        ("Ein Kurs dauert mindestens 10 Wochen.", 2),
+        ("Ein Kurs dauert höchstens 10 Wochen.", 2),
+        ("Ein Kurs dauert bis zu 10 Wochen.", 2),
+        ("Ein Kurs dauert nur 10 Wochen.", 2),
+        ("El billete sencillo cuesta al menos 2 €.", 3),
+        ("El billete sencillo cuesta hasta 2 €.", 3),
+        ("El billete sencillo cuesta solo 2 €.", 3),
+    ],
+)
+def test_a_bound_or_an_only_the_statement_does_not_write_is_refused(
+    sentence: str, block: int
+) -> None:
+    ok, why = verdict(QUALIFIED, sentence, block)
+    assert not ok, why
+    assert foreign_mismatch(sentence, [QUALIFIED[block - 1]]), why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Le pain complet coûte 3 €.", 1),
+        ("Les commandes sont livrées au minimum 2 jours plus tard.", 1),  # same sense
+        ("La boulangerie est ouverte jusqu'à 19 h.", 1),  # until a time
+        ("Kinder dürfen ausschließlich mit Begleitung schwimmen.", 2),
+        ("Das Bad ist bis 20 Uhr geöffnet.", 2),
+        ("Los niños viajan gratis hasta los 6 años.", 3),
+        ("La oficina abre hasta las 14 horas.", 3),
+    ],
+)
+def test_a_bound_the_statement_writes_or_a_time_passes(sentence: str, block: int) -> None:
+    assert foreign_mismatch(sentence, [QUALIFIED[block - 1]]) == ""

@@ -1,6 +1,7 @@
 """French, German and Spanish claims held to the statement they restate: a negation added or
 dropped ("ne ... pas", "nicht", "kein", "no"), or a closed-class word in the place of another of
-its class (peut/doit, kann/muss, todos/algunos, avant/après, mensuel/annuel, lundi/mardi),
+its class (peut/doit, kann/muss, todos/algunos, avant/après, mensuel/annuel, lundi/mardi), or a
+bound or a restriction that statement does not write ("au moins", "bis zu", "nur", "solo"),
 which the English checks do not read (language/closed.py).
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..language.closed import CLASSES, members, negations, tokens
+from ..language.closed import CLASSES, members, negations, qualifiers, tokens
 from ..language.detect import detect_language
 
 __all__ = ["foreign_mismatch"]
@@ -59,6 +60,10 @@ def _against(lang: str, mine: list[str], statements: list[list[str]]) -> str:
         return f"negates where {quoted} does not"
     if its and not ours:
         return f"{quoted} negates, the sentence does not"
+    senses = {sense for sense, _ in qualifiers(lang, theirs)}
+    for sense, phrase in qualifiers(lang, mine):
+        if sense not in senses:
+            return f"says {phrase!r}, which {quoted} does not say"
     table = members(lang)
     theirs_ids = {table[w] for w in theirs if w in table}
     for word in mine:

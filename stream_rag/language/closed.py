@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["CLASSES", "NEGATIONS", "members", "negations", "tokens"]
+__all__ = ["CLASSES", "NEGATIONS", "members", "negations", "qualifiers", "tokens"]
 
 NEGATIONS: dict[str, frozenset[str]] = {
     "fr": frozenset("ne n sans aucun aucune jamais".split()),
@@ -166,4 +166,54 @@ def members(lang: str) -> dict[str, tuple[int, int]]:
         for m, forms in enumerate(group):
             for form in forms:
                 out.setdefault(form, (c, m))
+    return out
+
+
+# Words that bound or restrict a claim, per language: at least, at most or up to, only. A
+# clause writing one of a sense its statement does not write narrows or widens what it says
+# ("kostet mindestens 20 Euro" of "kostet 20 Euro"). Phrases as tokens ("jusqu'à": "jusqu à").
+_QUALIFIERS = {
+    "fr": (
+        "au moins|au minimum|pas moins de|minimum",
+        "au plus|au maximum|pas plus de|maximum|jusqu à",
+        "seulement|uniquement|exclusivement",
+    ),
+    "de": (
+        "mindestens|wenigstens|minimal|minimum",
+        "höchstens|maximal|maximum|bis zu",
+        "nur|ausschließlich|lediglich|bloß",
+    ),
+    "es": (
+        "al menos|por lo menos|como mínimo|mínimo",
+        "como máximo|a lo sumo|máximo|hasta",
+        "solo|sólo|solamente|únicamente|exclusivamente",
+    ),
+}
+_PHRASES = {
+    lang: tuple((sense, tuple(p.split())) for sense, g in enumerate(groups) for p in g.split("|"))
+    for lang, groups in _QUALIFIERS.items()
+}
+# "jusqu'à 18 h", "hasta las 22 horas": until a time, not a bound on an amount; "nicht nur".
+_UNTIL = frozenset("jusqu à hasta".split())
+_TIME_AFTER = frozenset("h uhr heures horas la las el l minuit midi medianoche".split())
+_NOT_ONLY = frozenset("nicht non no".split())
+
+
+def qualifiers(lang: str, words: list[str]) -> list[tuple[int, str]]:
+    """The bounding or restricting phrases of `words` (`tokens`), each with its sense (0 at
+    least, 1 at most or up to, 2 only)."""
+    out = []
+    for i in range(len(words)):
+        for sense, phrase in _PHRASES.get(lang, ()):
+            end = i + len(phrase)
+            if tuple(words[i:end]) != phrase:
+                continue
+            if i and words[i - 1] in _NOT_ONLY and sense == 2:
+                continue
+            if phrase[-1] in _UNTIL:
+                after = words[end : end + 2]
+                if not after or not after[0].isdigit() or _TIME_AFTER & set(after):
+                    continue
+            out.append((sense, " ".join(phrase)))
+            break
     return out

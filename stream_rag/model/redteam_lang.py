@@ -1,8 +1,9 @@
 """The red team's edits in French, German and Spanish: a block written in one of them, edited
 with the same closed-class moves as in English (a negation added or dropped, a modal, a
 frequency or quantity word, before/after, a paired adjective such as free/paid or
-monthly/annual swapped). Controls: the sentence behind a connective that adds nothing
-("En outre, ...", "Außerdem gilt: ...", "Además, ...").
+monthly/annual swapped, a bound or an "only" the sentence did not write put before its number
+or its verb: "au moins 12 €", "bis zu 28 Tage", "kann nur"). Controls: the sentence behind a
+connective that adds nothing ("En outre, ...", "Außerdem gilt: ...", "Además, ...").
 """
 
 from __future__ import annotations
@@ -69,6 +70,21 @@ _NEGATED = {
     "de": re.compile(r" nicht\b"),
     "es": re.compile(r"\bno (?=\w)"),
 }
+# A bound put before a number, an "only" on the finite verb (after it; Spanish before it).
+_BOUNDS = {
+    "fr": ("au moins", "jusqu'à"),
+    "de": ("mindestens", "bis zu"),
+    "es": ("al menos", "hasta"),
+}
+_ONLY = {"fr": "{} seulement", "de": "{} nur", "es": "solo {}"}
+_AMOUNT = re.compile(
+    r"(?<![\w,.:-])\d+(?:[.,]\d+)?(?!\s*(?:h\b|uhr\b|heures?\b|horas?\b|:|[.,]?\d))"
+)
+_ALREADY = re.compile(
+    r"\b(?:au moins|jusqu|mindestens|höchstens|bis zu|nur|al menos|hasta|solo|sólo"
+    r"|seulement|uniquement|maximum|minimum|máximo|mínimo)\b",
+    re.I,
+)
 _CONTROL = {"fr": "En outre, {}", "de": "Außerdem gilt: {}", "es": "Además, {}"}
 _ELIDE = re.compile(r"^[aeiouéèêhâîôû]", re.I)
 
@@ -125,6 +141,17 @@ def foreign(scene: Scene) -> list[Option]:
                     True,
                 )
             )
+    if not _ALREADY.search(s):
+        amount = _AMOUNT.search(s)
+        if amount is not None:
+            head, tail = s[: amount.start()], s[amount.start() :]
+            out.extend(
+                Option("qualifier", f"{head}{bound} {tail}", True) for bound in _BOUNDS[lang]
+            )
+        verb = re.search(_FINITE[lang], s)
+        if verb is not None and _NEGATED[lang].search(s) is None:  # "no solo": not only
+            only = _ONLY[lang].format(verb.group())
+            out.append(Option("qualifier", s[: verb.start()] + only + s[verb.end() :], True))
     if s[:1].isupper() and out:
         first = s[0].lower() + s[1:] if lang != "de" else s
         out.append(Option("control_connective", _CONTROL[lang].format(first), False))
