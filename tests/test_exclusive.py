@@ -6,12 +6,14 @@ on the same word in another place, "solely", "alone" and "only three" for "only 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from typing import overload
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_rag.gate.exclusive import exclusive
+from stream_rag.gate.exclusive import _FUNCTION, _ONLY, _key, _moved, _said, exclusive
 from stream_rag.model.passages import block_sentences
 from stream_rag.model.redteam import Scene, options_for
 from stream_rag.model.redteam_shifts import only_shift
@@ -87,3 +89,67 @@ def test_an_only_put_on_a_word_where_the_statements_qualifies_none_is_refused() 
     assert "puts it on no word of its own" in exclusive("The fee applies only to members.", block)
     assert exclusive("The fee applies to this only.", block) == ""
     assert not verdict(block, "The fee applies only to members.", 1)[0]
+
+
+# -- what an "only" qualifies, read once --------------------------------------------------------
+
+
+def _attached_before(tokens: list[str]) -> list[set[str]]:
+    """exclusive._attached as it was: the words each "only" may qualify, one set per "only"."""
+    out = []
+    for i, token in enumerate(tokens):
+        if token not in _ONLY or (i and tokens[i - 1] in ("not", "if")):
+            continue
+        after = [_key(t) for t in tokens[i + 1 :] if t not in _FUNCTION]
+        words = set(after[:1] if i == 0 else after)
+        if i and tokens[i - 1] not in _FUNCTION:
+            words.add(_key(tokens[i - 1]))
+        out.append(words)
+    return out
+
+
+_TOKENS = st.lists(
+    st.sampled_from(["only", "solely", "not", "if", "the", "to", "members", "adults", "3", "x"]),
+    max_size=12,
+)
+
+
+@given(theirs=_TOKENS, mine=_TOKENS)
+def test_what_an_only_qualifies_is_read_as_before(theirs: list[str], mine: list[str]) -> None:
+    attached = _attached_before(theirs)
+    said = _said(theirs)
+    assert (said is None) == (not attached)
+    if said is not None:
+        assert said == set().union(*attached)
+        moved = (min(w) for w in _attached_before(mine) if w and not w & said)
+        assert _moved(mine, said) == next(moved, None)
+
+
+class _Counted(Sequence[str]):
+    """Tokens that count how often they are read (a slice's reads too)."""
+
+    def __init__(self, tokens: list[str], reads: list[int] | None = None) -> None:
+        self.tokens = tokens
+        self.reads = reads if reads is not None else [0]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+    @overload
+    def __getitem__(self, k: slice) -> _Counted: ...
+    def __getitem__(self, k: int | slice) -> str | _Counted:
+        self.reads[0] += 1
+        if isinstance(k, slice):
+            return _Counted(self.tokens[k], self.reads)
+        return self.tokens[k]
+
+
+def test_a_run_of_only_is_read_once() -> None:
+    mine = _Counted(["refunds", "take"] + ["only"] * 2_000 + ["5", "days"])
+    theirs = _Counted(["refunds", "only", "take", "5", "days"])
+    said = _said(theirs)
+    assert said == {"take", "5", "day", "refund"}
+    assert _moved(mine, said) is None
+    assert mine.reads[0] < 20 * len(mine)
