@@ -157,3 +157,21 @@ def test_a_comparison_said_from_its_other_side_is_no_turn(sentence: str) -> None
     evidence = ORDERED
     assert turned(sentence, evidence) == ""
     assert compared(sentence, evidence) == ""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Weekday tickets for the harbour museum are the fewest, below weekend tickets.",
+        "The regional train is the lowest, under the express train for the harbour.",
+    ],
+)
+def test_a_comparison_of_another_thing_with_the_sides_traded_is_refused(sentence: str) -> None:
+    # Two poles of one axis are no converse unless one is the other's opposite in one sense:
+    # "the fewest" of "costs more" compares another thing (it was shown, 77ba693)
+    blocks = [
+        "Weekend tickets for the harbour museum cost more than weekday tickets. The express "
+        "train for the harbour costs more than the regional train."
+    ]
+    assert compared(sentence, blocks)
+    assert not verdict(blocks, sentence, 1)[0]

@@ -78,6 +78,23 @@ _POLE = {
     for w in ws.split()
 }
 _TOKEN = re.compile(r"[^\W_]+")
+# Words that say one order from its other side ("B costs less than A" of "A costs more than
+# B"): one sense turned, not any two poles of an axis ("B is the fewest" or "B is lower" of "A
+# costs more than B" compares another thing). English closed class.
+_CONVERSES = frozenset(
+    frozenset(pair.split())
+    for pair in (
+        "more less|more fewer|most least|most fewest|greater less|greater smaller"
+        "|greatest least|greatest smallest|higher lower|highest lowest|larger smaller"
+        "|largest smallest|bigger smaller|biggest smallest|before after|ahead behind"
+        "|earlier later|sooner later|earliest latest|soonest latest|first last|next previous"
+        "|next preceding|longer shorter|longest shortest|older newer|older younger"
+        "|elder younger|oldest newest|oldest youngest|eldest youngest|faster slower"
+        "|quicker slower|fastest slowest|quickest slowest|heavier lighter|heaviest lightest"
+        "|cheaper dearer|cheaper pricier|cheapest dearest|cheapest priciest|better worse"
+        "|best worst|above below|over under"
+    ).split("|")
+)
 
 
 @lru_cache(maxsize=8192)
@@ -170,7 +187,8 @@ def _converse(mine: Sequence[str], i: int, theirs: Sequence[str]) -> bool:
     axis, pole = _POLE.get(mine[i], (-1, -1))
     ls, rs = _content(mine[:i]), _content(mine[i + 1 :])
     for j, word in enumerate(theirs):
-        if axis >= 0 and _POLE.get(word) == (axis, 1 - pole):
+        turned_round = frozenset((mine[i], word)) in _CONVERSES
+        if axis >= 0 and _POLE.get(word) == (axis, 1 - pole) and turned_round:
             lt, rt = _content(theirs[:j]), _content(theirs[j + 1 :])
             if (ls - rs) & (rt - lt) and (rs - ls) & (lt - rt):
                 return True
