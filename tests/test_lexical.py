@@ -308,3 +308,14 @@ def test_idf_counts_at_least_the_minimum_blocks() -> None:
     sentence = "Annual plans can be refunded by courier within 30 days."
     assert check(one, sentence, 1).score == pytest.approx(check(eight, sentence, 1).score)
     assert one.unseen_weight == pytest.approx(eight.unseen_weight)
+
+
+def test_note_is_no_negation() -> None:
+    # "note", "noted" stemmed to "not", the negation's pseudo-term: "Note that ..." was refused
+    # as negating, and a block's "Please note" vouched for a negation.
+    ctx = GateContext(("The lighthouse has a spiral staircase of 120 steps. It opens at 10 am.",))
+    assert check(ctx, "Note that the lighthouse has a spiral staircase of 120 steps.", 1).ok
+    noted = GateContext(("Please note that kayaks can be hired until 6 pm at the boathouse.",))
+    verdict = check(noted, "Kayaks cannot be hired until 6 pm at the boathouse.", 1)
+    assert not verdict.ok
+    assert "negat" in verdict.detail

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 # Bump when what is computed changes: older rows are then ignored and recomputed.
 # 2: each statement's terms, quantities and negated terms; 3: the semantic stage's terms;
-# 4: words joined (text.tokenize); 5: no lone letter joined to a stop word or across statements.
-FEATURES_VERSION = 5
+# 4: words joined (text.tokenize); 5: no lone letter joined to a stop word or across statements;
+# 6: "note", "noted" no longer stemmed to the negation's "not".
+FEATURES_VERSION = 6
 
 
 @dataclass(frozen=True, slots=True)

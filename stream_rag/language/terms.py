@@ -46,6 +46,12 @@ _NUMERIC_TOKEN = re.compile(r"[\d.,:/]*\d[\d.,:/]*(?:st|nd|rd|th|s|am|pm)?")
 def stem(word: str) -> str:
     """Strip one inflection (-s, -es, -ies, -ied, -ed, -ing) and a final e, so that "uses",
     "used" and "using" meet; applied alike to sentence and blocks, so odd stems do no harm."""
+    base = _stem(word)
+    # "note", "noted", "notes" would read as the negation's pseudo-term.
+    return "note" if base == NEGATION and word != NEGATION else base
+
+
+def _stem(word: str) -> str:
     if not (word.isascii() and word.isalpha()) or len(word) <= 2:
         return word
     if word.endswith(("ies", "ied")) and len(word) > 4:
