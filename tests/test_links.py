@@ -18,7 +18,7 @@ from .gating import verdict
 POOL = (
     "The outdoor pool opens at 7 am. Lanes can be booked up to 2 days ahead. Children swim "
     "at 50% of the adult price. Late bookings get a voucher instead of a refund. Lockers "
-    "cost 1 euro."
+    "cost 1 euro. The old slide was removed in 2019."
 )
 STUDIO = (
     "The studio is closed on Sundays because the cleaners come then. Mats are free. "
@@ -186,3 +186,35 @@ def test_the_blocks_own_cause_passes(sentence: str) -> None:
 )
 def test_a_cause_put_first_is_held_to_both_its_sides(sentence: str) -> None:
     assert unlinked(sentence, CAUSED) is not None
+
+
+SEASON = (
+    "The derby was postponed due to snow. The cup final is scheduled for 12 May. "
+    "The new stand will be opened in August. The coach was sacked in March."
+)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The derby was due to be postponed.",  # what happened, said as a plan
+        "The coach was due to be sacked in March.",
+        "The derby is due to be postponed due to snow.",
+    ],
+)
+def test_what_happened_said_as_a_plan_fails(sentence: str) -> None:
+    assert unlinked(sentence, [SEASON]) is not None
+    ok, detail = verdict((SEASON,), sentence, 1)
+    assert not ok, detail
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The new stand is due to be opened in August.",  # "will": a plan
+        "The cup final is due to be played on 12 May.",  # "scheduled"
+        "The derby was postponed due to snow.",  # a cause the block gives
+    ],
+)
+def test_a_plan_the_block_states_passes(sentence: str) -> None:
+    assert unlinked(sentence, [SEASON]) is None

@@ -42,6 +42,7 @@ RED_TEAM = (
     "sides_swap",
     "bound_drop",
     "fraction",
+    "due_to",
     "role_swap",
     "weaken",
     "certain",

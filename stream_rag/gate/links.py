@@ -49,6 +49,14 @@ _OPENING = re.compile(
     r"\W*(?:(?:yes|yeah|yea|yep|no|well|sure|oh|ok|okay|and|but|so|also)\b\W*)*", re.IGNORECASE
 )
 _SWAP = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.IGNORECASE)
+# "due to" of a schedule ("was due to be cancelled", "is due to open") says a plan: only a
+# statement of one vouches for it ("was cancelled due to rain" says it happened, and why).
+_DUE = re.compile(r"\bdue to\b", re.IGNORECASE)
+_PLANNED = re.compile(
+    r"\b(?:due (?:on|in|by|at|from|for)|scheduled|planned|expected|set to|will|shall|going to"
+    r"|(?:is|are|was|were) to|plan to|plans to|intends? to)\b",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _STATEMENT = STATEMENT
 
@@ -71,9 +79,15 @@ def unlinked(sentence: str, evidence: Sequence[str]) -> str | None:
     """Why the way `sentence` links its clauses is not what `evidence` says, or None."""
     cause = _CAUSAL.search(sentence)
     swap = _SWAP.search(sentence)
-    if cause is None and swap is None:
+    due = _scheduled(sentence)
+    if cause is None and swap is None and not due:
         return None
     statements = [s for block in map(reading, evidence) for s in _said(block)]
+    if due:
+        # A statement of a plan sharing a word with the sentence (not "due") vouches.
+        mine = _content(sentence) - {"due"}
+        if not any(s.planned and s.content & mine for s in statements):
+            return "'due to' says a plan no statement it cites states of this"
     if cause is not None:
         said = _content(sentence[: cause.start()] + " " + sentence[cause.end() :])
         if _PURPOSE.fullmatch(cause.group()) and any(said <= s.content for s in statements):
@@ -116,6 +130,7 @@ class _Said:
     content: frozenset[str]
     causal: bool
     swapped: tuple[frozenset[str], frozenset[str]] | None
+    planned: bool
 
 
 @lru_cache(maxsize=256)
@@ -132,8 +147,14 @@ def _said(block: Reading) -> tuple[_Said, ...]:
                 frozenset(_content(s[: theirs.start()])),
                 frozenset(_content(s[theirs.end() :])),
             )
-        out.append(_Said(frozenset(_content(s)), _CAUSAL.search(s) is not None, swapped))
+        planned = _PLANNED.search(s) is not None or _scheduled(s)
+        out.append(_Said(frozenset(_content(s)), _CAUSAL.search(s) is not None, swapped, planned))
     return tuple(out)
+
+
+def _scheduled(text: str) -> bool:
+    """Whether `text` writes "due to" of a schedule (one `_CAUSAL` does not read as a cause)."""
+    return any(_CAUSAL.match(text, m.start()) is None for m in _DUE.finditer(text))
 
 
 def unconditioned(sentence: str, evidence: Sequence[str]) -> str | None:

@@ -102,6 +102,7 @@ class FakeConfig:
     sides_swap: float = 0.0
     bound_drop: float = 0.0
     fraction: float = 0.0
+    due_to: float = 0.0
     role_swap: float = 0.0
     weaken: float = 0.0
     certain: float = 0.0

@@ -1,5 +1,6 @@
 """The red team's links: false sentences whose clauses are each the block's own and whose link
 is not ("X, so Y" of two unrelated statements), a condition the block never sets ("If Y, X"),
+what happened said as a plan ("was due to be cancelled" of "was cancelled due to rain"),
 the two sides of "instead of" traded, a limit dropped ("3 notebooks" of "up to 3"), and a
 share written as another fraction ("a quarter" of "50%"). Built from the block's sentences.
 """
@@ -55,6 +56,25 @@ def condition_add(scene: Scene) -> list[Option]:
             break
     if out:
         out.append(Option("control_also", f"Also, {lower_first(s)}", False))
+    return out
+
+
+_HAPPENED = re.compile(
+    r"\b(was|were) ((?:[a-z]+ed|[a-z]+en|shut|cut|set|put|sold|paid|held|made|built|lost))\b"
+    r"(?: (?:due to|because of|owing to) [^,;.]+)?"
+)
+
+
+def due_to(scene: Scene) -> list[Option]:
+    """What happened ("was cancelled", "were suspended") said as a plan: "was due to be
+    cancelled", a cause after it dropped."""
+    s = scene.sentence
+    out = []
+    for m in _HAPPENED.finditer(s):
+        if re.search(r"\b(?:due to be|scheduled|planned|expected|will)\b", s, re.I):
+            break
+        text = f"{s[: m.start()]}{m.group(1)} due to be {m.group(2)}{s[m.end() :]}"
+        out.append(Option("planned", text, True))
     return out
 
 
@@ -116,4 +136,5 @@ LINKS = {
     "sides_swap": sides_swap,
     "bound_drop": bound_drop,
     "fraction": fraction,
+    "due_to": due_to,
 }
