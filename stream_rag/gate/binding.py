@@ -314,7 +314,8 @@ _CONDITION_WORDS = frozenset(
 )
 
 
-_PARTS = re.compile(r"[;:]|,\s+(?:and|but|while|whereas|so)\s+|(?<=[.!?])\s+|\n")
+# A colon between digits is a time of day ("until 14:00"), not a break between parts.
+_PARTS = re.compile(r";|(?<!\d):|:(?!\d)|,\s+(?:and|but|while|whereas|so)\s+|(?<=[.!?])\s+|\n")
 
 
 def _condition(mine: Sequence[str], span: Span) -> str:
