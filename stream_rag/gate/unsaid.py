@@ -51,6 +51,12 @@ _UNIVERSAL = re.compile(
     re.IGNORECASE,
 )
 _END = re.compile(r"[.!?](?:\s|$)|\n")
+# A line followed by one going on in lower case was wrapped mid-sentence (a PDF's lines): its
+# line break ends no statement.
+_LOWER_NEXT = re.compile(r"[ \t]*[a-z]")
+_COMPOUND_END = re.compile(r"^-\w+")
+# "to" of a verb's infinitive ("have to attend"), no preposition joining two phrases.
+_INFINITIVE = re.compile(r"\b(?:have|has|had|needs?|ought|able|going|used)\s+to\b", re.I)
 # What joins two phrases: punctuation, a preposition, a conjunction or a relative pronoun.
 _JOINS = re.compile(
     r"[,;:()]|\b(?:with|and|or|but|which|who|that|where|while|plus|including|for|between|among"
@@ -96,7 +102,9 @@ def unsaid(
     elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
     if share < _RESTATES and not whole:
         return ""
-    if why := swapped(text, span, cited) or roles(text.lower(), span.lowered, span.quantities):
+    if why := swapped(text, span, cited):
+        return why
+    if why := roles(text.lower(), span.lowered, span.quantities):
         return why
     if (mixed := mixed_parts(text, words, span)) is not None:
         return f"{mixed[0]!r} is said of another part of the span, in place of {mixed[1]!r}"
@@ -243,8 +251,12 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
     a = [w.key for w in mine]
     if len(a) < 4 or not _OPENS.fullmatch(text[: mine[0].start]):
         return ""
+    # A statement's parts after ";" are predicates of their own ("Payment is due ...; see ...").
     statements = {
-        tuple(w.key for w in part) for span in spans for part in _statements(span, span.words)
+        tuple(w.key for w in part)
+        for span in spans
+        for cut in (False, True)
+        for part in _statements(span, span.words, cut)
     }
     statements.discard(())
     if any(set(a) <= set(one) for one in statements):
@@ -255,21 +267,44 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
         while tail < min(len(a), len(theirs)) and a[-1 - tail] == theirs[-1 - tail]:
             tail += 1
         k = len(a) - tail
-        if tail < 3 or k == 0 or tail == len(theirs) or set(theirs[: len(theirs) - tail]) & set(a):
-            continue  # no predicate of it, the clause is all of it, or keeps its subject
+        if tail < 2 or k == 0 or tail == len(theirs) or set(theirs[: len(theirs) - tail]) <= set(a):
+            continue  # no predicate of it, the clause is all of it, or keeps its subject whole
+        if tail == 2 and not any(_can_be_verb(_of(text, w).lower()) for w in words[k:]):
+            continue  # two words and no verb: a number's unit ("15 business days"), no predicate
         opening = set(a[:k])
-        if opening <= set(theirs) or _JOINS.search(text[words[k - 1].end : words[k].start]):
+        # "-in" of "check-in" is the word's own, no preposition joining it to the predicate
+        between = text[words[k - 1].end : words[k].start]
+        compound = len(found.group()) if (found := _COMPOUND_END.match(between)) else 0
+        if opening <= set(theirs) or _JOINS.search(_INFINITIVE.sub(" ", between[compound:])):
             continue  # its own words, or joined to the predicate ("..., with 20 GB of storage")
-        nouns = any(not w.number and _nounish(_of(text, w), w.key, named) for w in words[:k])
+        nouns = any(not w.number and _head(_of(text, w), w.key, named) for w in words[:k])
         if nouns and any(opening <= set(other) for other in statements if other != theirs):
-            phrase = text[words[0].start : words[k - 1].end]
+            phrase = text[words[0].start : words[k - 1].end + compound]
             return f"{phrase!r} is another statement's subject, not the span's"
     return ""
 
 
-def _statements(span: Span, theirs: Sequence[Word]) -> list[list[Word]]:
-    """`theirs`, words of `span`, by the statement of `span` each stands in."""
+@lru_cache(maxsize=8192)
+def _can_be_verb(word: str) -> bool:
+    import lemminflect
+
+    return "VERB" in lemminflect.getAllLemmas(word)
+
+
+def _head(word: str, key: str, named: frozenset[str]) -> bool:
+    """A word a subject's head may be: one that can be a noun ("filling", "white" as well),
+    or one the lemma tables do not know that no block writes as a name."""
+    import lemminflect
+
+    return "NOUN" in lemminflect.getAllLemmas(word.lower()) or _nounish(word, key, named)
+
+
+def _statements(span: Span, theirs: Sequence[Word], semicolons: bool = False) -> list[list[Word]]:
+    """`theirs`, words of `span`, by the statement of `span` each stands in (with `semicolons`,
+    by the part of it between semicolons)."""
     cuts = _ends(span.text)
+    if semicolons:
+        cuts = tuple(sorted({*cuts, *(m.end() for m in re.finditer(";", span.text))}))
     if len(cuts) < 2:
         return [list(theirs)]
     parts: list[list[Word]] = [[] for _ in cuts]
@@ -286,7 +321,13 @@ def _ends(text: str) -> tuple[int, ...]:
         m.end()
         for m in _END.finditer(text)
         if not (m.group()[0] == "." and titled(text, m.start()))
+        and not (m.group() == "\n" and _wrapped(text, m.start()))
     )
+
+
+def _wrapped(text: str, at: int) -> bool:
+    """Whether the line break at `at` wraps a statement over two lines."""
+    return _LOWER_NEXT.match(text, at + 1) is not None
 
 
 def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
