@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from .reading import reading
@@ -73,19 +74,56 @@ def _verb(word: str) -> bool:
     return bool(lemmas) and word in lemminflect.getInflection(lemmas[0], tag="VB")
 
 
+# The force of a modal or a word of duty: one of another class in a modal's place changes
+# what is said, however many of each the statement writes ("may drop off ... and must collect").
+_FORCE = {
+    **dict.fromkeys("must shall required mandatory compulsory obligatory".split(), "a duty"),
+    **dict.fromkeys("may can could might allowed permitted optional".split(), "a permission"),
+    **dict.fromkeys("should ought recommended advised advisable encouraged".split(), "advice"),
+    **dict.fromkeys("prohibited forbidden banned".split(), "a prohibition"),
+}
+_FORCE_WORD = re.compile(r"\b(?:" + "|".join(_FORCE) + r")\b")
+_CONTRACTED = (("cannot", "can not"), ("can't", "can not"), ("mustn't", "must not"))
+_TOKEN = re.compile(r"[a-z0-9']+")
+
+
+def _tokens(text: str) -> list[str]:
+    for contracted, full in _CONTRACTED:
+        text = text.replace(contracted, full)
+    return _TOKEN.findall(text)
+
+
+def _force_replaced(lowered: str, statement: str) -> str:
+    """A modal or a word of duty in the place of the statement's one of another force."""
+    mine, theirs = _tokens(lowered), _tokens(statement)
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
+            continue
+        for a, b in zip(mine[i1:i2], theirs[j1:j2], strict=True):
+            if a in _FORCE and b in _FORCE and _FORCE[a] != _FORCE[b]:
+                return f"says {a!r} ({_FORCE[a]}) where {statement[:60]!r} says {b!r}"
+    return ""
+
+
 def obliged(sentence: str, evidence: Iterable[str]) -> str:
-    """Why `sentence` weakens a duty or an instruction its cited `evidence` states ("" if it
-    does not)."""
+    """Why `sentence` weakens a duty or an instruction its cited `evidence` states, or says a
+    modal of another force in the place of the statement's ("" if it does not)."""
     lowered = " ".join(sentence.lower().split())
     advised = _ADVISED.search(lowered)
     optional = _OPTIONAL.search(lowered)
-    if advised is None and optional is None and not _PERMITTED.search(lowered):
+    forced = _FORCE_WORD.search(lowered)
+    if advised is None and optional is None and forced is None and not _PERMITTED.search(lowered):
         return ""
     mine = set(_WORD.findall(lowered))
     statements = [
         pair for block in map(reading, evidence) for pair in block.worded() if pair[0].strip()
     ]
     best = max(statements, key=lambda pair: len(mine & pair[1]), default=("", frozenset()))[0]
+    if forced is not None and (why := _force_replaced(lowered, best)):
+        return why
+    if advised is None and optional is None and not _PERMITTED.search(lowered):
+        return ""
     quoted = repr(best[:60])
     if _NECESSARY.search(best) and not _ADVISED.search(best) and not _OPTIONAL.search(best):
         if advised is not None:
