@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..language.opposites import unit_form
+from ..language.terms import stem
 from ..language.thesaurus import lemmas, synonymous
 from ..text import STOP_WORDS
 from .support import Span
@@ -23,9 +25,15 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,:]\d+)*")
 _END = re.compile(r"[.!?](?:\s|$)|\n")
 
 
-def swapped(text: str, span: Span, cited: Sequence[Span]) -> str:
-    """Why a modifier of the clause `text` stands where `span` writes another ("" if none
-    does); `cited` are the statements of the blocks the clause cites."""
+def swapped(
+    text: str,
+    span: Span,
+    cited: Sequence[Span],
+    issued: Callable[[], frozenset[str]] | None = None,
+) -> str:
+    """Why a modifier of the clause `text`, or a noun another issued block writes (`issued()`:
+    every block's words), stands where `span` writes another ("" if none does); `cited` are the
+    statements of the blocks the clause cites."""
     written = list(_TOKEN.finditer(text))
     mine = [m.group().lower() for m in written]
     if len(mine) < 3:
@@ -35,20 +43,30 @@ def swapped(text: str, span: Span, cited: Sequence[Span]) -> str:
     matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         # One word for one, before the same word; after the same word or where both begin.
-        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1 or i2 == len(mine):
+        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
             continue
         if i1 == 0 or j1 == 0:
             continue  # between the same two words: a sentence's first word has one neighbour
         new, old = mine[i1], theirs[j1]
         before = mine[i1 - 1] if i1 else ""
-        modifier = _modifies(text, written[i1], written[i2]) and _modifies(
-            span.lowered, home[j1], home[j2]
-        )
-        if not modifier and not _closes(text, written, i1, span.lowered, home, j1):
+        # A noun of another issued block is that block's; one no block writes may be a synonym
+        # WordNet does not list ("user" for "customer"), as a modifier's may not.
+        headed = _headed(mine, theirs, i1, j1) and issued is not None and _key(new) in issued()
+        if i2 == len(mine) or j2 == len(theirs):
+            if not headed:
+                continue  # a last word is a modifier of nothing
+        elif not (
+            headed
+            or (
+                _modifies(text, written[i1], written[i2])
+                and _modifies(span.lowered, home[j1], home[j2])
+            )
+            or _closes(text, written, i1, span.lowered, home, j1)
+        ):
             continue
         if not _judged(new, old, before) or (i1 > 0 and written[i1].group()[:1].isupper()):
             continue  # a capitalised word past the first is a name: the name checks' to judge
-        if mine[i2][0].isdigit() and (_verb(new) or _verb(old)):
+        if i2 < len(mine) and mine[i2][0].isdigit() and (_verb(new) or _verb(old)):
             continue  # "for coffee use 18 to 24": a verb before its number
         if _written(new, span, cited) or synonymous(new, old):
             continue
@@ -110,6 +128,24 @@ def _closes(
     if written[i - 1].group().lower() not in _DETERMINERS:
         return False
     return _noun_only(written[i].group().lower()) and _noun_only(theirs[j].group().lower())
+
+
+def _headed(mine: Sequence[str], theirs: Sequence[str], i: int, j: int) -> bool:
+    """Whether the words at `i` and `j` are both nouns and nothing else, after the same word
+    opening a noun phrase ("for children other than" as "for health other than", "per room and
+    night" as "... and door"): a noun's place, where no verb is reworded."""
+    before = mine[i - 1]
+    if before != theirs[j - 1] or before not in _OPENS_PHRASE | _COORDINATING:
+        return False
+    return _noun_only(mine[i]) and _noun_only(theirs[j])
+
+
+_COORDINATING = frozenset(("and", "or"))
+
+
+def _key(word: str) -> str:
+    """`word` as the span's words are keyed (gate/support.py)."""
+    return unit_form(stem(word.removesuffix("'s")))
 
 
 @lru_cache(maxsize=8192)

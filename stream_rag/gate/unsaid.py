@@ -102,7 +102,7 @@ def unsaid(
     elsewhere = frozenset().union(span.keys, *(s.keys for s in cited)) - home
     if share < _RESTATES and not whole:
         return ""
-    if why := swapped(text, span, cited):
+    if why := swapped(text, span, cited, issued):
         return why
     if why := roles(text.lower(), span.lowered, span.quantities):
         return why
