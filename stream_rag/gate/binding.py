@@ -20,6 +20,7 @@ from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
 from .magnitude import magnitude_mismatch
 from .support import Span, Word
+from .traded import traded
 
 __all__ = ["binding_mismatch", "referent", "transplanted"]
 
@@ -518,6 +519,7 @@ def binding_mismatch(
         or _comparison(lowered, span)
         or _denial(lowered, span)
         or magnitude_mismatch(lowered, span.lowered)
+        or traded(lowered, span.lowered)
         or _bounds(lowered, quantities, span)
         or _modal(lowered, span)
         or _scope(mine, theirs, span.context)
