@@ -62,3 +62,16 @@ def test_a_listed_synonym_or_a_noun_no_block_writes_passes() -> None:
         1,
     )
     assert ok, why
+
+
+def test_a_noun_after_an_adjective_of_the_span_fails() -> None:
+    block = (
+        "Boarding\nOn a full day, bikes of passengers in the last group may be stowed on "
+        "the car deck."
+    )
+    other = "Music\nA violin may come on board as hand luggage."
+    edited = "On a full violin, bikes of passengers in the last group may be stowed on the car deck"
+    ok, why = verdict([block, other], edited + ".", 1)
+    assert not ok, why
+    ok, why = verdict([block, other], edited.replace("violin", "day") + ".", 1)
+    assert ok, why

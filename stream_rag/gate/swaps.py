@@ -132,12 +132,23 @@ def _closes(
 
 def _headed(mine: Sequence[str], theirs: Sequence[str], i: int, j: int) -> bool:
     """Whether the words at `i` and `j` are both nouns and nothing else, after the same word
-    opening a noun phrase ("for children other than" as "for health other than", "per room and
-    night" as "... and door"): a noun's place, where no verb is reworded."""
+    opening a noun phrase or qualifying its head ("for children other than" as "for health
+    other than", "per room and night" as "... and door", "a full flight" as "a full violin"): a
+    noun's place, where no verb is reworded."""
     before = mine[i - 1]
-    if before != theirs[j - 1] or before not in _OPENS_PHRASE | _COORDINATING:
+    if before != theirs[j - 1]:
+        return False
+    if before not in _OPENS_PHRASE | _COORDINATING and not _can_qualify(before):
         return False
     return _noun_only(mine[i]) and _noun_only(theirs[j])
+
+
+@lru_cache(maxsize=8192)
+def _can_qualify(word: str) -> bool:
+    """Whether `word` can be an adjective ("a full flight", "one small personal item")."""
+    import lemminflect
+
+    return "ADJ" in lemminflect.getAllLemmas(word)
 
 
 _COORDINATING = frozenset(("and", "or"))
