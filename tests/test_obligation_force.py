@@ -67,3 +67,20 @@ def test_a_prohibition_made_advice_fails() -> None:
     ):
         ok, why = verdict([BLOCK], faithful, 1)
         assert ok, (faithful, why)
+
+
+def test_before_not_a_prohibition_and_a_duty_waived_are_told_apart() -> None:
+    block = (
+        "Kayak hire\nKayaks must not be taken past the weir. Paddlers need not book in "
+        "advance. Children need to wear a helmet."
+    )
+    for edited in (
+        "Kayaks need not be taken past the weir.",
+        "Paddlers must not book in advance.",
+        "Paddlers should not book in advance.",
+    ):
+        ok, why = verdict([block], edited, 1)
+        assert not ok, (edited, why)
+    for faithful in ("Paddlers do not need to book in advance.", "Children must wear a helmet."):
+        ok, why = verdict([block], faithful, 1)
+        assert ok, (faithful, why)

@@ -77,10 +77,17 @@ def _verb(word: str) -> bool:
 # The force of a modal or a word of duty: one of another class in a modal's place changes
 # what is said, however many of each the statement writes ("may drop off ... and must collect").
 _FORCE = {
-    **dict.fromkeys("must shall required mandatory compulsory obligatory".split(), "a duty"),
+    **dict.fromkeys("must shall need needs required mandatory compulsory".split(), "a duty"),
+    "obligatory": "a duty",
     **dict.fromkeys("may can could might allowed permitted optional".split(), "a permission"),
     **dict.fromkeys("should ought recommended advised advisable encouraged".split(), "advice"),
     **dict.fromkeys("prohibited forbidden banned".split(), "a prohibition"),
+}
+# Before "not" the force turns: "must not" forbids, "need not" frees from a duty.
+_NEGATED = {
+    **dict.fromkeys("must shall may can could".split(), "a prohibition"),
+    **dict.fromkeys("need needs".split(), "no duty"),
+    "should": "advice against",
 }
 _FORCE_WORD = re.compile(r"\b(?:" + "|".join(_FORCE) + r")\b")
 _CONTRACTED = (("cannot", "can not"), ("can't", "can not"), ("mustn't", "must not"))
@@ -100,9 +107,14 @@ def _force_replaced(lowered: str, statement: str) -> str:
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
             continue
-        for a, b in zip(mine[i1:i2], theirs[j1:j2], strict=True):
-            if a in _FORCE and b in _FORCE and _FORCE[a] != _FORCE[b]:
-                return f"says {a!r} ({_FORCE[a]}) where {statement[:60]!r} says {b!r}"
+        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+            a, b = mine[i], theirs[j]
+            if a not in _FORCE or b not in _FORCE:
+                continue
+            negated = mine[i + 1 : i + 2] == theirs[j + 1 : j + 2] == ["not"]
+            force = _NEGATED if negated and a in _NEGATED and b in _NEGATED else _FORCE
+            if force[a] != force[b]:
+                return f"says {a!r} ({force[a]}) where {statement[:60]!r} says {b!r}"
     return ""
 
 
