@@ -175,3 +175,19 @@ def test_a_comparison_of_another_thing_with_the_sides_traded_is_refused(sentence
     ]
     assert compared(sentence, blocks)
     assert not verdict(blocks, sentence, 1)[0]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The south car park at the harbour station holds older cars than the north car park.",
+        "The south car park at the harbour station holds smaller cars than the north car park.",
+    ],
+)
+def test_a_comparative_before_its_noun_then_than_is_a_comparison(sentence: str) -> None:
+    # "older cars than": a comparison no block makes, though the word it qualifies follows it
+    # (both were shown over a block comparing how many)
+    blocks = ["The north car park at the harbour station holds more cars than the south car park."]
+    assert compared(sentence, blocks)
+    assert not verdict(blocks, sentence, 1)[0]
+    assert compared("The house cleaning service is less expensive than ours.", blocks) == ""

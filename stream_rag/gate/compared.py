@@ -44,6 +44,10 @@ _SAME = tuple(
 # Where a comparison stands alone: the clause ends after it (an adverb between, "more often"),
 # or "than" follows it.
 _ALONE = re.compile(r"(?:\s+(?P<adverb>often|[^\W\d_]+ly))?\s*(?:[.,;:!?)]|$)|\s+than\b")
+# An inflected comparative before the word it qualifies compares as well when "than" follows
+# ("holds older cars than ..."); "more"/"less" there may make another word's comparative ("less
+# expensive than"), so they are left to the comparatives alone.
+_QUALIFIED = re.compile(r"(?:\s+[^\W\d_]+){1,2}\s+than\b")
 _BOUND_AFTER = re.compile(r"\s+than\s+(?:[$€£]?\d|one|two|three|four|five|ten|a |an )", re.I)
 _BOUND_BEFORE = re.compile(r"(?:\d[^.;,!?]{0,24}\bor|\bat|\bat the|\bno)\s+$", re.I)
 # "12 euros more a night", "12 more euros": an amount said to be over or under another, an
@@ -129,12 +133,14 @@ def compared(sentence: str, evidence: Iterable[str]) -> str:
     for match in found:
         word = match.group()
         alone = _ALONE.match(folded, match.end())
+        if alone is None and word not in _ALWAYS:
+            alone = _QUALIFIED.match(folded, match.end())
         amount = word in _AMOUNTED and _AFTER_AMOUNT.search(
             folded[max(0, match.start() - 40) : match.start()]
         )
         if alone is None and not amount:
             continue
-        adverb = alone.group("adverb") if alone is not None else None
+        adverb = alone.groupdict().get("adverb") if alone is not None else None
         if adverb is not None:
             # "more often": the block's "or more" does not vouch for it, its phrase does
             if any(re.search(rf"\b{word}\s+{adverb}\b", text.casefold()) for text in evidence):
