@@ -53,6 +53,7 @@ RED_TEAM = (
     "obligation",
     "unit_change",
     "only_shift",
+    "rates",
 )
 
 

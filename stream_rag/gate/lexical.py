@@ -30,6 +30,7 @@ from .exclusive import exclusive
 from .foreign import foreign_mismatch
 from .links import unconditioned, unlinked
 from .obligation import obliged
+from .rates import rated
 from .scope import widened
 from .support import Span, block_names, block_spans
 from .voice import not_a_claim
@@ -247,6 +248,8 @@ class GateContext:
             self.rules,
             self.n_blocks,
         )
+        # After the clause checks, whose reasons name the span's words more closely.
+        why = why or rated(sentence, evidence)
         if why:
             return Verdict(False, "claim_mismatch", verdict.cited, verdict.score, why)
         if verdict.grey and not self.rules.ranged_second_look and any(u.ranged for u in units):

@@ -113,6 +113,7 @@ class FakeConfig:
     obligation: float = 0.0
     unit_change: float = 0.0
     only_shift: float = 0.0
+    rates: float = 0.0
     paraphrase: float = 0.0
     split_markers: float = 0.0
     label_markers: float = 0.0

@@ -30,6 +30,7 @@ from .redteam_links import LINKS
 from .redteam_more import subject_swap
 from .redteam_parts import PARTS
 from .redteam_probe import PROBE
+from .redteam_rates import RATES
 from .redteam_roles import ROLES
 from .redteam_shifts import (
     comparative,
@@ -399,6 +400,7 @@ _FAMILIES: dict[str, Family] = {
     "obligation": obligation,
     "unit_change": unit_change,
     "only_shift": only_shift,
+    **RATES,
 }
 RED_TEAM = tuple(_FAMILIES)
 
