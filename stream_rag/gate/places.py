@@ -176,6 +176,10 @@ def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
 
 
 _RANGE_GLUE = re.compile(r"\s*(?:to|-|–|—|and|through|until|till)\s*", re.IGNORECASE)
+# "and" joins a range's ends only after "between" ("between 5 and 10 days"); "under 12 and 11
+# euros for adults" joins two statements of a list.
+_BETWEEN = re.compile(r"\bbetween\s+[$€£]?$", re.IGNORECASE)
+_AND = re.compile(r"\s*and\s*", re.IGNORECASE)
 
 
 def _range(read: Read, span: Span) -> tuple[str, str] | None:
@@ -184,7 +188,14 @@ def _range(read: Read, span: Span) -> tuple[str, str] | None:
     theirs = {frozenset((x.key, y.key)) for x, y in pairwise(span.words) if x.number and y.number}
     for x, y in pairwise(read.words):
         pair = frozenset((x.key, y.key))
-        glue = _RANGE_GLUE.fullmatch(read.text[x.end : y.start]) is not None
+        between = read.text[x.end : y.start]
+        glue = _RANGE_GLUE.fullmatch(between) is not None
+        if (
+            glue
+            and _AND.fullmatch(between)
+            and not _BETWEEN.search(read.text[max(0, x.start - 40) : x.start])
+        ):
+            glue = False
         both = x.number and y.number and len(pair) == 2 and glue
         if both and pair not in theirs and pair <= span.keys_numbers:
             return x.key, y.key
