@@ -5,18 +5,14 @@ refused; "business" for "working", the number in words and the statement's own k
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_rag.gate.daykinds import day_kind
-from stream_rag.model.passages import block_sentences
-from stream_rag.model.redteam import Scene, options_for
 from stream_rag.model.redteam_shifts import unit_change
 
-from .gating import verdict
+from .gating import assert_knob_judged, block_pairs, verdict
 
 # Blocks of two domains, written for these tests.
 BLOCKS = [
@@ -66,19 +62,11 @@ def test_another_statements_kind_vouches_for_nothing() -> None:
     assert day_kind("Refunds take 10 working days.", blocks) == ""
 
 
-PAIRS = [(n, s) for n, text in enumerate(BLOCKS, start=1) for s in block_sentences(text)]
+PAIRS = block_pairs(BLOCKS)
 
 
 @given(pair=st.sampled_from(PAIRS), seed=st.integers(0, 2**16))
 def test_the_knobs_edits_are_refused_and_its_controls_pass(
     pair: tuple[int, str], seed: int
 ) -> None:
-    n, sentence = pair
-    issued = dict(enumerate(BLOCKS, start=1))
-    scene = Scene(n, sentence, block_sentences(BLOCKS[n - 1]), issued, random.Random(seed))
-    for option in options_for(unit_change, scene):
-        ok, why = verdict(BLOCKS, option.text, n)
-        if option.false:
-            assert not ok, (option, why)
-        else:
-            assert ok or why.startswith("overlap"), (option, why)
+    assert_knob_judged(BLOCKS, unit_change, pair, seed)

@@ -5,7 +5,6 @@ on the same word in another place, "solely", "alone" and "only three" for "only 
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from typing import overload
 
@@ -14,11 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_rag.gate.exclusive import _FUNCTION, _ONLY, _key, _moved, _said, exclusive
-from stream_rag.model.passages import block_sentences
-from stream_rag.model.redteam import Scene, options_for
 from stream_rag.model.redteam_shifts import only_shift
 
-from .gating import verdict
+from .gating import assert_knob_judged, block_pairs, verdict
 
 # Blocks of two domains, written for these tests.
 BLOCKS = [
@@ -64,22 +61,14 @@ def test_the_statements_own_only_passes(sentence: str, block: int) -> None:
     assert ok or why.startswith("overlap"), why  # grey: the semantic stage decides
 
 
-PAIRS = [(n, s) for n, text in enumerate(BLOCKS, start=1) for s in block_sentences(text)]
+PAIRS = block_pairs(BLOCKS)
 
 
 @given(pair=st.sampled_from(PAIRS), seed=st.integers(0, 2**16))
 def test_the_knobs_edits_are_refused_and_its_controls_pass(
     pair: tuple[int, str], seed: int
 ) -> None:
-    n, sentence = pair
-    issued = dict(enumerate(BLOCKS, start=1))
-    scene = Scene(n, sentence, block_sentences(BLOCKS[n - 1]), issued, random.Random(seed))
-    for option in options_for(only_shift, scene):
-        ok, why = verdict(BLOCKS, option.text, n)
-        if option.false:
-            assert not ok, (option, why)
-        else:
-            assert ok or why.startswith("overlap"), (option, why)
+    assert_knob_judged(BLOCKS, only_shift, pair, seed)
 
 
 def test_an_only_put_on_a_word_where_the_statements_qualifies_none_is_refused() -> None:
