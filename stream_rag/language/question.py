@@ -25,7 +25,16 @@ from .followups import subject_words
 from .quantities import canonical, scan
 from .terms import names, stem
 
-__all__ = ["AnswerKind", "Question", "asking", "offers", "read_question", "wants_value"]
+__all__ = [
+    "AnswerKind",
+    "Question",
+    "answer_kind",
+    "asking",
+    "kind_words",
+    "offers",
+    "read_question",
+    "wants_value",
+]
 
 AnswerKind = Literal["duration", "money", "time", "count", "age", "steps", "who", "yesno"]
 # Kinds whose answer states a value (`offers` can tell a sentence that does).
@@ -154,6 +163,7 @@ class Question:
     language: str | None = None  # the language it is written in, when clear (`detect.py`)
     tokens: tuple[str, ...] = ()  # its BM25 tokens as retrieval searches them, unstemmed
     focus: tuple[str, ...] = ()  # the nouns heading its noun phrases ("my dog", "by cheque")
+    kind_terms: frozenset[str] = frozenset()  # the words asking its kind (`kind_words`)
 
     @property
     def wants_value(self) -> bool:
@@ -190,6 +200,7 @@ def read_question(text: str) -> Question:
         detect_language(text),
         tokens,
         focus_words(asking(text)),
+        kind_words(text),
     )
 
 
@@ -205,6 +216,20 @@ def answer_kind(text: str) -> AnswerKind | None:
                 return "yesno"  # "Can I pay my fees in cash?" asks whether, not how much
             return kind
     return None
+
+
+@lru_cache(maxsize=2048)
+def kind_words(text: str) -> frozenset[str]:
+    """The stemmed words by which `text` asks its kind of answer ("charge", "fee" in "Do you
+    charge a restocking fee?"): what it asks beyond them is what it asks about."""
+    lowered = " ".join(text.casefold().split())
+    for kind, pattern in _KINDS:
+        said = [m.group() for s in _asking(lowered) for m in pattern.finditer(s)]
+        if said:
+            if kind in ("steps", "money"):
+                said += [m.group() for s in _asking(lowered) for m in _PAID.finditer(s)]
+            return frozenset(stem(w) for w in tokenize(" ".join(said)))
+    return frozenset()
 
 
 def asking(text: str) -> str:

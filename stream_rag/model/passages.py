@@ -25,6 +25,7 @@ from ..language.followups import subject_words
 from ..language.question import offers, read_question
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
 from ..text import tokenize
+from .entry_order import within_entries
 from .quotable import (
     Quotable,
     block_sentences,
@@ -234,7 +235,8 @@ def _ranked(
     sentences for one question (a scorer gives a text the same score whenever it is asked)."""
     blocks: Mapping[int, str] = dict(items)
     names = dict(named)
-    kind = read_question(question).kind
+    read = read_question(question)
+    kind = read.kind
     query = _terms(question)
     asked = query | {NEGATION} if _negates(question) else query
     blocks = _naming(question, blocks, names or {})
@@ -317,6 +319,10 @@ def _ranked(
                 without,
             )
         )
+    # What the question asks beyond all of a sentence's headings: "Residents' parking permits"
+    # over "How to apply" says "permit" as much as the entry's own heading would.
+    headed = [(s.title, f"{s.scope} {s.title}", terms) for _, _, s, terms in sentences]
+    ranked = within_entries(ranked, headed, read, query, idf, _terms)
     return tuple(sorted(ranked, key=lambda c: (-c.score, c.n, c.position)))
 
 
