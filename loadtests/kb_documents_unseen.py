@@ -1,5 +1,5 @@
-"""The DOCX and PDF text of the telecom and airline knowledge bases, written for the hostile
-benchmark on domains no gate rule was tuned on (kinds as in `kb_fixtures.DocxBlock`)."""
+"""The DOCX and PDF text of the telecom, airline and permits knowledge bases, written for the
+hostile benchmark on domains no gate rule was tuned on (kinds as in `kb_fixtures.DocxBlock`)."""
 
 from __future__ import annotations
 
@@ -55,4 +55,36 @@ AIRLINE_SPECIAL_PDF: list[list[str]] = [
         "board or in the hold. Knives with a blade longer than 6 cm may travel only in",
         "checked bags.",
     ],
+]
+
+PERMITS_BUILDING_WORKS: list[tuple[str, object]] = [
+    ("h1", "Skips, scaffolding and building materials on the road"),
+    (
+        "p",
+        "A skip, scaffolding or a pile of building materials on a road or pavement needs a "
+        "licence from the council before it is put there. The company that owns the skip or "
+        "scaffolding applies, not the householder.",
+    ),
+    ("h2", "How to apply"),
+    ("p", "To get a licence, the company must:"),
+    ("num", "Apply online at least 5 working days before the start date."),
+    ("num", "Send a copy of its public liability insurance of at least 10 million pounds."),
+    ("num", "Pay the fee; the licence is emailed once the fee is paid."),
+    ("num", "Keep a copy of the licence on site for as long as the skip or scaffolding stays."),
+    ("h2", "Licence fees"),
+    (
+        "table",
+        [
+            ["Licence", "Fee", "Lasts"],
+            ["Skip", "45 pounds", "28 days"],
+            ["Scaffolding or hoarding", "120 pounds", "^"],
+            ["Building materials", "60 pounds", "14 days"],
+        ],
+    ),
+    (
+        "p",
+        "A licence can be extended once by the same period for the same fee. Skips must have "
+        "lights at each corner at night and must not block a drain, a fire hydrant or a bus "
+        "stop. Work without a licence can be fined up to 1,000 pounds.",
+    ),
 ]

@@ -210,6 +210,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "hotel_kb" / "your-stay.docx", kb_documents.HOTEL_STAY),
         (root / "library_kb" / "cards.docx", kb_documents.LIBRARY_CARDS),
         (root / "telecom_kb" / "broadband.docx", kb_documents_unseen.TELECOM_BROADBAND),
+        (root / "permits_kb" / "building-works.docx", kb_documents_unseen.PERMITS_BUILDING_WORKS),
     ]
     dated_docx = [
         (

@@ -5,16 +5,20 @@ that agree with their noun."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from stream_rag.cli.commands import main
 from stream_rag.config import Settings
+from stream_rag.embed.backends import Vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
-from .helpers import free_port, running_server
+from .helpers import START_GUARD_S, free_port, running_server
 from .test_keys import OPS, WIDGET, write_toml
 
 
@@ -178,6 +182,103 @@ def test_ask_no_stream_through_a_server_asks_for_the_whole_answer(
             main([*unused, "ask", "What is the capital of Peru?", "--no-stream", "--url", url]) == 3
         )
         assert "(refused: " in capsys.readouterr().out
+
+
+class HeldEmbedder:
+    """MiniLM that embeds nothing until `released` is set: the server's indexing queue
+    stays busy for as long as the test says."""
+
+    def __init__(self, minilm: MiniLMEmbedder) -> None:
+        self.minilm, self.name, self.dim = minilm, minilm.name, minilm.dim
+        self.released = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.released.wait(START_GUARD_S)  # the bound is only against a hang
+        return self.minilm.embed(texts)
+
+
+def releasing_on_status(app: ASGIApp, embedder: HeldEmbedder) -> ASGIApp:
+    """`app`, releasing the embedder when a client first asks for a version's status."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and "/versions/" in scope["path"]:
+            embedder.released.set()
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def test_ingest_through_a_server_returns_once_the_server_has_indexed(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ingest --url` returned as soon as the upload was stored, while the server's queue was
+    still indexing it: an `ask` right after found nothing (exit 3, no_sources). Indexing here
+    waits until the CLI asks for the status, so a CLI that does not wait sees `indexing`."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    (kb / "sync.txt").write_text("Offline edits sync when the connection returns.")
+    unused = ["--data-dir", str(tmp_path / "unused")]
+    held = HeldEmbedder(minilm)
+    app = create_app(Settings(data_dir=tmp_path / "data"), embedder=held)
+    with running_server(releasing_on_status(app, held)) as url:
+        assert main([*unused, "ingest", str(kb), "--url", url]) == 0
+        assert "summary: 2 added, 0 duplicates, 0 failed" in capsys.readouterr().out
+        assert main([*unused, "documents", "--url", url, "--json"]) == 0
+        listed = json.loads(capsys.readouterr().out)
+        assert [d["versions"][-1]["status"] for d in listed] == ["ready", "ready"]
+
+
+def test_ingest_no_wait_returns_with_the_upload_stored(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--no-wait` asks for no status: the command returns while the server still indexes."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    unused = ["--data-dir", str(tmp_path / "unused")]
+    held = HeldEmbedder(minilm)
+    app = create_app(Settings(data_dir=tmp_path / "data"), embedder=held)
+    with running_server(releasing_on_status(app, held)) as url:
+        assert main([*unused, "ingest", str(kb), "--url", url, "--no-wait"]) == 0
+        assert "summary: 1 added" in capsys.readouterr().out
+        assert main([*unused, "documents", "--url", url, "--json"]) == 0
+        (listed,) = json.loads(capsys.readouterr().out)
+        assert listed["versions"][-1]["status"] == "indexing"
+        held.released.set()
+
+
+class RefusingEmbedder:
+    """MiniLM that cannot embed a text mentioning "unembeddable", as a remote embedder
+    answering 400 to one input."""
+
+    def __init__(self, minilm: MiniLMEmbedder) -> None:
+        self.minilm, self.name, self.dim = minilm, minilm.name, minilm.dim
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        if any("unembeddable" in text for text in texts):
+            raise ValueError("the embedder refused the input")
+        return self.minilm.embed(texts)
+
+
+def test_ingest_through_a_server_says_a_file_it_could_not_index(
+    tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file stored but failed by the indexer is a failure of the command, with the reason."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "odd.txt").write_text("This unembeddable page was stored.")
+    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    unused = ["--data-dir", str(tmp_path / "unused")]
+    app = create_app(Settings(data_dir=tmp_path / "data"), embedder=RefusingEmbedder(minilm))
+    with running_server(app) as url:
+        code = main([*unused, "ingest", str(kb), "--url", url])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "summary: 1 added, 0 duplicates, 1 failed" in out
+    (line,) = [line for line in out.splitlines() if line.startswith("failed ")]
+    assert line.startswith(f"failed     {kb / 'odd.txt'}: stored, not indexed: ")
+    assert line.endswith("ValueError: the embedder refused the input")
 
 
 @pytest.mark.parametrize(

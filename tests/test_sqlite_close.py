@@ -40,3 +40,56 @@ def test_close_waits_for_a_transaction_in_progress(tmp_path: Path) -> None:
     row = reopened.connection().execute("SELECT value FROM meta WHERE key = 'written'").fetchone()
     assert row[0] == "yes"
     reopened.close()
+
+
+def test_close_waits_for_a_statement_outside_a_transaction(tmp_path: Path) -> None:
+    """A single statement (a stream's heartbeat, a grant lookup) was not counted as in
+    progress, so `close` did not wait for it and closed the connection while it ran (what
+    that crashes depends on the moment: the count is what close waits on)."""
+    backend = SqliteBackend(tmp_path / "store.db")
+    inside, go_on = threading.Event(), threading.Event()
+    rows: list[object] = []
+    failed: list[BaseException] = []
+
+    in_progress: list[int] = []
+
+    def hold() -> int:
+        in_progress.append(backend._busy)
+        inside.set()
+        go_on.wait()
+        return 7
+
+    def read() -> None:
+        try:
+            backend._raw().create_function("hold", 0, hold)
+            rows.append(backend.connection().execute("SELECT hold()").fetchone()[0])
+        except BaseException as exc:
+            failed.append(exc)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    inside.wait()
+    closer = threading.Thread(target=backend.close)
+    closer.start()
+    with backend._idle:  # the state close() waits on, not a clock
+        backend._idle.wait_for(lambda: backend.closing)
+    go_on.set()
+    reader.join()
+    closer.join()
+    assert failed == []
+    assert in_progress == [1]
+    assert rows == [7]
+
+
+def test_a_write_after_close_opens_a_connection_of_its_own(tmp_path: Path) -> None:
+    """A late write (after the store closed) neither crashes nor is lost."""
+    backend = SqliteBackend(tmp_path / "store.db")
+    backend.connection().execute("INSERT INTO meta (key, value) VALUES ('early', '1')")
+    backend.close()
+    with backend.transaction() as db:
+        db.execute("INSERT INTO meta (key, value) VALUES ('late', '2')")
+    backend.close()
+    reopened = SqliteBackend(tmp_path / "store.db")
+    found = reopened.connection().execute("SELECT key FROM meta ORDER BY key").fetchall()
+    assert [row[0] for row in found] == ["early", "late"]
+    reopened.close()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from ..config import Settings
@@ -17,6 +18,9 @@ from ..services import Services
 from ..store.documents import DocumentStore
 from ..types import UploadResult
 from . import keys, remote
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +38,13 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     ingest.add_argument(
         "--url",
         type=remote.server_url,
-        help="upload through a running server's API (e.g. http://127.0.0.1:8000)",
+        help="upload through a running server's API (e.g. http://127.0.0.1:8000); waits "
+        "until the server has indexed what was added",
+    )
+    ingest.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="with --url: return once the files are stored, before the server has indexed them",
     )
 
     documents = commands.add_parser(
@@ -107,8 +117,54 @@ def ingest_remote(settings: Settings, args: argparse.Namespace) -> int:
                 else:
                     report.failed.append((path, keys.error_message(response)))
             progress.advance(path.name)
-    progress.close()
+        progress.close()
+        if not args.no_wait:
+            try:
+                _wait_indexed(client, report)
+            except httpx.HTTPError as exc:
+                print(f"stream-rag: error: cannot reach {args.url}: {exc}", file=sys.stderr)
+                return 1
     return _print_report(report)
+
+
+def _wait_indexed(client: httpx.Client, report: IngestReport) -> None:
+    """Poll each uploaded version until the server has indexed it, so a question asked next
+    finds it; a version that failed to index moves to `report.failed` with the server's reason."""
+    uploaded = (*report.added, *report.duplicates)
+    pending = [(path, result) for path, result in uploaded if result.version.status == "indexing"]
+    progress = Progress(len(pending))
+    delay = 0.05
+    while pending:
+        still = []
+        for path, result in pending:
+            doc_id, number = quote(result.document.id, safe=""), result.version.version
+            response = client.get(f"/v1/documents/{doc_id}/versions/{number}")
+            if response.status_code != 200:  # e.g. a write-only key may not read: not waited
+                print(
+                    f"stream-rag: cannot see whether {path} is indexed: "
+                    f"{keys.error_message(response)}",
+                    file=sys.stderr,
+                )
+                continue
+            version = response.json()
+            if version.get("status") == "indexing":
+                still.append((path, result))
+                continue
+            progress.advance(f"indexed {path.name}")
+            if version.get("status") == "failed":
+                reason = version.get("status_reason") or "no reason given"
+                _move_to_failed(report, path, f"stored, not indexed: {reason}")
+        pending = still
+        if pending:
+            time.sleep(delay)  # the server indexes in its own queue; nothing to wait on but it
+            delay = min(delay * 1.5, 1.0)
+    progress.close()
+
+
+def _move_to_failed(report: IngestReport, path: Path, reason: str) -> None:
+    report.added = [(p, r) for p, r in report.added if p != path]
+    report.duplicates = [(p, r) for p, r in report.duplicates if p != path]
+    report.failed.append((path, reason))
 
 
 def _print_report(report: IngestReport) -> int:

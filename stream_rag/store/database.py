@@ -12,14 +12,15 @@ import contextlib
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ..config import is_postgres_url
 from .migrations import MIGRATIONS, SCHEMA_MIGRATIONS, Migration, statements
 from .records import utc_now
-from .sql import Backend, Connection
+from .sql import Backend, Connection, Result
 
 SCHEMA_VERSION = 2
 # SQLite has no ADD COLUMN IF NOT EXISTS: such a statement is skipped when the column is there.
@@ -131,7 +132,13 @@ class SqliteBackend:
         self.closing = False
         self._migrate()
 
-    def connection(self) -> sqlite3.Connection:
+    def connection(self) -> TrackedStatements:
+        """Statements outside a transaction (inside one on this thread: that one's), each
+        counted as in progress, so `close` never closes the connection under one."""
+        return TrackedStatements(self)
+
+    def _raw(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use (and again after `close`)."""
         connection: sqlite3.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
             connection = sqlite3.connect(
@@ -150,7 +157,7 @@ class SqliteBackend:
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every statement inside sees the same committed state (WAL)."""
         with self._using():
-            db = self.connection()
+            db = self._raw()
             if db.in_transaction:
                 yield db
                 return
@@ -163,7 +170,7 @@ class SqliteBackend:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         with self._using():
-            db = self.connection()
+            db = self._raw()
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -185,18 +192,20 @@ class SqliteBackend:
                     self._idle.notify_all()
 
     def close(self) -> None:
-        """Close every thread's connection once no transaction is in progress (a request's
-        last write can still be running while the server shuts down), or after
-        `CLOSE_WAIT_S`."""
+        """Close every thread's connection once no statement or transaction is in progress (a
+        request's last write can still be running while the server shuts down), or after
+        `CLOSE_WAIT_S`. None starts while the connections close: the condition is held
+        throughout, so a write that comes later opens a connection of its own."""
         with self._idle:
             self.closing = True
             self._idle.notify_all()
             self._idle.wait_for(lambda: self._busy == 0, timeout=CLOSE_WAIT_S)
-        with self._lock:
-            for connection in self._connections:
-                connection.close()
-            self._connections.clear()
-        self._local = threading.local()
+            with self._lock:
+                for connection in self._connections:
+                    connection.close()
+                self._connections.clear()
+            self._local = threading.local()
+            self.closing = False
 
     def columns(self, table: str) -> list[str]:
         return [str(r["name"]) for r in self.connection().execute(f"PRAGMA table_info({table})")]
@@ -206,7 +215,7 @@ class SqliteBackend:
         return {int(r[0]) for r in rows}
 
     def _migrate(self) -> None:
-        db = self.connection()
+        db = self._raw()
         current = int(db.execute("PRAGMA user_version").fetchone()[0])
         if current == 1:
             # Version 1 had no index: its documents become live and get indexed again.
@@ -237,7 +246,7 @@ class SqliteBackend:
         process opening the file at once waits and then finds it applied. A column already
         there is not added again: a store a release before this one left part-way (it applied
         each statement on its own) still opens."""
-        db = self.connection()
+        db = self._raw()
         db.execute("BEGIN IMMEDIATE")
         try:
             if migration.version not in self.applied():
@@ -257,7 +266,25 @@ class SqliteBackend:
 
     def _ensure_column(self, table: str, column: str, declaration: str) -> None:
         """Add `column` to `table` unless it is there already (an idempotent migration)."""
-        db = self.connection()
+        db = self._raw()
         columns = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
         if column not in columns:
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+class TrackedStatements:
+    """`SqliteBackend.connection()`: each statement runs on the calling thread's connection
+    as one in progress, its rows read in full before `close` may run."""
+
+    def __init__(self, backend: SqliteBackend) -> None:
+        self._backend = backend
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Result:
+        with self._backend._using():
+            cursor = self._backend._raw().execute(sql, parameters)
+            return Result(cursor.fetchall(), cursor.rowcount)
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Sequence[Any]], /) -> Result:
+        with self._backend._using():
+            cursor = self._backend._raw().executemany(sql, seq_of_parameters)
+            return Result(cursor.fetchall(), cursor.rowcount)

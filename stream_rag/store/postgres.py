@@ -23,7 +23,7 @@ from psycopg_pool import ConnectionPool
 from ..errors import StoreUnavailableError
 from .migrations import MIGRATIONS, SCHEMA_MIGRATIONS, statements
 from .records import utc_now
-from .sql import redact
+from .sql import Result, redact
 
 # pg_advisory_xact_lock keys: the store's write lock, and migrations at start.
 WRITE_LOCK = 0x5352_0001
@@ -76,29 +76,6 @@ def _row_factory(cursor: psycopg.Cursor[Any]) -> Any:
         return PgRow(values, index)
 
     return make
-
-
-class Result:
-    """One statement's rows, read in full (the connection may go back to the pool)."""
-
-    def __init__(self, rows: list[Any], rowcount: int) -> None:
-        self._rows = rows
-        self._next = 0
-        self.rowcount = rowcount
-
-    def fetchone(self) -> Any:
-        if self._next >= len(self._rows):
-            return None
-        self._next += 1
-        return self._rows[self._next - 1]
-
-    def fetchall(self) -> list[Any]:
-        rest = self._rows[self._next :]
-        self._next = len(self._rows)
-        return rest
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.fetchall())
 
 
 class PgConnection:

@@ -26,6 +26,30 @@ class Cursor(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
+class Result:
+    """One statement's rows, read in full (its connection may be closed or go back to a pool
+    once the statement is done)."""
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self._next = 0
+        self.rowcount = rowcount
+
+    def fetchone(self) -> Any:
+        if self._next >= len(self._rows):
+            return None
+        self._next += 1
+        return self._rows[self._next - 1]
+
+    def fetchall(self) -> list[Any]:
+        rest = self._rows[self._next :]
+        self._next = len(self._rows)
+        return rest
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
 class Connection(Protocol):
     """One statement at a time; rows answer `row["column"]` and `row[0]`."""
 
