@@ -38,6 +38,8 @@ if TYPE_CHECKING:
         Page,
     )
 
+HANG_GUARD_S = 120.0  # only against a hang: no assertion waits on the machine's speed
+
 
 # -- answers ----------------------------------------------------------------------------------
 
@@ -164,22 +166,24 @@ def test_conflicting_sources_are_shown_side_by_side(
 def test_stop_aborts_and_the_server_closes_the_model_stream(
     tmp_path: Path, minilm: MiniLMEmbedder, page: Page
 ) -> None:
-    with running_stack(tmp_path / "d", minilm, FakeConfig(tokens_per_second=5)) as stack:
+    # The model pauses ten minutes after the first sentence (piece 20 of 34) and an asker who
+    # leaves keeps the answer going as long: only the Stop (its DELETE) can close the model
+    # stream within the hang guard, however slow the machine.
+    slow = FakeConfig(tokens_per_second=20, stall_after=20, stall_s=600)
+    with running_stack(tmp_path / "d", minilm, slow, resume_grace_s=600) as stack:
         stack.upload("policy.md", POLICY)
         page.goto(stack.url + "/")
         ask(page, "Refunds for annual, monthly and team plans?")
         page.locator(f"{CHAT} .s").first.wait_for()
         stop = page.locator(f"{CHAT} button.stop")
-        stopped_at = time.monotonic()
         stop.click()
         turn(page).locator(".status", has_text="Stopped").wait_for()
         stats = stack.fake.state.stats
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + HANG_GUARD_S
         while not stats.disconnected:
             assert time.monotonic() < deadline, "the model stream was never closed"
             time.sleep(0.01)
         assert stats.completed == 0
-        assert stats.disconnect_times[0] - stopped_at < 1.0
         assert stop.is_hidden()
         assert page.locator(f"{CHAT} button[type=submit]").is_visible()
 
