@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
 
 from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
 from .magnitude import magnitude_mismatch
-from .support import Span, Word
+from .support import Span, Word, replaced
 from .traded import traded
 
 __all__ = ["binding_mismatch", "referent", "transplanted"]
@@ -266,12 +265,9 @@ _GLUE_WORDS = frozenset().union(*_GLUE_OPPOSITES)
 def _glue_opposite(mine: Sequence[str], theirs: Sequence[str]) -> str:
     if _GLUE_WORDS.isdisjoint(mine) or _GLUE_WORDS.isdisjoint(theirs):
         return ""
-    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "replace" and i2 - i1 == j2 - j1 <= 2:
-            for a, b in zip(mine[i1:i2], theirs[j1:j2], strict=True):
-                if frozenset((a, b)) in _GLUE_OPPOSITES:
-                    return f"{a!r} stands where the span says {b!r}"
+    for i, j in replaced(mine, theirs):
+        if frozenset((mine[i], theirs[j])) in _GLUE_OPPOSITES:
+            return f"{mine[i]!r} stands where the span says {theirs[j]!r}"
     return ""
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from difflib import SequenceMatcher
 from functools import lru_cache
 
 from .reading import reading
+from .support import replaced
 
 __all__ = ["obliged"]
 
@@ -103,18 +103,14 @@ def _tokens(text: str) -> list[str]:
 def _force_replaced(lowered: str, statement: str) -> str:
     """A modal or a word of duty in the place of the statement's one of another force."""
     mine, theirs = _tokens(lowered), _tokens(statement)
-    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
+    for i, j in replaced(mine, theirs):
+        a, b = mine[i], theirs[j]
+        if a not in _FORCE or b not in _FORCE:
             continue
-        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-            a, b = mine[i], theirs[j]
-            if a not in _FORCE or b not in _FORCE:
-                continue
-            negated = mine[i + 1 : i + 2] == theirs[j + 1 : j + 2] == ["not"]
-            force = _NEGATED if negated and a in _NEGATED and b in _NEGATED else _FORCE
-            if force[a] != force[b]:
-                return f"says {a!r} ({force[a]}) where {statement[:60]!r} says {b!r}"
+        negated = mine[i + 1 : i + 2] == theirs[j + 1 : j + 2] == ["not"]
+        force = _NEGATED if negated and a in _NEGATED and b in _NEGATED else _FORCE
+        if force[a] != force[b]:
+            return f"says {a!r} ({force[a]}) where {statement[:60]!r} says {b!r}"
     return ""
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ..language.opposites import closed_class, counterparts, opposite
 from .binding import referent, transplanted
-from .support import Span, Word, align
+from .support import Span, Word, align, replaced
 
 if TYPE_CHECKING:
     from .claimcheck import Read, Rules
@@ -96,24 +95,20 @@ def misplaced(
         return f"{swapped[0]!r} and {swapped[1]!r} are the other way round in {where}"
     mine = [w.key for w in read.words]
     theirs = [w.key for w in span.words]
-    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace" or i2 - i1 != j2 - j1 or i2 - i1 > 2:
+    for i, j in replaced(mine, theirs):
+        a, b = mine[i], theirs[j]
+        if a == b or read.words[i].number or span.words[j].number:
             continue
-        for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-            a, b = mine[i], theirs[j]
-            if a == b or read.words[i].number or span.words[j].number:
-                continue
-            if opposite(a, b):
-                return f"{read.words[i].key!r} says the opposite of {b!r} in {where}"
-            if closed_class(a, b):
-                return f"{a!r} stands where {where} says {b!r}"
-            if b in mine:
-                if _anchor(read.words[i]) and not _listed(span, a, b):
-                    return f"{a!r} and {b!r} trade places against {where}"
-                continue  # a list written in another order
-            if read.words[i].name or names(a) or span.words[j].name:
-                return f"the name {a!r} stands where {where} says {b!r}"
+        if opposite(a, b):
+            return f"{read.words[i].key!r} says the opposite of {b!r} in {where}"
+        if closed_class(a, b):
+            return f"{a!r} stands where {where} says {b!r}"
+        if b in mine:
+            if _anchor(read.words[i]) and not _listed(span, a, b):
+                return f"{a!r} and {b!r} trade places against {where}"
+            continue  # a list written in another order
+        if read.words[i].name or names(a) or span.words[j].name:
+            return f"the name {a!r} stands where {where} says {b!r}"
     return ""
 
 

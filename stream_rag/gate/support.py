@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..language.opposites import unit_form
@@ -20,7 +21,16 @@ from ..language.statements import negated_terms, statement_spans
 from ..language.terms import NEGATION_CUE, stem
 from ..text import STOP_WORDS
 
-__all__ = ["Span", "Word", "align", "block_names", "block_spans", "read_span", "read_words"]
+__all__ = [
+    "Span",
+    "Word",
+    "align",
+    "block_names",
+    "block_spans",
+    "read_span",
+    "read_words",
+    "replaced",
+]
 
 # Words as the claim checks read them: letters (with inner apostrophes and hyphens) or a
 # number with its separators.
@@ -265,3 +275,14 @@ def align(
         if candidate[:3] > best[:3]:
             best = candidate
     return best[3], best[1]
+
+
+def replaced(
+    mine: Sequence[str], theirs: Sequence[str], most: int = 2
+) -> Iterator[tuple[int, int]]:
+    """The positions (in `mine`, in `theirs`) of words written one for one in the place of the
+    other's, in order: the runs the alignment replaces, as long on both sides and of <= `most`."""
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace" and i2 - i1 == j2 - j1 <= most:
+            yield from zip(range(i1, i2), range(j1, j2), strict=True)

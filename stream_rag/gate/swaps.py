@@ -10,14 +10,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..language.opposites import unit_form
 from ..language.terms import stem
 from ..language.thesaurus import lemmas, synonymous
 from ..text import STOP_WORDS
-from .support import Span
+from .support import Span, replaced
 
 __all__ = ["swapped"]
 
@@ -40,11 +39,9 @@ def swapped(
         return ""
     home = max(_statements(span.lowered), key=lambda s: len({m.group() for m in s} & set(mine)))
     theirs = [m.group() for m in home]
-    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        # One word for one, before the same word; after the same word or where both begin.
-        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
-            continue
+    # One word for one, before the same word; after the same word or where both begin.
+    for i1, j1 in replaced(mine, theirs, most=1):
+        i2, j2 = i1 + 1, j1 + 1
         if i1 == 0 or j1 == 0:
             continue  # between the same two words: a sentence's first word has one neighbour
         new, old = mine[i1], theirs[j1]
