@@ -38,10 +38,10 @@ from stream_rag.gate.citations import Citation
 from stream_rag.gate.evaluate import load
 from stream_rag.gate.lexical import GateContext
 from stream_rag.gate.semantic import SENTENCE_PRECISION, SemanticStage
-from stream_rag.gate.signals import _content
+from stream_rag.gate.signals import content_keys
 from stream_rag.index.features import compute
 from stream_rag.index.folders import ingest_paths
-from stream_rag.language.terms import _lemma_keys, stem, term_of
+from stream_rag.language.terms import lemma_keys, stem, term_of
 from stream_rag.services import open_services
 
 
@@ -71,7 +71,7 @@ def bench_stage(
     print(f"{path.name}: {len(cases)} of {len(examples)} sentences reach the semantic stage")
     # A server's process-wide word caches start empty (ingest may have run elsewhere or
     # before a restart): the first sentences pay for their words' lemmas and vectors.
-    for cache in (_lemma_keys, term_of, stem):
+    for cache in (lemma_keys, term_of, stem):
         cache.cache_clear()
     # Start-up as the server's (services.build_stages): a fresh model (its int8 session made
     # by the stage), the lemma tables, then the warm-up, timed on its own.
@@ -100,7 +100,7 @@ def bench_stage(
         runs = []
         judged = verdict
         for _ in range(3):
-            _content.cache_clear()  # the sentence's own terms: a server sees it once
+            content_keys.cache_clear()  # the sentence's own terms: a server sees it once
             start, cpu = time.perf_counter(), time.thread_time()
             judged = stage.judge(sentence, verdict, ctx, stored.__getitem__)
             runs.append((time.perf_counter() - start) * 1000)

@@ -22,7 +22,13 @@ from pathlib import Path
 
 import anyio
 
-from stream_rag.answer.answerable import _GENERIC, _noun, _terms, _words, read_blocks
+from stream_rag.answer.answerable import (
+    ASKING_WORDS,
+    naming_words,
+    only_noun,
+    read_blocks,
+    text_terms,
+)
 from stream_rag.answer.evaluate import AnswerSet, kb_services, load_questions, load_sets
 from stream_rag.answer.results import Options
 from stream_rag.config import Settings
@@ -58,9 +64,9 @@ class Row:
 
 # Which of the words a variant reads.
 PICKS: dict[str, Callable[[Word], bool]] = {
-    "focus, only a noun (main)": lambda w: w.focus and _noun(w.word),
+    "focus, only a noun (main)": lambda w: w.focus and only_noun(w.word),
     "focus, a noun not an adjective": lambda w: w.focus and _nounlike(w),
-    "subject, only a noun": lambda w: _noun(w.word),
+    "subject, only a noun": lambda w: only_noun(w.word),
     "subject, a noun not an adjective, or unknown": lambda w: _nounlike(w) or not w.kinds,
 }
 
@@ -132,7 +138,7 @@ def _cause(row: Row) -> str:
         return "a noun another block has, the chosen entry lacks"
     if not row.words:
         return "every subject word in a retrieved block (asked of another thing)"
-    if any(w.focus and _noun(w.word) for w in row.words):
+    if any(w.focus and only_noun(w.word) for w in row.words):
         return "a focus noun in no block, alike a block's word"
     return "a word in no block that the focus rule does not read"
 
@@ -164,16 +170,16 @@ def _read_set(answer_set: AnswerSet) -> list[Row]:
                 said = [top.title, title] + [
                     s for s, heading, _ in sections(block.framed, title) if heading == top.title
                 ]
-                entry = _words(tuple(said))
-                everywhere = _words(tuple(f"{b.framed} {name_words(b.name)}" for b in blocks))
+                entry = naming_words(tuple(said))
+                everywhere = naming_words(tuple(f"{b.framed} {name_words(b.name)}" for b in blocks))
                 have = frozenset().union(
-                    *(_terms(b.framed) | _terms(name_words(b.name)) for b in blocks)
+                    *(text_terms(b.framed) | text_terms(name_words(b.name)) for b in blocks)
                 )
                 before = {stem(w.casefold()) for w in carried(item.question)}
                 words = []
                 for word in subject_words(item.question):
                     term = stem(word.casefold())
-                    if term in _GENERIC or len(term) < 3 or term in before:
+                    if term in ASKING_WORDS or len(term) < 3 or term in before:
                         continue
                     if term in have or derived(term, have):
                         continue

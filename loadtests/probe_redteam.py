@@ -28,7 +28,7 @@ from stream_rag.gate.normalise import normalise_unit
 from stream_rag.ingest.chunking import chunk_spans
 from stream_rag.model.passages import block_sentences
 from stream_rag.model.redteam import Family, Scene, options_for
-from stream_rag.model.redteam_knobs import _FAMILIES as KNOBS
+from stream_rag.model.redteam_knobs import FAMILIES as KNOBS
 from stream_rag.model.redteam_lang import LANG
 from stream_rag.model.redteam_shifts import SHIFTS
 

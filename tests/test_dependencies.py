@@ -65,6 +65,39 @@ def test_no_private_import_from_a_dependency(path: Path) -> None:
     assert private_imports(path.read_text(encoding="utf-8")) == []
 
 
+def private_names_taken(source: str) -> list[str]:
+    """Each private name imported from a module of ours (absolute or relative)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        module = "." * node.level + (node.module or "")
+        if node.level == 0 and module.split(".")[0] not in FIRST_PARTY:
+            continue
+        found += [f"{module}.{a.name} (line {node.lineno})" for a in node.names if _private(a.name)]
+    return found
+
+
+def test_the_checker_finds_a_private_name_of_ours() -> None:
+    assert private_names_taken(
+        "from stream_rag.gate.signals import _content, features\n"
+        "from .support import _referring\n"
+        "from os import _exit\n"
+        "from stream_rag.gate import signals\n"
+    ) == ["stream_rag.gate.signals._content (line 1)", ".support._referring (line 2)"]
+
+
+# Tests may read a module's private parts; the package, benchmarks and tools share only what a
+# module makes public, so a private name can change without breaking another module.
+@pytest.mark.parametrize(
+    "path",
+    [p for p in SOURCES if p.relative_to(ROOT).parts[0] != "tests"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_no_private_name_of_another_module_of_ours(path: Path) -> None:
+    assert private_names_taken(path.read_text(encoding="utf-8")) == []
+
+
 def _requirements() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     listed = list(project["dependencies"])

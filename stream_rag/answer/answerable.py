@@ -39,7 +39,17 @@ from ..model.passages import Candidate, Scorer, rank_sentences, sections
 from ..retrieve.hybrid import Block
 from ..text import tokenize
 
-__all__ = ["Reading", "answering_order", "focus_alike", "not_answered", "read_blocks"]
+__all__ = [
+    "ASKING_WORDS",
+    "Reading",
+    "answering_order",
+    "focus_alike",
+    "naming_words",
+    "not_answered",
+    "only_noun",
+    "read_blocks",
+    "text_terms",
+]
 
 NOT_ANSWERED = (
     "The knowledge base does not answer this question, so I am not answering. "
@@ -56,7 +66,7 @@ ALIKE = 0.5
 # Chosen in folds grouped by knowledge base (docs/decisions/not-answered-asked-about-nowhere.md).
 FOCUS_ALIKE = 0.45
 # Words of a question that say how it asks or who asks, not what about.
-_GENERIC = frozenset(
+ASKING_WORDS = frozenset(
     "i me my we our you your us they them their it its he she his her someone somebody person "
     "people anyone anybody thing things something get got give given take make need want like "
     "know tell help please able one also just still much many long often soon later ago old "
@@ -99,15 +109,15 @@ def read_blocks(asked: Question, blocks: Sequence[Block], dense: Scorer | None) 
     top = ranked[0]
     good = [c for c in ranked if c.alone >= GOOD * top.alone]
     on_kind = not asked.asks_value or any(c.on_kind for c in good)
-    entry = _terms(texts[top.n]) | _terms(name_words(names[top.n]))
+    entry = text_terms(texts[top.n]) | text_terms(name_words(names[top.n]))
     elsewhere: set[str] = set()
     for block in blocks:
         if block.n != top.n:
-            elsewhere |= _terms(block.framed)
+            elsewhere |= text_terms(block.framed)
     missing = []
     for word in subject_words(asked.text):
         term = stem(word.casefold())
-        if term in _GENERIC or len(term) < 3 or not _noun(word):
+        if term in ASKING_WORDS or len(term) < 3 or not only_noun(word):
             continue
         if term in entry or derived(term, frozenset(entry)):
             continue
@@ -136,26 +146,26 @@ def focus_alike(
     before = {stem(w.casefold()) for w in carried(asked.text)}
     have: set[str] = set()
     for block in blocks:
-        have |= _terms(block.framed) | _terms(name_words(block.name))
+        have |= text_terms(block.framed) | text_terms(name_words(block.name))
     known = frozenset(have)
     out: list[tuple[str, float]] = []
     for word in asked.focus:
         term = stem(word.casefold())
-        if term in _GENERIC or len(term) < 3 or term in before or not _noun(word):
+        if term in ASKING_WORDS or len(term) < 3 or term in before or not only_noun(word):
             continue
         if term in known or derived(term, known):
             continue
         # The blocks' words are embedded only once a focus noun is missing from all of them.
-        said = _words(tuple(f"{b.framed} {name_words(b.name)}" for b in blocks))
+        said = naming_words(tuple(f"{b.framed} {name_words(b.name)}" for b in blocks))
         out.append((word, float(max(dense(word, said))) if said else 0.0))
     return tuple(out)
 
 
 @lru_cache(maxsize=1024)
-def _words(texts: tuple[str, ...]) -> tuple[str, ...]:
+def naming_words(texts: tuple[str, ...]) -> tuple[str, ...]:
     """The blocks' words that may name something (stop and asking words out), each once."""
     words = (w for text in texts for w in tokenize(text))
-    return tuple(dict.fromkeys(w for w in words if len(w) >= 3 and stem(w) not in _GENERIC))
+    return tuple(dict.fromkeys(w for w in words if len(w) >= 3 and stem(w) not in ASKING_WORDS))
 
 
 def _swapped(
@@ -168,21 +178,23 @@ def _swapped(
     infectious?" over chickenpox.md's "How long is someone infectious?"), not in other words
     ("free delivery" over "free shipping"). Empty when not so, or with no embedder."""
     title = name_words(name)
-    entry = _terms(title) | _terms(top.title)
+    entry = text_terms(title) | text_terms(top.title)
     for sentence, heading, _ in sections(text, title):
         if heading == top.title:
-            entry |= _terms(sentence)
-    heads = {t for t in _terms(f"{top.title} {title}") if t not in _GENERIC}
+            entry |= text_terms(sentence)
+    heads = {t for t in text_terms(f"{top.title} {title}") if t not in ASKING_WORDS}
     # A follow-up's words carried from the turn before ("kettle" into "What about the
     # blender?") are not what it asks of this entry.
     before = {stem(w.casefold()) for w in carried(asked.text)}
-    asked_terms = {t for t in asked.terms if t not in _GENERIC and t not in before}
+    asked_terms = {t for t in asked.terms if t not in ASKING_WORDS and t not in before}
     if dense is None or len(heads & asked_terms) < 2:
         return ()
     own = frozenset(entry)
     extra = [t for t in asked_terms if t not in own and not derived(t, own)]
     lacking = [
-        w for w in asked.subject if (t := stem(w.casefold())) in extra and len(t) >= 3 and _noun(w)
+        w
+        for w in asked.subject
+        if (t := stem(w.casefold())) in extra and len(t) >= 3 and only_noun(w)
     ]
     if len(extra) != 1 or len(lacking) != 1:
         return ()  # the entry lacks more of the question than one subject: not a swap
@@ -190,12 +202,12 @@ def _swapped(
     other = [
         w
         for w in subject_words(f"{top.title} {title}")
-        if (t := stem(w.casefold())) not in _GENERIC
+        if (t := stem(w.casefold())) not in ASKING_WORDS
         and len(t) >= 3
         and t not in said
         and not derived(t, frozenset(said))
     ]
-    nouns = [w for w in other if _noun(w)]
+    nouns = [w for w in other if only_noun(w)]
     # Alike any word the entry has in its place ("shipping" is a verb's form too) is a paraphrase.
     if not nouns or max(dense(lacking[0], other)) >= ALIKE:
         return ()
@@ -233,7 +245,7 @@ def answering_order(question: str, blocks: Sequence[Block], dense: Scorer | None
 
 
 @lru_cache(maxsize=8192)
-def _terms(text: str) -> frozenset[str]:
+def text_terms(text: str) -> frozenset[str]:
     """Kept per text: the same blocks and their sentences are read for question after question
     (tokenizing them again was ~40% of the check's CPU)."""
     return frozenset(stem(t) for t in tokenize(text))
@@ -256,12 +268,12 @@ _HEAD_MARK = re.compile(r"^(?:Q\s*:\s*)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
-def _noun(word: str) -> bool:
+def only_noun(word: str) -> bool:
     """Whether `word` can only be a noun (dictionary lemmas): what a question asks about, not
     how ("pay", "bring", "taken"); a word the dictionary lacks (a name) is the names check's."""
     if not word.isascii() or not word.isalpha():
         return False
-    import lemminflect  # loaded by the gate already (terms._lemma_keys)
+    import lemminflect  # loaded by the gate already (terms.lemma_keys)
 
     kinds = set(lemminflect.getAllLemmas(word.casefold()))
     return bool(kinds) and kinds <= {"NOUN", "PROPN"}

@@ -33,6 +33,7 @@ __all__ = [
     "WordVectors",
     "aligned_match",
     "block_windows",
+    "content_keys",
     "evidence_sentences",
     "features",
     "with_cosine",
@@ -143,7 +144,7 @@ _CLAUSE = re.compile(
 
 
 @functools.lru_cache(maxsize=1024)
-def _content(text: str) -> tuple[tuple[str, frozenset[str], str], ...]:
+def content_keys(text: str) -> tuple[tuple[str, frozenset[str], str], ...]:
     """(stem, lemma keys, surface form) of each content term of raw `text` (cached: a
     sentence's are read several times)."""
     _, words = scan(canonical(text))
@@ -204,12 +205,12 @@ def features(
     without `sentence_vector`, the ones that need no embedding (cosine and window overlap 0);
     without `pieces` (its word-piece states), no alignment (0)."""
     cited = tuple(sorted(set(verdict.cited)))
-    terms = _content(sentence)
+    terms = content_keys(sentence)
     block_keys = ctx.block_keys(cited)
     block_overlap, unsupported = _overlap(terms, block_keys, ctx)
     gap = 0.0
     for clause in _CLAUSE.split(canonical(sentence)):
-        clause_terms = _content(clause)
+        clause_terms = content_keys(clause)
         if len(clause_terms) >= 2:
             gap = max(gap, 1.0 - _overlap(clause_terms, block_keys, ctx)[0])
     soft = worst = 0.0
@@ -253,7 +254,7 @@ def with_cosine(
     best = int(np.argmax(sims))
     w = windows[best]
     window_keys = ctx.window_keys(w.block, w.start, w.end)
-    window_overlap, _ = _overlap(_content(sentence), window_keys, ctx)
+    window_overlap, _ = _overlap(content_keys(sentence), window_keys, ctx)
     f = replace(f, cosine=float(sims[best]), window_overlap=window_overlap)
     spans = vectors(w.block).spans
     in_window = [(w.block, i) for i, (s, e) in enumerate(spans) if s >= w.start and e <= w.end]
@@ -265,7 +266,7 @@ def with_cosine(
     if aligned is None:  # no word pieces (a block stored without them): alignment 0
         return f
     block_keys = ctx.block_keys(tuple(sorted(set(cited))))
-    terms = _content(sentence)
+    terms = content_keys(sentence)
     missing_worst = 0.0
     for term, keys, surface in terms:
         match = aligned_match(surface, aligned.words)

@@ -86,6 +86,6 @@ def _nounish(word: str) -> bool:
 
 @lru_cache(maxsize=8192)
 def _kinds(word: str) -> frozenset[str]:
-    import lemminflect  # loaded by the gate already (terms._lemma_keys)
+    import lemminflect  # loaded by the gate already (terms.lemma_keys)
 
     return frozenset(lemminflect.getAllLemmas(word))

@@ -18,6 +18,7 @@ __all__ = [
     "NEGATION_CUE",
     "WORD",
     "content_terms",
+    "lemma_keys",
     "model_names",
     "names_model",
     "stem",
@@ -90,7 +91,7 @@ def content_terms(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def _lemma_keys(token: str, term: str) -> frozenset[str]:
+def lemma_keys(token: str, term: str) -> frozenset[str]:
     """`term` and the stems of the token's dictionary lemmas ("went" -> go, "mice" -> mouse)."""
     if not token.isascii():
         return frozenset((term,))
@@ -108,7 +109,7 @@ def term_keys(text: str) -> list[tuple[str, frozenset[str], str]]:
         term = term_of(token)
         if term is not None:
             keys, surface = out.get(term, (frozenset(), token))
-            out[term] = (keys | _lemma_keys(token, term), surface)
+            out[term] = (keys | lemma_keys(token, term), surface)
     return [(term, keys, surface) for term, (keys, surface) in out.items()]
 
 

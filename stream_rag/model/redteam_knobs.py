@@ -43,6 +43,7 @@ from .redteam_shifts import (
 __all__ = [
     "CONTROL_SHARE",
     "CYRILLIC_LOOKS",
+    "FAMILIES",
     "GREEK_LOOKS",
     "LOOKALIKES",
     "RED_TEAM",
@@ -379,7 +380,7 @@ def smuggle(scene: Scene) -> list[Option]:
 
 # -- the knobs ----------------------------------------------------------------------------------
 
-_FAMILIES: dict[str, Family] = {
+FAMILIES: dict[str, Family] = {
     **wording(),
     "unit_swap": unit_swap,
     "number_words": number_words,
@@ -402,7 +403,7 @@ _FAMILIES: dict[str, Family] = {
     "only_shift": only_shift,
     **RATES,
 }
-RED_TEAM = tuple(_FAMILIES)
+RED_TEAM = tuple(FAMILIES)
 
 
 def red_team(
@@ -415,7 +416,7 @@ def red_team(
     rng.shuffle(others)
     for candidate in (sentence, *others):
         scene = Scene(n, candidate, own, blocks, rng)
-        options = options_for(_FAMILIES[behaviour], scene)
+        options = options_for(FAMILIES[behaviour], scene)
         false = [o for o in options if o.false]
         true = [o for o in options if not o.false]
         if not options:

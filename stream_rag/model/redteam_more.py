@@ -11,13 +11,13 @@ from functools import lru_cache
 
 from .redteam import Option, Scene
 
-__all__ = ["subject_swap"]
+__all__ = ["only_noun", "subject_swap"]
 
 _HEAD = re.compile(r"^((?:(?:The|A|An|All|Each|Every|Our|Your)\s+)?)([A-Za-z][a-z]+)(?=\s)")
 
 
 @lru_cache(maxsize=4096)
-def _noun(word: str) -> bool:
+def only_noun(word: str) -> bool:
     import lemminflect
 
     lemmas = lemminflect.getAllLemmas(word.lower())
@@ -35,7 +35,7 @@ def _subject(sentence: str, block: str) -> tuple[str, str] | None:
     if match is None:
         return None
     article, noun = match.group(1), match.group(2)
-    if noun.lower() in _PRONOUNS or not _noun(noun) or (article and noun[0].isupper()):
+    if noun.lower() in _PRONOUNS or not only_noun(noun) or (article and noun[0].isupper()):
         return None
     if re.search(rf"(?<=[a-z,] ){re.escape(noun.capitalize())}\b", block):
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .redteam import Option, Scene, lower_first
-from .redteam_more import _noun
+from .redteam_more import only_noun
 
 __all__ = ["RATES", "rates"]
 
@@ -33,7 +33,7 @@ def rates(scene: Scene) -> list[Option]:
     block = " ".join(scene.own).lower()
     out: list[Option] = []
     nouns = [
-        n for n in dict.fromkeys(_NOUN_AFTER.findall(block)) if n not in _NOT_NOUNS and _noun(n)
+        n for n in dict.fromkeys(_NOUN_AFTER.findall(block)) if n not in _NOT_NOUNS and only_noun(n)
     ]
     for m in _PER.finditer(s):
         noun = m.group(1)
