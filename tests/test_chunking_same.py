@@ -113,7 +113,8 @@ def old_heading_context(text: str, starts: Sequence[int], limit: int = 300) -> l
         path = [title for _, title in stack]
         while len(path) > 1 and sum(len(t) + 1 for t in path) > limit:
             path.pop(0)
-        out.append([t[:limit] for t in path])
+        # As heading_context writes a title cut at `limit`: without the space the cut may end on.
+        out.append([t[:limit].rstrip() for t in path])
     return out
 
 
