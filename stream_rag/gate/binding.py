@@ -19,7 +19,7 @@ from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
 from .magnitude import magnitude_mismatch
 from .support import Span, Word, replaced
-from .traded import traded
+from .traded import repaired, traded
 
 __all__ = ["binding_mismatch", "referent", "transplanted"]
 
@@ -516,6 +516,7 @@ def binding_mismatch(
         or _denial(lowered, span)
         or magnitude_mismatch(lowered, span.lowered)
         or traded(lowered, span.lowered)
+        or repaired(lowered, span.lowered)
         or _bounds(lowered, quantities, span)
         or _modal(lowered, span)
         or _scope(mine, theirs, span.context)

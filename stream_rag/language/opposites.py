@@ -104,7 +104,7 @@ _CLASSES = (
     "january february march april may june july august september october november december",
     "byte kb mb gb tb pb kilobyte megabyte gigabyte terabyte",
     "mm cm km metre meter kilometre kilometer mile inch foot feet yard",
-    "mg kg gram kilogram pound ounce tonne ton lb",
+    "mg g kg gram kilogram pound ounce tonne ton lb",
     "ml litre liter gallon pint",
     "dollar euro pound yen franc cent penny rupee yuan",
     "morning afternoon evening night midnight noon",
