@@ -18,7 +18,10 @@ by "and"/"but"/";" says (each with a verb of its own) joined to what only the ot
 rest of each left out ("Parking at the station is free." of "Parking at the station is 3 euros
 a day, and free parking is available downtown."); and a word the statement writes only right
 before one mention of a noun said of another mention, named by another modifier ("Adult
-tickets are free." of "Children get a free ticket with every adult ticket sold online.").
+tickets are free." of "Children get a free ticket with every adult ticket sold online.");
+and one word of the statement put in the place of another between the same words, the one it
+replaced written nowhere in the clause ("Vans must have lights at each hydrant at night." of
+"Vans must have lights at each corner at night and must not block a fire hydrant.").
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..language.statements import titled
 from ..language.terms import stem
 from .support import Span, Word
 
-__all__ = ["mixed_parts"]
+__all__ = ["mixed_parts", "moved_in"]
 
 _CUT = re.compile(r";|,\s|[.!?](?:\s|$)|\n|\s(?:and|but|or|while|whereas)\s", re.IGNORECASE)
 
@@ -79,6 +82,43 @@ def mixed_parts(text: str, words: Sequence[Word], span: Span) -> tuple[str, str]
             if any(k != (x, y) and not _apart(text, words, mine_forms, k[0], y) for k in kept):
                 return y, x
     return None
+
+
+def moved_in(text: str, words: Sequence[Word], span: Span) -> tuple[str, str] | None:
+    """(the noun moved, the span's noun whose place it took) when the clause writes a noun of
+    its span where the span has another, the words on both sides the span's own, and the noun
+    it replaced nowhere in the clause, else None. Verbs are left out: "allowed into the area"
+    restates "allowed to enter the area"."""
+    mine = [(f, w) for w, f in zip(words, _forms(text, words), strict=True) if not w.number]
+    theirs = [(f, w) for w, f in zip(span.words, _forms(span.text, span.words), strict=True)]
+    theirs = [(f, w) for f, w in theirs if not w.number]
+    forms, span_forms = [f for f, _ in mine], [f for f, _ in theirs]
+    for i in range(1, len(mine) - 1):
+        new, near = forms[i], (forms[i - 1], forms[i + 1])
+        if new not in span_forms or _counts(new) or not _noun(_of(text, mine[i][1])):
+            continue
+        places = [
+            j for j in range(1, len(theirs) - 1) if (span_forms[j - 1], span_forms[j + 1]) == near
+        ]
+        # Where the span writes the word itself, a neighbour in common: its own place.
+        if not places or any(
+            _meets(span_forms, j, near) for j, f in enumerate(span_forms) if f == new
+        ):
+            continue
+        for j in places:
+            was = span_forms[j]
+            noun = _noun(_of(span.text, theirs[j][1]))
+            if was != new and was not in forms and not _counts(was) and noun:
+                return new, was
+    return None
+
+
+def _of(text: str, word: Word) -> str:
+    return text[word.start : word.end].lower()
+
+
+def _meets(forms: Sequence[str], j: int, near: tuple[str, str]) -> bool:
+    return (j > 0 and forms[j - 1] == near[0]) or (j + 1 < len(forms) and forms[j + 1] == near[1])
 
 
 def _forms(text: str, words: Sequence[Word]) -> list[str]:

@@ -17,7 +17,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..language.statements import titled
-from .coordinated import mixed_parts, modifier_carried, predicate_carried
+from .coordinated import mixed_parts, modifier_carried, moved_in, predicate_carried
 from .roles import roles
 from .support import Span, Word
 from .swaps import swapped
@@ -108,6 +108,8 @@ def unsaid(
         return why
     if (mixed := mixed_parts(text, words, span)) is not None:
         return f"{mixed[0]!r} is said of another part of the span, in place of {mixed[1]!r}"
+    if (took := moved_in(text, words, span)) is not None:
+        return f"{took[0]!r} of the span stands in the place of its {took[1]!r}"
     if (carried := predicate_carried(text, words, span, _finite)) is not None:
         return f"{carried[0]!r} is said in another clause of the span than {carried[1]!r}"
     if (moved := modifier_carried(text, words, span)) is not None:
