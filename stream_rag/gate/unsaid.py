@@ -21,6 +21,15 @@ from .coordinated import mixed_parts, modifier_carried, moved_in, predicate_carr
 from .roles import roles
 from .support import Span, Word
 from .swaps import swapped
+from .wordclass import (
+    can_be_verb,
+    finite,
+    modifier,
+    modifier_or_noun,
+    nounish,
+    plain_noun,
+    subject_head,
+)
 
 __all__ = ["unsaid"]
 
@@ -110,7 +119,7 @@ def unsaid(
         return f"{mixed[0]!r} is said of another part of the span, in place of {mixed[1]!r}"
     if (took := moved_in(text, words, span)) is not None:
         return f"{took[0]!r} of the span stands in the place of its {took[1]!r}"
-    if (carried := predicate_carried(text, words, span, _finite)) is not None:
+    if (carried := predicate_carried(text, words, span, finite)) is not None:
         return f"{carried[0]!r} is said in another clause of the span than {carried[1]!r}"
     if (moved := modifier_carried(text, words, span)) is not None:
         return f"{moved[0]!r} is said of another {moved[1]!r} in the span"
@@ -135,10 +144,10 @@ def unsaid(
             # stations ... costs"): the span's object made the subject.
             dropped = theirs[:j2]
             between = span.text[dropped[-1].end : theirs[j2].start]
-            nouns = any(_noun(_of(span.text, w)) for w in dropped)
+            nouns = any(plain_noun(_of(span.text, w)) for w in dropped)
             # Not a fragment: "on 2024-05-01 and raised ...", "five business days."
             opens = not _JOINS.search(text[: mine[0].start]) and any(
-                _finite(_of(text, w).lower()) for w in mine
+                finite(_of(text, w).lower()) for w in mine
             )
             if (
                 opens
@@ -166,7 +175,7 @@ def unsaid(
             # ("The Silver pass ... It includes": what "It" names).
             glued = not text[run[-1].end : mine[i2].start].strip()
             other = all(w.key in elsewhere and w.key not in span.keys for w in run)
-            if glued and other and all(_modifier_or_noun(_of(text, w)) for w in run):
+            if glued and other and all(modifier_or_noun(_of(text, w)) for w in run):
                 return f"{phrase!r} narrows the span's subject to another statement's"
         if tag == "delete" and i2 == len(mine) and i1 and _LISTED.search(gap):
             # The clause's last item, of the statement's words, counting what the statement
@@ -179,7 +188,7 @@ def unsaid(
             # span's subject gone ("Refunds are not eligible for a refund").
             later = {w.key for w in mine[i2:]}
             gone = {w.key for w in theirs[j1:j2]} - set(a)
-            if gone and all(w.key in later and _noun(_of(text, w)) for w in run):
+            if gone and all(w.key in later and plain_noun(_of(text, w)) for w in run):
                 return f"{phrase!r} is the span's object made its subject"
         if 2 * sum(w.key in own for w in run) > len(run):
             continue  # mostly the span's words: written in another order
@@ -196,10 +205,10 @@ def unsaid(
             word, was, head = run[0], theirs[j1], mine[i2]
             # A modifier: the next word, right after it, is the noun it qualifies ("school
             # email"); a head noun ("Team users have") is where synonyms are written.
-            modifies = not text[word.end : head.start].strip() and _noun(_of(text, head))
+            modifies = not text[word.end : head.start].strip() and plain_noun(_of(text, head))
             other = modifies and issued is not None and word.key not in cited_keys
             other = other and was.key not in a
-            if other and _modifier(_of(text, word)) and issued is not None and word.key in issued():
+            if other and modifier(_of(text, word)) and issued is not None and word.key in issued():
                 return f"{phrase!r} of another block stands where the span says {was.key!r}"
         if tag == "replace":
             if i1 or j1 or not _OPENS.fullmatch(gap):
@@ -235,7 +244,7 @@ def _other_subject(
     """Why `run`, the clause's opening words in the place of the span's `replaced`, is another
     statement's subject: nouns of it the span does not write, the span's own not said at all."""
     said = [
-        w for w in run if w.key in elsewhere and (w.name or _nounish(_of(text, w), w.key, named))
+        w for w in run if w.key in elsewhere and (w.name or nounish(_of(text, w), w.key, named))
     ]
     gone = {w.key for w in replaced} - set(written)
     if said and gone:
@@ -271,7 +280,7 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
         k = len(a) - tail
         if tail < 2 or k == 0 or tail == len(theirs) or set(theirs[: len(theirs) - tail]) <= set(a):
             continue  # no predicate of it, the clause is all of it, or keeps its subject whole
-        if tail == 2 and not any(_can_be_verb(_of(text, w).lower()) for w in words[k:]):
+        if tail == 2 and not any(can_be_verb(_of(text, w).lower()) for w in words[k:]):
             continue  # two words and no verb: a number's unit ("15 business days"), no predicate
         opening = set(a[:k])
         # "-in" of "check-in" is the word's own, no preposition joining it to the predicate
@@ -279,26 +288,11 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
         compound = len(found.group()) if (found := _COMPOUND_END.match(between)) else 0
         if opening <= set(theirs) or _JOINS.search(_INFINITIVE.sub(" ", between[compound:])):
             continue  # its own words, or joined to the predicate ("..., with 20 GB of storage")
-        nouns = any(not w.number and _head(_of(text, w), w.key, named) for w in words[:k])
+        nouns = any(not w.number and subject_head(_of(text, w), w.key, named) for w in words[:k])
         if nouns and any(opening <= set(other) for other in statements if other != theirs):
             phrase = text[words[0].start : words[k - 1].end + compound]
             return f"{phrase!r} is another statement's subject, not the span's"
     return ""
-
-
-@lru_cache(maxsize=8192)
-def _can_be_verb(word: str) -> bool:
-    import lemminflect
-
-    return "VERB" in lemminflect.getAllLemmas(word)
-
-
-def _head(word: str, key: str, named: frozenset[str]) -> bool:
-    """A word a subject's head may be: one that can be a noun ("filling", "white" as well),
-    or one the lemma tables do not know that no block writes as a name."""
-    import lemminflect
-
-    return "NOUN" in lemminflect.getAllLemmas(word.lower()) or _nounish(word, key, named)
 
 
 def _statements(span: Span, theirs: Sequence[Word], semicolons: bool = False) -> list[list[Word]]:
@@ -357,56 +351,9 @@ def _ends_part(text: str, word: Word) -> bool:
     return not rest or rest[0] in ",;:.!?)"
 
 
-@lru_cache(maxsize=8192)
-def _modifier(word: str) -> bool:
-    """Whether `word` can be an adjective or a noun and is no verb (a modifier's place)."""
-    import lemminflect
-
-    lemmas = lemminflect.getAllLemmas(word.lower())
-    return bool({"ADJ", "NOUN"} & set(lemmas)) and "VERB" not in lemmas
-
-
-@lru_cache(maxsize=8192)
-def _noun(word: str) -> bool:
-    """Whether `word` can be a noun and is no verb's -s form or adjective only."""
-    import lemminflect
-
-    lemmas = lemminflect.getAllLemmas(word.lower())
-    return "NOUN" in lemmas and "ADJ" not in lemmas and "ADV" not in lemmas
-
-
 def _rest_equal(ops: Sequence[tuple[str, int, int, int, int]]) -> bool:
     """Whether the clause is the span from some word on: every op after the first is equal."""
     return all(op[0] == "equal" for op in ops[1:])
-
-
-def _nounish(word: str, key: str, named: frozenset[str]) -> bool:
-    """A noun, or a word the lemma tables do not know ("Sync") that no block writes as a name:
-    a subject's head, no verb."""
-    return _noun(word) or (key not in named and not _known(word.lower()))
-
-
-@lru_cache(maxsize=8192)
-def _known(word: str) -> bool:
-    import lemminflect
-
-    return bool(lemminflect.getAllLemmas(word))
-
-
-@lru_cache(maxsize=8192)
-def _modifier_or_noun(word: str) -> bool:
-    """An adjective, a noun or a participle ("Deleted"), not a function word."""
-    import lemminflect
-
-    lemmas = lemminflect.getAllLemmas(word.lower())
-    if {"ADJ", "NOUN"} & set(lemmas):
-        return True
-    return any(
-        word.lower() in lemminflect.getInflection(v, tag="VBN") for v in lemmas.get("VERB", ())
-    )
-
-
-_AUXILIARIES = frozenset("is are was were has have had can cannot will must may should".split())
 
 
 def _all_of_another(universal: re.Match[str], words: Sequence[Word], span: Span) -> str:
@@ -455,18 +402,3 @@ def _groups_reordered(text: str, span_text: str) -> str:
 
 # Digit groups written one after another with single spaces: one number (a phone number).
 _DIGIT_RUN = re.compile(r"(?<!\d)(?<!\d[.,:])\d+(?: \d+)+(?!\d|[.,:]\d)")
-
-
-@lru_cache(maxsize=8192)
-def _finite(word: str) -> bool:
-    """Whether a word can be a finite verb ("costs", "is"), as a predicate has one."""
-    import lemminflect
-
-    if word in _AUXILIARIES:
-        return True
-    for lemma in lemminflect.getAllLemmas(word).get("VERB", ()):
-        if word != lemma and any(
-            word in lemminflect.getInflection(lemma, tag=tag) for tag in ("VBZ", "VBD")
-        ):
-            return True
-    return False
