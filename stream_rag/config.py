@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -12,18 +10,10 @@ from typing import Any
 
 from starlette.config import Config
 
+from .config_checks import check
 from .errors import InvalidFieldError
 
 ENV_PREFIX = "STREAM_RAG_"
-# The URL schemes of a PostgreSQL store (store/sql.py picks its backend by them too).
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres_url(target: object) -> bool:
-    return isinstance(target, str) and target.startswith(POSTGRES_SCHEMES)
-
-
-GATE_MODES = ("strict", "balanced")
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,153 +249,7 @@ class Settings:
     resume_grace_s: float = 30.0
 
     def __post_init__(self) -> None:
-        for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
-            if getattr(self, name) < 1:
-                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
-        for name in (
-            "max_extracted_chars",
-            "max_chunks_per_doc",
-            "index_workers",
-            "index_batch",
-            "index_max_attempts",
-            "max_queued_jobs",
-        ):
-            if getattr(self, name) < 1:
-                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
-        for name in (
-            "key_max_documents",
-            "key_max_mb",
-            "key_max_chunks",
-            "collection_max_documents",
-            "collection_max_mb",
-            "collection_max_chunks",
-        ):
-            if getattr(self, name) < 0:
-                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be >= 0 (0: no quota)")
-        if self.max_chunks_per_kb <= 0:
-            raise InvalidFieldError("STREAM_RAG_MAX_CHUNKS_PER_KB must be positive")
-        if min(self.extract_wall_s, self.max_unzipped_mb, self.max_zip_ratio) <= 0:
-            raise InvalidFieldError(
-                "STREAM_RAG_EXTRACT_WALL_S, _MAX_UNZIPPED_MB and _MAX_ZIP_RATIO must be positive"
-            )
-        if self.max_upload_mb <= 0:
-            raise InvalidFieldError("STREAM_RAG_MAX_UPLOAD_MB must be positive")
-        if self.chunk_chars < 100:
-            raise InvalidFieldError("STREAM_RAG_CHUNK_CHARS must be at least 100")
-        if not 0 <= self.chunk_overlap_chars <= self.chunk_chars // 2:
-            raise InvalidFieldError(
-                "STREAM_RAG_CHUNK_OVERLAP_CHARS must be between 0 and half of CHUNK_CHARS"
-            )
-        if not 0 < self.port < 65536:
-            raise InvalidFieldError("STREAM_RAG_PORT must be a TCP port number")
-        if not 1 <= self.top_k <= self.candidates <= 1000:
-            raise InvalidFieldError("need 1 <= STREAM_RAG_TOP_K <= STREAM_RAG_CANDIDATES <= 1000")
-        if self.store_wait_attempts < 1:
-            raise InvalidFieldError("STREAM_RAG_STORE_WAIT_ATTEMPTS must be at least 1")
-        if self.store_wait_s < 0:
-            raise InvalidFieldError("STREAM_RAG_STORE_WAIT_S must be >= 0")
-        if self.hnsw_ef < 1:
-            raise InvalidFieldError("STREAM_RAG_HNSW_EF must be at least 1")
-        if self.hnsw_auto_points < 0:
-            raise InvalidFieldError("STREAM_RAG_HNSW_AUTO_POINTS must be >= 0")
-        if self.hnsw_journal_mb <= 0:
-            raise InvalidFieldError("STREAM_RAG_HNSW_JOURNAL_MB must be positive")
-        if self.dense_mirror_max_points < 0:
-            raise InvalidFieldError("STREAM_RAG_DENSE_MIRROR_MAX_POINTS must be >= 0")
-        if self.cpu_workers < 0:
-            raise InvalidFieldError("STREAM_RAG_CPU_WORKERS must be >= 0 (0: CPUs minus one)")
-        for name in ("embed_query_precision", "embed_passage_precision", "embed_gate_precision"):
-            if getattr(self, name) not in ("fp32", "int8"):
-                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be 'fp32' or 'int8'")
-        if self.sched_slice_us and not 100 <= self.sched_slice_us <= 100_000:
-            raise InvalidFieldError("STREAM_RAG_SCHED_SLICE_US must be 0 or 100-100000")
-        if not 0 < self.gil_switch_ms <= 100:
-            raise InvalidFieldError("STREAM_RAG_GIL_SWITCH_MS must be above 0 and at most 100")
-        if self.query_cache_size < 0:
-            raise InvalidFieldError("STREAM_RAG_QUERY_CACHE_SIZE must be >= 0")
-        if self.fusion not in ("weighted", "rrf"):
-            raise InvalidFieldError("STREAM_RAG_FUSION must be 'weighted' or 'rrf'")
-        if self.gate_mode not in GATE_MODES:
-            raise InvalidFieldError("STREAM_RAG_GATE_MODE must be 'strict' or 'balanced'")
-        if self.verify_style not in ("tei", "llm"):
-            raise InvalidFieldError("STREAM_RAG_VERIFY_STYLE must be 'tei' or 'llm'")
-        if self.verify_timeout_ms <= 0:
-            raise InvalidFieldError("STREAM_RAG_VERIFY_TIMEOUT_MS must be positive")
-        if self.condense not in ("lexical", "llm", "off"):
-            raise InvalidFieldError("STREAM_RAG_CONDENSE must be 'lexical', 'llm' or 'off'")
-        if min(self.max_connections, self.header_timeout_s, self.keep_alive_s) <= 0:
-            raise InvalidFieldError(
-                "STREAM_RAG_MAX_CONNECTIONS, _HEADER_TIMEOUT_S and _KEEP_ALIVE_S must be > 0"
-            )
-        if min(self.max_connections_per_address, self.max_idle_per_address) < 1:
-            raise InvalidFieldError(
-                "STREAM_RAG_MAX_CONNECTIONS_PER_ADDRESS and _MAX_IDLE_PER_ADDRESS must be >= 1"
-            )
-        if self.reserved_connections < 0:
-            raise InvalidFieldError("STREAM_RAG_RESERVED_CONNECTIONS must be >= 0")
-        for proxy in self.trusted_proxies:
-            try:
-                ipaddress.ip_network(proxy, strict=False)
-            except ValueError:
-                raise InvalidFieldError(
-                    f"STREAM_RAG_TRUSTED_PROXIES: {proxy!r} is not an address or CIDR"
-                ) from None
-        for name in ("body_timeout_s", "body_min_kb_s"):
-            if getattr(self, name) <= 0:
-                raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be > 0")
-        if not (self.answer_timeout_s > 0 and self.drain_s >= 0):
-            raise InvalidFieldError(
-                "STREAM_RAG_ANSWER_TIMEOUT_S must be > 0 and STREAM_RAG_DRAIN_S >= 0"
-            )
-        if self.rerank_style not in ("tei", "cohere"):
-            raise InvalidFieldError("STREAM_RAG_RERANK_STYLE must be 'tei' or 'cohere'")
-        if (
-            min(self.dense_weight, self.bm25_weight, self.title_weight) < 0
-            or self.dense_weight + self.bm25_weight <= 0
-        ):
-            raise InvalidFieldError("branch weights must be >= 0 and not both zero")
-        for origin in self.cors_origins:
-            if origin != "*" and not re.fullmatch(r"https?://[^/\s]+/?", origin):
-                raise InvalidFieldError(
-                    f"STREAM_RAG_CORS_ORIGINS: {origin!r} is not an origin like https://host:port"
-                )
-        for host in self.allowed_hosts:
-            if not re.fullmatch(r"\*|(\*\.)?[A-Za-z0-9.\[\]:_-]+", host):
-                raise InvalidFieldError(
-                    f"STREAM_RAG_ALLOWED_HOSTS: {host!r} is not a host name, '*.example.com' or '*'"
-                )
-        for source in self.frame_ancestors:
-            if not re.fullmatch(r"'self'|'none'|https?://[^/\s;,']+/?", source):
-                raise InvalidFieldError(
-                    f"STREAM_RAG_FRAME_ANCESTORS: {source!r} is not an origin like https://host"
-                )
-        if self.public_url is not None and not re.match(r"https?://[^/\s]+", self.public_url):
-            raise InvalidFieldError("STREAM_RAG_PUBLIC_URL must start with http:// or https://")
-        if not 1 <= self.max_json_kb <= 100_000:
-            raise InvalidFieldError("STREAM_RAG_MAX_JSON_KB must be between 1 and 100000")
-        if self.stream_keep_s < 0:
-            raise InvalidFieldError("STREAM_RAG_STREAM_KEEP_S must be >= 0")
-        if not 0 <= self.resume_grace_s <= 3600:
-            raise InvalidFieldError("STREAM_RAG_RESUME_GRACE_S must be between 0 and 3600")
-        if not (self.job_lease_s > 0 and self.job_poll_s > 0):
-            raise InvalidFieldError("STREAM_RAG_JOB_LEASE_S and _POLL_S must be > 0")
-        if self.database_url is not None and not is_postgres_url(self.database_url):
-            raise InvalidFieldError(
-                "STREAM_RAG_DATABASE_URL must be a postgresql:// URL "
-                "(unset: SQLite in the data directory)"
-            )
-        if not 1 <= self.database_pool <= 1000:
-            raise InvalidFieldError("STREAM_RAG_DATABASE_POOL must be between 1 and 1000")
-        if self.rate_limit_rpm < 1 or self.max_streams < 1:
-            raise InvalidFieldError("STREAM_RAG_RATE_LIMIT_RPM and _MAX_STREAMS must be >= 1")
-        if self.question_log_days < 0 or self.feedback_rpm < 1:
-            raise InvalidFieldError(
-                "STREAM_RAG_QUESTION_LOG_DAYS must be >= 0 and STREAM_RAG_FEEDBACK_RPM >= 1"
-            )
-        if self.visitor_rpm < 1 or self.visitor_max_streams < 1:
-            raise InvalidFieldError("STREAM_RAG_VISITOR_RPM and _MAX_STREAMS must be >= 1")
-        if not 1 <= self.chat_max_top_k <= 100:
-            raise InvalidFieldError("STREAM_RAG_CHAT_MAX_TOP_K must be between 1 and 100")
+        check(self)
 
     @property
     def max_upload_bytes(self) -> int:

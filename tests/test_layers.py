@@ -17,6 +17,7 @@ SHARED = (
     "types",
     "errors",
     "config",
+    "config_checks",
     "sse",
     "request_context",
     "lifecycle",

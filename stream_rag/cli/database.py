@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings, is_postgres_url
+from ..config import Settings
+from ..config_checks import is_postgres_url
 from ..errors import DataDirMissingError, InvalidFieldError
 from ..store.database import Database
 from ..store.migrations import MIGRATIONS

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..config import is_postgres_url
+from ..config_checks import is_postgres_url
 from .migrations import MIGRATIONS, SCHEMA_MIGRATIONS, Migration, statements
 from .records import utc_now
 from .sql import Backend, Connection, Result
