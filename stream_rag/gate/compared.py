@@ -82,6 +82,20 @@ _POLE = {
     for w in ws.split()
 }
 _TOKEN = re.compile(r"[^\W_]+")
+# Words of order in time and words of position or rank, each with its direction (0: earlier,
+# ahead, above; 1: later, behind, below). One sense may say the other's order ("listed above"
+# of "listed before", "ranked higher" of "ranked ahead"), so a word of one sense in the place
+# of the other's is turned only when the directions differ ("sails below" of "sails before").
+# English closed class.
+_TIMED = {
+    **dict.fromkeys("before ahead prior earlier sooner earliest soonest first previous".split(), 0),
+    **dict.fromkeys("preceding older oldest".split(), 0),
+    **dict.fromkeys("after behind later latest last next newer newest".split(), 1),
+}
+_PLACED = {
+    **dict.fromkeys("above over higher highest".split(), 0),
+    **dict.fromkeys("below under lower lowest".split(), 1),
+}
 # Words that say one order from its other side ("B costs less than A" of "A costs more than
 # B"): one sense turned, not any two poles of an axis ("B is the fewest" or "B is lower" of "A
 # costs more than B" compares another thing). English closed class.
@@ -176,7 +190,24 @@ def turned(sentence: str, evidence: Iterable[str]) -> str:
             if _converse(mine, i, theirs):
                 continue
             return f"says {mine[i]!r} where the statement it restates says {theirs[other[0]]!r}"
+        for i in range(i1, i2):
+            crossed = [j for j in range(j1, j2) if _crossed(mine[i], theirs[j])]
+            kept = any(_direction(w) == _direction(mine[i]) for w in theirs[j1:j2])
+            if crossed and not kept and not _converse(mine, i, theirs):
+                said = theirs[crossed[0]]
+                return f"says {mine[i]!r} where the statement it restates says {said!r}"
     return ""
+
+
+def _direction(word: str) -> int | None:
+    return _TIMED.get(word, _PLACED.get(word))
+
+
+def _crossed(a: str, b: str) -> bool:
+    """Whether `a` and `b` are words of order of the two senses, time and place, that point
+    the other way ("below" and "before")."""
+    senses = (a in _TIMED) + (b in _TIMED), (a in _PLACED) + (b in _PLACED)
+    return senses == (1, 1) and _direction(a) != _direction(b)
 
 
 def _restated(mine: Sequence[str], texts: Iterable[str]) -> list[str]:
@@ -194,7 +225,8 @@ def _converse(mine: Sequence[str], i: int, theirs: Sequence[str]) -> bool:
     ls, rs = _content(mine[:i]), _content(mine[i + 1 :])
     for j, word in enumerate(theirs):
         turned_round = frozenset((mine[i], word)) in _CONVERSES
-        if axis >= 0 and _POLE.get(word) == (axis, 1 - pole) and turned_round:
+        opposed = axis >= 0 and _POLE.get(word) == (axis, 1 - pole) and turned_round
+        if opposed or _crossed(mine[i], word):
             lt, rt = _content(theirs[:j]), _content(theirs[j + 1 :])
             if (ls - rs) & (rt - lt) and (rs - ls) & (lt - rt):
                 return True

@@ -4,7 +4,8 @@ general edit of English (closed-class words: modals, frequency words, comparativ
 the block's own sentence, with faithful controls where one exists.
 
 - `comparative`: a comparative appended ("... within 7 days earlier") or put in the place of
-  its opposite ("first" / "last", "ahead of" / "behind", "before" / "after"); controls:
+  its opposite ("first" / "last", "ahead of" / "behind", "before" / "after"; "before" as
+  "below", "above" as "after": a word of the other sense pointing the other way); controls:
   "Also, ...", a comparison said from its other side ("B costs less than A" of "A costs
   more than B")
 - `obligation`: an instruction or duty made a recommendation or a choice ("must" -> "should",
@@ -80,6 +81,17 @@ _ORDER = {
     "fewer": "more",
 }
 
+# A word of order in time put as one of position pointing the other way, and back ("sails
+# below" of "sails before", "listed after" of "listed above").
+_SENSE = {
+    "before": "below",
+    "ahead of": "below",
+    "after": "above",
+    "behind": "above",
+    "above": "after",
+    "below": "before",
+}
+
 
 _CONVERSE = {"more": "less", "less": "more", "fewer": "more"}
 _CONVERSE |= {"earlier": "later", "later": "earlier", "faster": "slower", "slower": "faster"}
@@ -119,6 +131,11 @@ def comparative(scene: Scene) -> list[Option]:
         new = _ORDER[match.group().lower()]
         if new not in words:
             out.append(Option("order", sub_at(s, match, new), True))
+    sense = re.compile(r"\b(" + "|".join(sorted(_SENSE, key=len, reverse=True)) + r")\b", re.I)
+    for match in sense.finditer(s):
+        new = _SENSE[match.group().lower()]
+        if new not in words:
+            out.append(Option("order_sense", sub_at(s, match, new), True))
     if out and s[:1].isupper():
         out.append(Option("control_also", f"Also, {lower_first(s)}", False))
     converse = _converse(s)
