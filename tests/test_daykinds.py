@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_rag.gate.daykinds import day_kind
+from stream_rag.gate.daykinds import day_kind, day_set
 from stream_rag.model.redteam_shifts import unit_change
 
 from .gating import assert_knob_judged, block_pairs, verdict
@@ -70,3 +70,60 @@ def test_the_knobs_edits_are_refused_and_its_controls_pass(
     pair: tuple[int, str], seed: int
 ) -> None:
     assert_knob_judged(BLOCKS, unit_change, pair, seed)
+
+
+# A bakery and a ferry: the days a statement holds on narrowed, widened or changed.
+WEEKLY = [
+    "The bakery sells fresh bread every day from 7 am. Cakes are baked on weekdays only. "
+    "The bakery is open daily except at weekends in August.",
+    "The harbour ferry runs on weekdays and at weekends. The night ferry runs at weekends. "
+    "The ticket desk opens at 6 am on weekdays and is closed at weekends.",
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("The bakery sells fresh bread on weekdays from 7 am.", 1),
+        ("The bakery sells fresh bread at weekends from 7 am.", 1),
+        ("Cakes are baked every day.", 1),
+        ("Cakes are baked at weekends only.", 1),
+        ("The bakery is open at weekends in August.", 1),
+        ("The night ferry runs on weekdays.", 2),
+        ("The night ferry runs every day.", 2),
+        ("The ticket desk opens at 6 am on weekdays and is closed every day.", 2),
+    ],
+)
+def test_other_days_are_refused(sentence: str, block: int) -> None:
+    # the first, the second and the fifth were shown on 422bf4b (overlap 1.00: no rule read
+    # which days)
+    assert day_set(sentence, [WEEKLY[block - 1]]), sentence
+    ok, why = verdict(WEEKLY, sentence, block)
+    assert not ok, why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("The bakery sells fresh bread every day from 7 am.", 1),
+        ("The bakery sells fresh bread daily from 7 am.", 1),
+        ("Cakes are baked on weekdays only.", 1),
+        ("Cakes are baked Monday to Friday only.", 1),
+        ("The bakery is open on weekdays in August.", 1),
+        ("The harbour ferry runs every day.", 2),
+        ("The night ferry runs at the weekend.", 2),
+        ("The ticket desk opens at 6 am on weekdays.", 2),
+    ],
+)
+def test_the_statements_own_days_pass(sentence: str, block: int) -> None:
+    assert day_set(sentence, [WEEKLY[block - 1]]) == "", sentence
+
+
+def test_a_count_of_working_days_is_no_set_of_days() -> None:
+    # "5 working days" is a count (day_kind's), not the days something holds on
+    assert day_set("Refunds take 5 working days.", ["Refunds are paid every day."]) == ""
+
+
+@given(pair=st.sampled_from(block_pairs(WEEKLY)), seed=st.integers(0, 2**16))
+def test_the_knobs_day_sets_are_refused(pair: tuple[int, str], seed: int) -> None:
+    assert_knob_judged(WEEKLY, unit_change, pair, seed)

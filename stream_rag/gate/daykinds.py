@@ -2,6 +2,9 @@
 a sentence restates says "7 working days" (and the other way round). Working, business and
 banking days (and "weekdays") are one kind; calendar days and plain days another; school days
 a third. English closed class: the number must match for the kind to be compared.
+
+Which days (`day_set`): "on weekdays" where the statement a sentence restates says "every day"
+or "at weekends" (days narrowed or changed), and the other way round.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from functools import lru_cache
 
 from .reading import Reading, reading
 
-__all__ = ["day_kind"]
+__all__ = ["day_kind", "day_set"]
 
 _KIND = {
     "working": "working",
@@ -88,3 +91,76 @@ def day_kind(sentence: str, evidence: Iterable[str]) -> str:
 def _all_counts(block: Reading) -> frozenset[tuple[str, str, str]]:
     """The counts of days or hours of every statement of `block`."""
     return frozenset().union(*(_counts(s) for s in block.statements if s))
+
+
+# The days a statement says something holds on: all of them, weekdays, weekends. Not a count
+# ("5 working days" is `day_kind`'s) nor a rate ("per day", "a day"). English closed class.
+_SETS = (
+    (
+        "all",
+        re.compile(
+            r"\b(?:every|each) day\b|\bdaily\b|\b(?:7|seven) days a week\b"
+            r"|\b(?:all|every day of the) week\b"
+        ),
+    ),
+    (
+        "weekdays",
+        re.compile(
+            r"\bweekdays?\b|\b(?:working|business) days?\b"
+            r"|\bmon(?:day)?s?\s*(?:-|–|to|through|till|until)\s*fri(?:day)?s?\b"
+        ),
+    ),
+    (
+        "weekends",
+        re.compile(r"\bweekends?\b|\bsat(?:urday)?s?\s*(?:and|&|-|–|or)\s*sun(?:day)?s?\b"),
+    ),
+)
+_EXCEPT = re.compile(
+    r"\b(?:except|excluding|other than|apart from|but not|not)\s+(?:on\s+|at\s+)?$"
+)
+_OTHER = {"weekdays": "weekends", "weekends": "weekdays"}
+# Weekdays and weekends joined: every day (not each in its own part: "opens at 7 on weekdays
+# and is closed at weekends").
+_BOTH = re.compile(
+    r"\bweekdays?\s+(?:and|&)\s+(?:on\s+|at\s+)?(?:the\s+)?weekends?\b"
+    r"|\bweekends?\s+(?:and|&)\s+(?:on\s+)?weekdays?\b"
+)
+
+
+def _sets(text: str) -> set[str]:
+    """The day sets `text` names: "every day except weekends" names weekdays, "weekdays and
+    weekends" every day."""
+    named, excepted = set(), set()
+    for name, pattern in _SETS:
+        for match in pattern.finditer(text):
+            if name == "weekdays" and _COUNT.search(text[max(0, match.start() - 12) : match.end()]):
+                continue  # "5 working days": a count, `day_kind`'s
+            before = text[max(0, match.start() - 16) : match.start()]
+            if name in _OTHER and _EXCEPT.search(before):
+                excepted.add(name)
+            else:
+                named.add(name)
+    if excepted:
+        return (named - {"all"}) | {_OTHER[name] for name in excepted}
+    if _BOTH.search(text):
+        named.add("all")
+    return named
+
+
+def day_set(sentence: str, evidence: Iterable[str]) -> str:
+    """Why `sentence` says something holds on other days than the statement of `evidence` it
+    restates ("" if it does not)."""
+    lowered = " ".join(sentence.lower().split())
+    mine = _sets(lowered)
+    if not mine:
+        return ""
+    day_words = {"every", "each", "day", "days", "daily", "week", "weekday", "weekdays"}
+    day_words |= {"weekend", "weekends", "working", "business", "on", "at", "a"}
+    words = set(_TOKEN.findall(lowered)) - day_words
+    statements = [pair for text in evidence for pair in reading(text).worded() if pair[0]]
+    best = max(statements, key=lambda pair: len(words & pair[1]), default=("", frozenset()))[0]
+    theirs = _sets(best)
+    if not theirs or mine <= theirs:
+        return ""
+    said = " and ".join(sorted(theirs))
+    return f"says {' and '.join(sorted(mine - theirs))} where the statement it restates says {said}"

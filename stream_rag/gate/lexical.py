@@ -25,7 +25,7 @@ from .compared import compared, turned
 from .conditions import conditioned
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
-from .daykinds import day_kind
+from .daykinds import day_kind, day_set
 from .exclusive import exclusive
 from .foreign import foreign_mismatch
 from .links import unconditioned, unlinked
@@ -228,7 +228,8 @@ class GateContext:
         why = why or compared(sentence, evidence) or turned(sentence, evidence)
         why = why or conditioned(sentence, evidence)
         why = why or foreign_mismatch(sentence, evidence) or obliged(sentence, evidence)
-        why = why or day_kind(sentence, evidence) or exclusive(sentence, evidence)
+        why = why or day_kind(sentence, evidence) or day_set(sentence, evidence)
+        why = why or exclusive(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:

@@ -17,7 +17,9 @@ the block's own sentence, with faithful controls where one exists.
 - `condition_flip`: "if" -> "unless" / "even if", "unless" -> "if"; an exception ("except",
   "excluding", "other than") dropped or flipped to "including"
 - `unit_change`: a unit of length, mass or volume swapped, "working days" as "calendar days",
-  a share as an amount ("25%" -> "£25"); control: "7 working days" as "seven working days"
+  a share as an amount ("25%" -> "£25"), the days a statement holds on narrowed or changed
+  ("every day" as "on weekdays"); controls: "7 working days" as "seven working days", "every
+  day" as "daily"
 - `range_narrow`: a range narrowed ("15 to 29" -> "15 to 20") or cut to its upper end
 - `only_shift`: the statement's "only" dropped or moved to another word; control: "solely"
 """
@@ -314,14 +316,20 @@ _NUMBER_UNIT = re.compile(
     r"(?<=\d)(\s?)(" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")\b(?!\.\d)"
 )
 _DAY_KIND = {"working": "calendar", "business": "calendar", "calendar": "working"}
+# The days a statement holds on narrowed or changed ("every day" as "on weekdays"); control:
+# "every day" as "daily".
+_DAY_SET = re.compile(
+    r"\b(?:(?:on )?every day|daily|(?:on )?weekdays|(?:at|on) (?:the )?weekends?)\b", re.I
+)
+_DAY_SETS = ("every day", "on weekdays", "at weekends")
 _PERCENT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s?(%|percent|per cent)")
 _CURRENCY = re.compile(r"[$€£]")
 
 
 def unit_change(scene: Scene) -> list[Option]:
     """A unit of length, mass, volume or minutes swapped with the number kept, "working days"
-    as "calendar days", a share as an amount; control: "7 working days" as "seven working
-    days" (under ten, as written words)."""
+    as "calendar days", a share as an amount, other days; controls: "7 working days" as
+    "seven working days" (under ten, as written words), "every day" as "daily"."""
     s = scene.sentence
     out = []
     for match in _NUMBER_UNIT.finditer(s):
@@ -332,6 +340,14 @@ def unit_change(scene: Scene) -> list[Option]:
         after = s[: match.start()].rstrip()
         if match.group().lower() != "calendar" and re.search(r"\d$", after):
             out.append(Option("day_kind_dropped", s[: match.start()] + s[match.end() + 1 :], True))
+    for match in _DAY_SET.finditer(s):
+        said = match.group().lower()
+        kind = "weekday" if "weekday" in said else "weekend" if "weekend" in said else "day"
+        for new in _DAY_SETS:
+            if not new.endswith((kind, kind + "s")):
+                out.append(Option("day_set", sub_at(s, match, new), True))
+        if "every day" in said:
+            out.append(Option("control_daily", sub_at(s, match, "daily"), False))
     block = " ".join(scene.own)
     sign = _CURRENCY.search(block) or _CURRENCY.search(" ".join(scene.blocks.values())) or None
     for match in _PERCENT.finditer(s):
