@@ -17,9 +17,18 @@ from stream_rag.http.app import create_app
 from .browser import browser, console, context, page  # noqa: F401  (the browser tests' fixtures)
 from .postgres import postgres_server, postgres_url  # noqa: F401  (PostgreSQL's fixtures)
 
-# No machine-speed limits: on a loaded machine an example may take seconds.
+# No machine-speed limits: on a loaded machine an example may take seconds. The same examples
+# every run (derived from each test), so the suite is never red by chance on an example nobody
+# has seen; `pytest --hypothesis-profile explore` draws new ones to look for bugs.
 hypothesis_settings.register_profile(
-    "stream_rag", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "stream_rag",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    database=None,
+)
+hypothesis_settings.register_profile(
+    "explore", parent=hypothesis_settings.get_profile("stream_rag"), derandomize=False
 )
 hypothesis_settings.load_profile("stream_rag")
 
