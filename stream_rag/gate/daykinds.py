@@ -149,18 +149,24 @@ def _sets(text: str) -> set[str]:
 
 def day_set(sentence: str, evidence: Iterable[str]) -> str:
     """Why `sentence` says something holds on other days than the statement of `evidence` it
-    restates ("" if it does not)."""
-    lowered = " ".join(sentence.lower().split())
-    mine = _sets(lowered)
-    if not mine:
-        return ""
-    day_words = {"every", "each", "day", "days", "daily", "week", "weekday", "weekdays"}
-    day_words |= {"weekend", "weekends", "working", "business", "on", "at", "a"}
-    words = set(_TOKEN.findall(lowered)) - day_words
+    restates ("" if it does not); each part of a sentence joining statements ("..., and ...")
+    is held to its own."""
     statements = [pair for text in evidence for pair in reading(text).worded() if pair[0]]
-    best = max(statements, key=lambda pair: len(words & pair[1]), default=("", frozenset()))[0]
-    theirs = _sets(best)
-    if not theirs or mine <= theirs:
-        return ""
-    said = " and ".join(sorted(theirs))
-    return f"says {' and '.join(sorted(mine - theirs))} where the statement it restates says {said}"
+    for part in _JOINED.split(" ".join(sentence.lower().split())):
+        mine = _sets(part)
+        if not mine:
+            continue
+        words = set(_TOKEN.findall(part)) - _DAY_WORDS
+        best = max(statements, key=lambda pair: len(words & pair[1]), default=("", frozenset()))
+        theirs = _sets(best[0])
+        if theirs and not mine <= theirs:
+            said = " and ".join(sorted(theirs))
+            wrote = " and ".join(sorted(mine - theirs))
+            return f"says {wrote} where the statement it restates says {said}"
+    return ""
+
+
+_JOINED = re.compile(r",\s+(?:and|but|while|whereas)\s+|;\s+")
+_DAY_WORDS = frozenset(
+    "every each day days daily week weekday weekdays weekend weekends working business".split()
+) | {"on", "at", "a"}
