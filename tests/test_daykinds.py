@@ -127,3 +127,16 @@ def test_a_count_of_working_days_is_no_set_of_days() -> None:
 @given(pair=st.sampled_from(block_pairs(WEEKLY)), seed=st.integers(0, 2**16))
 def test_the_knobs_day_sets_are_refused(pair: tuple[int, str], seed: int) -> None:
     assert_knob_judged(WEEKLY, unit_change, pair, seed)
+
+
+def test_each_part_of_a_joined_sentence_is_held_to_its_own_statement() -> None:
+    # two statements joined by ", and" (the probe's causal_link control) were refused on
+    # 6cd4798: the second part's days were held to the first part's statement
+    joined = (
+        "The bakery sells fresh bread every day from 7 am, and cakes are baked on weekdays only."
+    )
+    assert day_set(joined, [WEEKLY[0]]) == ""
+    wrong = (
+        "The bakery sells fresh bread every day from 7 am, and cakes are baked at weekends only."
+    )
+    assert day_set(wrong, [WEEKLY[0]])
