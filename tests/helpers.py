@@ -101,6 +101,9 @@ def running_server(app: ASGIApp, http: str = "h11") -> Iterator[str]:
 
 # Only against a hang: nothing waits on the machine's speed.
 START_GUARD_S = 120.0
+# How long a test's HTTP call waits for a server: only against a hang (httpx's default, 5 s,
+# ran out on a loaded machine).
+HTTP_GUARD_S = 120.0
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.answerwrites import AnswerWrites
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 from .test_chat_http import read_events, upload
 
 
@@ -47,7 +47,10 @@ def test_the_head_comes_with_sources_and_done_with_the_end(
     with running_server(app) as base_url:
         upload(base_url, "faq.md", b"Support answers email within one business day.")
         with httpx.stream(
-            "POST", f"{base_url}/v1/chat", json={"question": "How fast does support answer?"}
+            "POST",
+            f"{base_url}/v1/chat",
+            json={"question": "How fast does support answer?"},
+            timeout=HTTP_GUARD_S,
         ) as response:
             names = [name for name, _, _ in read_events(response)]
     assert names[0] == "sources"
@@ -73,7 +76,9 @@ def test_the_openai_stream_ends_in_one_message(tmp_path: Path, minilm: MiniLMEmb
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        with httpx.stream("POST", f"{base_url}/v1/chat/completions", json=request) as response:
+        with httpx.stream(
+            "POST", f"{base_url}/v1/chat/completions", json=request, timeout=HTTP_GUARD_S
+        ) as response:
             lines = [line for line in response.iter_lines() if line.startswith("data: ")]
     assert lines[-1] == "data: [DONE]"
     assert '"finish_reason": "stop"' in lines[-3]

@@ -26,7 +26,7 @@ from stream_rag.model.ledger import Record, match, plain, records, seen_false
 from stream_rag.model.passages import block_sentences
 from stream_rag.retrieve.hybrid import Block
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 KB = Path(__file__).parent / "fixtures" / "gym_kb"
 BLOCKS = {i: path.read_text() for i, path in enumerate(sorted(KB.iterdir()), start=1)}
@@ -157,12 +157,20 @@ def test_the_ledger_says_what_was_written_over_http() -> None:
     messages = _messages("How much does the Plus membership cost per year?")
     with running_server(app) as base_url:
         reply = httpx.post(
-            f"{base_url}/v1/chat/completions", json={"model": "f", "messages": messages}
+            f"{base_url}/v1/chat/completions",
+            json={"model": "f", "messages": messages},
+            timeout=HTTP_GUARD_S,
         ).json()
-        first = httpx.get(f"{base_url}/fake/ledger").json()
-        httpx.post(f"{base_url}/v1/chat/completions", json={"model": "f", "messages": messages})
-        later = httpx.get(f"{base_url}/fake/ledger", params={"after": 1}).json()
-        bad = httpx.get(f"{base_url}/fake/ledger", params={"after": "x"})
+        first = httpx.get(f"{base_url}/fake/ledger", timeout=HTTP_GUARD_S).json()
+        httpx.post(
+            f"{base_url}/v1/chat/completions",
+            json={"model": "f", "messages": messages},
+            timeout=HTTP_GUARD_S,
+        )
+        later = httpx.get(
+            f"{base_url}/fake/ledger", params={"after": 1}, timeout=HTTP_GUARD_S
+        ).json()
+        bad = httpx.get(f"{base_url}/fake/ledger", params={"after": "x"}, timeout=HTTP_GUARD_S)
     assert bad.status_code == 400
     assert "error" in bad.json()
     assert first["requests"] == 1

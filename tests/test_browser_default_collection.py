@@ -13,6 +13,7 @@ import httpx
 from stream_rag.embed.minilm import MiniLMEmbedder
 
 from .browser import ask, running_stack, wait_done
+from .helpers import HTTP_GUARD_S
 from .test_entry_evidence import FAQ
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def test_the_page_starts_in_the_servers_default_collection(
 ) -> None:
     with running_stack(tmp_path / "d", minilm, default_collection="loft") as stack:
         stack.upload("faq.md", FAQ, collection="loft")
-        html = httpx.get(stack.url + "/").text
+        html = httpx.get(stack.url + "/", timeout=HTTP_GUARD_S).text
         assert 'data-collection="loft"' in html
         page.goto(stack.url + "/")
         assert page.input_value("#collection") == "loft"

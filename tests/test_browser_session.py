@@ -24,6 +24,7 @@ from .browser import (
     turn,
     wait_done,
 )
+from .helpers import HTTP_GUARD_S
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page, Request
@@ -115,7 +116,9 @@ def test_a_keyed_citation_download_that_fails_says_so(
         ask(page, "Refunds for annual plans?")
         t = wait_done(page)
         # The operator deletes the document while the answer is on screen.
-        gone = httpx.delete(f"{stack.url}/v1/documents/{doc['id']}", headers=stack.headers)
+        gone = httpx.delete(
+            f"{stack.url}/v1/documents/{doc['id']}", headers=stack.headers, timeout=HTTP_GUARD_S
+        )
         assert gone.status_code in (200, 204), gone.text
         console.allowed.append(re.compile(r"status of 404"))
         # The reader says so in its place; the file itself (Ctrl+click), in the turn.

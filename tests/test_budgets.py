@@ -21,7 +21,7 @@ from stream_rag.http.app import create_app
 from stream_rag.http.serving import server_config
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 
-from .helpers import free_port, running_server, serving_thread
+from .helpers import HTTP_GUARD_S, free_port, running_server, serving_thread
 
 GUARD_S = 60.0  # against a hang only
 
@@ -172,12 +172,15 @@ def test_each_visitor_of_a_shared_chat_key_has_its_own_slots(
             base = f"http://127.0.0.1:{port}"
             text = b"Annual plans can be refunded within 30 days of purchase."
             doc = httpx.post(
-                f"{base}/v1/documents", files={"file": ("a.txt", text)}, headers=admin
+                f"{base}/v1/documents",
+                files={"file": ("a.txt", text)},
+                headers=admin,
+                timeout=HTTP_GUARD_S,
             ).json()["document"]["id"]
             deadline = time.monotonic() + GUARD_S
-            while httpx.get(f"{base}/v1/documents/{doc}", headers=admin).json()["versions"][0][
-                "status"
-            ] not in ("ready", "failed"):
+            while httpx.get(
+                f"{base}/v1/documents/{doc}", headers=admin, timeout=HTTP_GUARD_S
+            ).json()["versions"][0]["status"] not in ("ready", "failed"):
                 assert time.monotonic() < deadline
                 time.sleep(0.02)
 

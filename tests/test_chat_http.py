@@ -18,7 +18,7 @@ from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.sse import EventStreamParser
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 POLICY = (
     b"Refunds for annual plans are possible within 30 days. Refunds for monthly plans are "
@@ -77,7 +77,7 @@ def test_same_name_documents_are_cited_by_their_own_ids(
         # An answer quotes one document, so ask once about each.
         for question in ("Can annual plans be refunded?", "Can unused Team seats be refunded?"):
             with httpx.stream(
-                "POST", f"{base_url}/v1/chat", json={"question": question}
+                "POST", f"{base_url}/v1/chat", json={"question": question}, timeout=HTTP_GUARD_S
             ) as response:
                 assert response.headers["content-type"].startswith("text/event-stream")
                 answer = list(read_events(response))
@@ -90,10 +90,13 @@ def test_same_name_documents_are_cited_by_their_own_ids(
         for citation in citations:
             assert citation["name"] == "test1.txt"
             assert set(citation) >= {"n", "doc_id", "version", "sha256", "chunk_id", "url"}
-            body = httpx.get(f"{base_url}{citation['url']}").content
+            body = httpx.get(f"{base_url}{citation['url']}", timeout=HTTP_GUARD_S).content
             assert body == (first if b"Annual" in body else second)
             assert body in (first, second)
-        by_id = {c["doc_id"]: httpx.get(f"{base_url}{c['url']}").content for c in citations}
+        by_id = {
+            c["doc_id"]: httpx.get(f"{base_url}{c['url']}", timeout=HTTP_GUARD_S).content
+            for c in citations
+        }
         assert sorted(by_id.values()) == sorted([first, second])
 
 
@@ -102,16 +105,24 @@ def test_get_for_eventsource_and_input_errors(tmp_path: Path, minilm: MiniLMEmbe
     with running_server(create_app(settings, embedder=minilm)) as base_url:
         upload(base_url, "faq.md", b"Support answers email within one business day.")
         with httpx.stream(
-            "GET", f"{base_url}/v1/chat", params={"q": "How fast does support answer email?"}
+            "GET",
+            f"{base_url}/v1/chat",
+            params={"q": "How fast does support answer email?"},
+            timeout=HTTP_GUARD_S,
         ) as response:
             names = [name for name, _, _ in read_events(response)]
         assert names[0] == "sources"
         assert "sentence" in names
         for body in ({}, {"question": ""}, {"question": "x", "top_k": 0}, {"question": 3}):
-            bad = httpx.post(f"{base_url}/v1/chat", json=body)
+            bad = httpx.post(f"{base_url}/v1/chat", json=body, timeout=HTTP_GUARD_S)
             assert bad.status_code == 400
             assert bad.json()["error"]["code"] == "invalid_field"
-        assert httpx.get(f"{base_url}/v1/chat", params={"q": "x", "top_k": "a"}).status_code == 400
+        assert (
+            httpx.get(
+                f"{base_url}/v1/chat", params={"q": "x", "top_k": "a"}, timeout=HTTP_GUARD_S
+            ).status_code
+            == 400
+        )
 
 
 def test_sentences_arrive_while_the_model_is_still_writing(
@@ -120,7 +131,9 @@ def test_sentences_arrive_while_the_model_is_still_writing(
     fake = create_fake_llm(FakeConfig(tokens_per_second=10))
     with (
         app_with_model(tmp_path, minilm, fake, sse_ping_s=0.3) as base_url,
-        httpx.stream("POST", f"{base_url}/v1/chat", json={"question": QUESTION}) as response,
+        httpx.stream(
+            "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HTTP_GUARD_S
+        ) as response,
     ):
         events = list(read_events(response))
     sentence_times = [t for name, _, t in events if name == "sentence"]

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import yaml  # type: ignore[import-untyped]  # no stubs installed; only safe_load is used
 
-from .helpers import free_port
+from .helpers import HTTP_GUARD_S, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -169,7 +169,7 @@ def test_first_start_creates_one_admin_key_and_requires_it(tmp_path: Path) -> No
         deadline = time.monotonic() + 60
         while True:
             try:
-                status = httpx.get(f"{base}/v1/documents").status_code
+                status = httpx.get(f"{base}/v1/documents", timeout=HTTP_GUARD_S).status_code
                 break
             except httpx.TransportError:
                 assert server.poll() is None, log.read_text()
@@ -177,7 +177,9 @@ def test_first_start_creates_one_admin_key_and_requires_it(tmp_path: Path) -> No
                 time.sleep(0.05)
         assert status == 401
         auth = {"Authorization": f"Bearer {printed[0]}"}
-        assert httpx.get(f"{base}/v1/documents", headers=auth).status_code == 200
+        assert (
+            httpx.get(f"{base}/v1/documents", headers=auth, timeout=HTTP_GUARD_S).status_code == 200
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)

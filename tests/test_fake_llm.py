@@ -17,7 +17,7 @@ from stream_rag.prompt_format import parse_blocks, parse_question
 from stream_rag.retrieve.hybrid import Block
 from stream_rag.types import Message
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 
 def block(n: int, text: str, name: str = "policy.md") -> Block:
@@ -89,12 +89,18 @@ def test_openai_framing_over_http() -> None:
             "POST",
             f"{base_url}/v1/chat/completions",
             json={"model": "fake", "messages": messages(), "stream": True},
+            timeout=HTTP_GUARD_S,
         ) as response:
             lines = [line for line in response.iter_lines() if line]
         whole = httpx.post(
-            f"{base_url}/v1/chat/completions", json={"model": "fake", "messages": messages()}
+            f"{base_url}/v1/chat/completions",
+            json={"model": "fake", "messages": messages()},
+            timeout=HTTP_GUARD_S,
         ).json()
-        assert httpx.get(f"{base_url}/v1/models").json()["data"][0]["id"] == "fake-llm"
+        assert (
+            httpx.get(f"{base_url}/v1/models", timeout=HTTP_GUARD_S).json()["data"][0]["id"]
+            == "fake-llm"
+        )
     assert lines[-1] == "data: [DONE]"
     chunks = [json.loads(line[6:]) for line in lines[:-1]]
     assert all(c["object"] == "chat.completion.chunk" for c in chunks)
@@ -112,6 +118,7 @@ def test_scripted_stall_and_error() -> None:
         httpx.post(
             f"{base_url}/v1/chat/completions",
             json={"model": "f", "messages": messages(), "stream": True},
+            timeout=HTTP_GUARD_S,
         ).read()
         assert time.monotonic() - start >= 0.5
     broken = create_fake_llm(FakeConfig(error_after=3))
@@ -122,6 +129,7 @@ def test_scripted_stall_and_error() -> None:
             "POST",
             f"{base_url}/v1/chat/completions",
             json={"model": "f", "messages": messages(), "stream": True},
+            timeout=HTTP_GUARD_S,
         ) as response,
     ):
         for _ in response.iter_lines():
@@ -139,7 +147,7 @@ def test_timelines_are_bounded_and_kept_per_newest_request() -> None:
                 "messages": messages_for(question),
                 "stream": True,
             }
-            httpx.post(f"{base_url}/v1/chat/completions", json=body).read()
+            httpx.post(f"{base_url}/v1/chat/completions", json=body, timeout=HTTP_GUARD_S).read()
     timelines = app.state.stats.timelines
     assert list(timelines) == [asked[2], asked[1]]  # the oldest question went first
     # The repeated question holds its newest request's pieces, not both requests'.

@@ -19,7 +19,7 @@ from stream_rag.model.fake import FakeConfig, compose, create_fake_llm
 from stream_rag.model.fake_stream import plan
 from stream_rag.retrieve.hybrid import Block
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 TEXTS = [
     'Annual plans can be refunded within 30 days. The "Pro" plan costs $12 per month.',
@@ -126,7 +126,9 @@ def test_streams_over_http_as_the_plain_generator_did(config: FakeConfig, http: 
     with running_server(app, http=http) as base_url:
         asked_at = time.monotonic()
         try:
-            with httpx.stream("POST", f"{base_url}/v1/chat/completions", json=request) as reply:
+            with httpx.stream(
+                "POST", f"{base_url}/v1/chat/completions", json=request, timeout=HTTP_GUARD_S
+            ) as reply:
                 assert reply.headers["content-type"] == "text/event-stream; charset=utf-8"
                 received.extend(reply.iter_raw())
         except httpx.RemoteProtocolError:
@@ -159,7 +161,9 @@ def test_a_client_that_leaves_is_counted_and_the_stream_stops(http: str) -> None
     app = create_fake_llm(FakeConfig(tokens_per_second=5))
     request = {"model": "m", "messages": messages(), "stream": True}
     with running_server(app, http=http) as base_url:
-        with httpx.stream("POST", f"{base_url}/v1/chat/completions", json=request) as reply:
+        with httpx.stream(
+            "POST", f"{base_url}/v1/chat/completions", json=request, timeout=HTTP_GUARD_S
+        ) as reply:
             next(reply.iter_raw())
         stats = app.state.stats
         deadline = time.monotonic() + 10
@@ -176,10 +180,14 @@ def test_whole_answers_refusals_and_models_unchanged(http: str) -> None:
     app = create_fake_llm(FakeConfig(reject_fields=("logprobs",)))
     with running_server(app, http=http) as base_url:
         url = f"{base_url}/v1/chat/completions"
-        whole = httpx.post(url, json={"model": "m", "messages": messages()}).json()
-        refused = httpx.post(url, json={"model": "m", "messages": [], "logprobs": True})
-        listed = httpx.get(f"{base_url}/v1/models").json()
-        wrong_method = httpx.get(url)
+        whole = httpx.post(
+            url, json={"model": "m", "messages": messages()}, timeout=HTTP_GUARD_S
+        ).json()
+        refused = httpx.post(
+            url, json={"model": "m", "messages": [], "logprobs": True}, timeout=HTTP_GUARD_S
+        )
+        listed = httpx.get(f"{base_url}/v1/models", timeout=HTTP_GUARD_S).json()
+        wrong_method = httpx.get(url, timeout=HTTP_GUARD_S)
     assert whole["object"] == "chat.completion"
     assert whole["choices"][0]["message"]["content"] == "".join(
         compose(FakeConfig(), messages())[0]

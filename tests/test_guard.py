@@ -18,7 +18,7 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import STATIC_DIR, create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 from .test_upload_streaming import connect, offer_chunks, read_response
 
 QUESTION = "Which plans can be refunded?"
@@ -224,13 +224,16 @@ def test_concurrent_answers_per_key(tmp_path: Path, minilm: MiniLMEmbedder) -> N
             )
             text = b"Annual plans can be refunded within 30 days of purchase."
             doc = httpx.post(
-                f"{base_url}/v1/documents", files={"file": ("a.txt", text)}, headers=admin_h
+                f"{base_url}/v1/documents",
+                files={"file": ("a.txt", text)},
+                headers=admin_h,
+                timeout=HTTP_GUARD_S,
             ).json()["document"]["id"]
             deadline = time.monotonic() + 60
             while (
-                httpx.get(f"{base_url}/v1/documents/{doc}", headers=admin_h).json()["versions"][0][
-                    "status"
-                ]
+                httpx.get(
+                    f"{base_url}/v1/documents/{doc}", headers=admin_h, timeout=HTTP_GUARD_S
+                ).json()["versions"][0]["status"]
                 != "ready"
             ):
                 assert time.monotonic() < deadline
@@ -247,22 +250,35 @@ def test_concurrent_answers_per_key(tmp_path: Path, minilm: MiniLMEmbedder) -> N
                 assert "event: sources" in head, head
                 stream_id = next(x for x in head if x.startswith("id:"))[3:].strip()
                 stream_id = stream_id.rpartition(".")[0]
-                second = httpx.post(f"{base_url}/v1/answer", json=body, headers=chat_h)
+                second = httpx.post(
+                    f"{base_url}/v1/answer", json=body, headers=chat_h, timeout=HTTP_GUARD_S
+                )
                 assert second.status_code == 429
                 assert second.headers["Retry-After"] == "1"
                 # The limit is per key: an admin may still ask.
-                assert httpx.get(f"{base_url}/v1/models", headers=admin_h).is_success
+                assert httpx.get(
+                    f"{base_url}/v1/models", headers=admin_h, timeout=HTTP_GUARD_S
+                ).is_success
             # Closed: the answer goes on for a resume (STREAM_RAG_RESUME_GRACE_S), and keeps
             # its slot (the model is pausing 30 s). The probe is a question over the length
             # limit, so it answers 400 without running a model.
             probe = {"q": "x" * 5000}
-            held = httpx.get(f"{base_url}/v1/chat", params=probe, headers=chat_h)
+            held = httpx.get(
+                f"{base_url}/v1/chat", params=probe, headers=chat_h, timeout=HTTP_GUARD_S
+            )
             assert held.status_code == 429, held.text
             # Stopped by its client (the widget's Stop): the slot frees.
-            stopped = httpx.delete(f"{base_url}/v1/streams/{stream_id}", headers=chat_h)
+            stopped = httpx.delete(
+                f"{base_url}/v1/streams/{stream_id}", headers=chat_h, timeout=HTTP_GUARD_S
+            )
             assert stopped.status_code == 204, stopped.text
             deadline = time.monotonic() + 30
-            while httpx.get(f"{base_url}/v1/chat", params=probe, headers=chat_h).status_code == 429:
+            while (
+                httpx.get(
+                    f"{base_url}/v1/chat", params=probe, headers=chat_h, timeout=HTTP_GUARD_S
+                ).status_code
+                == 429
+            ):
                 assert time.monotonic() < deadline, "the closed stream still counts"
                 time.sleep(0.05)
 

@@ -16,6 +16,7 @@ from uvicorn.server import ServerState
 from loadtests.bench_request import MemoryTransport
 from stream_rag.http.serving import GuardedHttpToolsProtocol, HeadWithBody
 
+from .helpers import HTTP_GUARD_S
 from .test_lifecycle import HANG_GUARD_S
 from .test_serving_protocol import serving
 
@@ -119,7 +120,9 @@ async def test_a_held_head_goes_out_before_the_connection_closes() -> None:
 def test_responses_over_a_real_server_are_unchanged() -> None:
     with serving(HANG_GUARD_S) as address:
         # Keep-alive: several requests on one connection, then pipelined ones on a raw socket.
-        with httpx.Client(base_url=f"http://{address[0]}:{address[1]}") as client:
+        with httpx.Client(
+            base_url=f"http://{address[0]}:{address[1]}", timeout=HTTP_GUARD_S
+        ) as client:
             for body in (b"", b"abc", b"x" * 100_000):
                 response = client.post("/", content=body)
                 assert response.text == f"{len(body)} bytes"

@@ -24,7 +24,7 @@ from stream_rag.index.indexing import Indexer
 from stream_rag.index.jobs import IndexQueue
 from stream_rag.store.documents import DocumentStore
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 from .test_chat_http import upload
 from .test_index_hnsw import DIM, Paused, points
 from .test_jobs import add
@@ -203,17 +203,23 @@ def test_a_server_answers_searches_while_it_builds_graphs_by_itself(
 
 
 def search(base_url: str, query: str) -> list[str]:
-    response = httpx.post(f"{base_url}/v1/search", json={"query": query, "top_k": 8})
+    response = httpx.post(
+        f"{base_url}/v1/search", json={"query": query, "top_k": 8}, timeout=HTTP_GUARD_S
+    )
     response.raise_for_status()
     return [block["chunk_id"] for block in response.json()["blocks"]]
 
 
 def exact_points(base_url: str) -> float:
-    return sample(httpx.get(f"{base_url}/metrics").text, "stream_rag_index_exact_points")
+    return sample(
+        httpx.get(f"{base_url}/metrics", timeout=HTTP_GUARD_S).text, "stream_rag_index_exact_points"
+    )
 
 
 def found_docs(base_url: str, query: str) -> set[str]:
-    response = httpx.post(f"{base_url}/v1/search", json={"query": query, "top_k": 8})
+    response = httpx.post(
+        f"{base_url}/v1/search", json={"query": query, "top_k": 8}, timeout=HTTP_GUARD_S
+    )
     response.raise_for_status()
     return {block["doc_id"] for block in response.json()["blocks"]}
 
@@ -247,7 +253,10 @@ def test_a_delete_and_an_upload_during_a_servers_build_are_answered_and_kept(
         assert not errors
         # Both writes are answered while the build runs (waiting for it, this would hang),
         # and searches see them at once.
-        assert httpx.delete(f"{base_url}/v1/documents/{walrus}").status_code == 200
+        assert (
+            httpx.delete(f"{base_url}/v1/documents/{walrus}", timeout=HTTP_GUARD_S).status_code
+            == 200
+        )
         assert walrus not in found_docs(base_url, "walrus weight ice")
         heron = upload(base_url, "heron.txt", b"The grey heron waits in shallow water for fish.")
         assert heron in found_docs(base_url, "heron fish")
@@ -261,5 +270,5 @@ def test_a_delete_and_an_upload_during_a_servers_build_are_answered_and_kept(
         assert walrus not in found_docs(base_url, "walrus weight ice")
         assert heron in found_docs(base_url, "heron fish")
         assert otter in found_docs(base_url, "otter shellfish stone")
-        listed = httpx.get(f"{base_url}/v1/documents").json()["documents"]
+        listed = httpx.get(f"{base_url}/v1/documents", timeout=HTTP_GUARD_S).json()["documents"]
         assert {d["id"] for d in listed} == {otter, heron}

@@ -18,6 +18,8 @@ from stream_rag.model.network import closed_idle, use_lean_backend
 from stream_rag.types import Message
 from tests.helpers import TcpModelServer, read_request
 
+from .helpers import HTTP_GUARD_S
+
 FIXTURES = Path(__file__).parent / "fixtures" / "model_streams"
 REPLY = (FIXTURES / "openai.sse").read_bytes()
 RESPONSE = (
@@ -125,13 +127,19 @@ async def test_the_readiness_check_passes_over_idle_connections_closed_on_reuse(
 @pytest.mark.anyio
 async def test_only_a_reused_connection_ending_before_its_reply_is_closed_idle() -> None:
     first = OneRequestServer(answer=False)
-    async with first as base_url, httpx.AsyncClient(base_url=base_url) as client:
+    async with (
+        first as base_url,
+        httpx.AsyncClient(base_url=base_url, timeout=HTTP_GUARD_S) as client,
+    ):
         assert use_lean_backend(client)
         with pytest.raises(httpx.TransportError) as fresh:
             await client.post("/chat/completions", content=b"{}")
     assert not closed_idle(fresh.value)
     second = OneRequestServer()
-    async with second as base_url, httpx.AsyncClient(base_url=base_url) as client:
+    async with (
+        second as base_url,
+        httpx.AsyncClient(base_url=base_url, timeout=HTTP_GUARD_S) as client,
+    ):
         assert use_lean_backend(client)
         assert (await client.post("/chat/completions", content=b"{}")).content == REPLY
         with pytest.raises(httpx.ReadError) as reused:
@@ -148,7 +156,10 @@ async def test_the_raw_proxy_passes_over_idle_connections_closed_on_reuse() -> N
         async with upstream_reply(client, {"stream": True}) as response:
             return await response.aread()
 
-    async with server as base_url, httpx.AsyncClient(base_url=base_url) as client:
+    async with (
+        server as base_url,
+        httpx.AsyncClient(base_url=base_url, timeout=HTTP_GUARD_S) as client,
+    ):
         async with anyio.create_task_group() as group:
             for _ in range(3):
                 group.start_soon(reply, client)

@@ -17,7 +17,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 REFUNDS = b"Annual plans can be refunded within 30 days of purchase. Refunds go to the card."
 SHIPPING = b"Orders ship within 2 business days. Express shipping costs 12 euros."
@@ -42,15 +42,16 @@ def test_openai_client_with_a_chat_key(tmp_path: Path, minilm: MiniLMEmbedder) -
                 files={"file": (name, data)},
                 data={"collection": collection},
                 headers=admin,
+                timeout=HTTP_GUARD_S,
             )
             assert response.status_code == 201, response.text
             ids[name] = response.json()["document"]["id"]
         for doc_id in ids.values():
             deadline = time.monotonic() + 60
             while (
-                httpx.get(f"{base_url}/v1/documents/{doc_id}", headers=admin).json()["versions"][
-                    -1
-                ]["status"]
+                httpx.get(
+                    f"{base_url}/v1/documents/{doc_id}", headers=admin, timeout=HTTP_GUARD_S
+                ).json()["versions"][-1]["status"]
                 != "ready"
             ):
                 assert time.monotonic() < deadline
@@ -75,11 +76,13 @@ def test_openai_client_with_a_chat_key(tmp_path: Path, minilm: MiniLMEmbedder) -
 
         chat = {"Authorization": f"Bearer {chat_key}"}
         [url] = cited
-        assert httpx.get(f"{base_url}{url}", headers=chat).content == REFUNDS
+        assert httpx.get(f"{base_url}{url}", headers=chat, timeout=HTTP_GUARD_S).content == REFUNDS
         for other in ("shipping.txt", "memo.txt"):  # not cited / another collection
-            hidden = httpx.get(f"{base_url}/v1/documents/{ids[other]}/content", headers=chat)
+            hidden = httpx.get(
+                f"{base_url}/v1/documents/{ids[other]}/content", headers=chat, timeout=HTTP_GUARD_S
+            )
             assert hidden.status_code == 404
-        assert httpx.get(f"{base_url}{url}").status_code == 401
+        assert httpx.get(f"{base_url}{url}", timeout=HTTP_GUARD_S).status_code == 401
 
         whole = client.chat.completions.create(model="stream-rag", messages=messages)
         assert "30 days" in (whole.choices[0].message.content or "")

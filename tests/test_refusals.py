@@ -4,7 +4,6 @@ against real servers: the app on uvicorn, the fake model on uvicorn, the officia
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 from .test_chat_http import read_events, upload
 
 REFUND_30 = b"Annual plans can be refunded within 30 days of purchase. Contact billing to ask."
@@ -42,7 +41,10 @@ class Stack:
 
     def chat(self, question: str, **options: Any) -> list[tuple[str, dict[str, Any]]]:
         with httpx.stream(
-            "POST", f"{self.base_url}/v1/chat", json={"question": question, **options}
+            "POST",
+            f"{self.base_url}/v1/chat",
+            json={"question": question, **options},
+            timeout=HTTP_GUARD_S,
         ) as response:
             return [(n, d) for n, d, _ in read_events(response) if n != "ping"]
 
@@ -220,7 +222,7 @@ def test_answer_input_errors(stack_factory: Any) -> None:
         {"question": "x", "min_evidence": 2},
         {"question": "x", "check_conflicts": "no"},
     ):
-        response = httpx.post(f"{stack.base_url}/v1/answer", json=bad)
+        response = httpx.post(f"{stack.base_url}/v1/answer", json=bad, timeout=HTTP_GUARD_S)
         assert response.status_code == 400
         assert response.json()["error"]["code"] == "invalid_field"
 
@@ -285,7 +287,6 @@ def test_openai_client_sees_refusals_as_messages(stack_factory: Any) -> None:
     )
     assert reply.choices[0].message.content
     assert (reply.model_extra or {})["stream_rag"]["refusal"]["reason"] == "low_evidence"
-    started = time.monotonic()
     chunks = list(
         client.chat.completions.create(
             model="stream-rag",
@@ -293,7 +294,6 @@ def test_openai_client_sees_refusals_as_messages(stack_factory: Any) -> None:
             stream=True,
         )
     )
-    assert time.monotonic() - started < 30
     refusals = [
         c.model_extra["stream_rag"]["refusal"]
         for c in chunks

@@ -23,7 +23,7 @@ from stream_rag.index.folders import (
 )
 from stream_rag.services import open_store
 
-from .helpers import free_port
+from .helpers import HTTP_GUARD_S, free_port
 
 # Only against a hang: nothing here waits on the machine's speed.
 GUARD_S = 180.0
@@ -68,7 +68,7 @@ def test_a_deleted_sample_document_stays_deleted_after_a_restart(tmp_path: Path)
         assert names(base) == sample
         (doc,) = [
             d
-            for d in httpx.get(f"{base}/v1/documents").json()["documents"]
+            for d in httpx.get(f"{base}/v1/documents", timeout=HTTP_GUARD_S).json()["documents"]
             if d["name"] == "pricing.md"
         ]
         deleted = httpx.delete(f"{base}/v1/documents/{doc['id']}", timeout=30)

@@ -11,7 +11,7 @@ import pytest
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 PROTECTIONS = ("content-security-policy", "x-content-type-options", "x-frame-options")
 
@@ -32,7 +32,7 @@ def test_every_response_carries_the_protections(
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data", allowed_hosts=allowed)
     with running_server(create_app(settings)) as base_url:
-        response = httpx.get(base_url + path, headers={"Host": host})
+        response = httpx.get(base_url + path, headers={"Host": host}, timeout=HTTP_GUARD_S)
     assert response.status_code == status
     assert {name: name in response.headers for name in PROTECTIONS} == dict.fromkeys(
         PROTECTIONS, True

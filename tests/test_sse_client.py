@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from loadtests.sse_client import ResponseError, body_chunks, post_json
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 PARTS = [b'event: sentence\r\ndata: {"index": 0}\r\n\r\n', b"x" * 70000, "é€😀".encode(), b""]
 
@@ -55,7 +55,9 @@ def test_reads_the_bytes_httpx_reads(http: str) -> None:
         url = httpx.URL(base_url)
         host, port = url.host, url.port or 80
         for times in (0, 1, 3):
-            expected = httpx.post(f"{base_url}/s", json={"times": times}).content
+            expected = httpx.post(
+                f"{base_url}/s", json={"times": times}, timeout=HTTP_GUARD_S
+            ).content
             assert anyio.run(read, host, port, "/s", {"times": times}) == (200, expected)
             assert expected == b"".join(PARTS) * times
         status, body = anyio.run(read, host, port, "/p", {"a": "é"})

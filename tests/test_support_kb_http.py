@@ -14,7 +14,7 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 from .test_chat_http import upload
 from .test_extract import lines_pdf
 
@@ -112,7 +112,9 @@ def test_an_operators_documents_are_quoted_from_the_right_entry_and_cited_to_the
         assert (billing_citation["name"], billing_citation["version"]) == ("faq.md", 1)
         updated = FAQ.replace(b"$25", b"$27")
         response = httpx.post(
-            f"{base_url}/v1/documents/{faq_id}/versions", files={"file": ("faq.md", updated)}
+            f"{base_url}/v1/documents/{faq_id}/versions",
+            files={"file": ("faq.md", updated)},
+            timeout=HTTP_GUARD_S,
         )
         assert response.status_code == 201, response.text
         for result in (billing, team, follow_up, icon, lost, warranty):

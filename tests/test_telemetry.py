@@ -16,7 +16,7 @@ from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 from .test_chat_http import read_events, upload
 
 REFUNDS = (
@@ -51,11 +51,14 @@ def test_metrics_count_a_gated_answer_and_its_request(
                 f"{base_url}/v1/chat",
                 json={"question": "Can annual plans be refunded?"},
                 headers={"X-Request-ID": "load-17"},
+                timeout=HTTP_GUARD_S,
             ) as response:
                 events = [(n, d) for n, d, _ in read_events(response) if n != "ping"]
             assert response.headers["x-request-id"] == "load-17"
-            scraped = httpx.get(f"{base_url}/metrics")
-            bad = httpx.get(f"{base_url}/healthz", headers={"X-Request-ID": "a b" * 40})
+            scraped = httpx.get(f"{base_url}/metrics", timeout=HTTP_GUARD_S)
+            bad = httpx.get(
+                f"{base_url}/healthz", headers={"X-Request-ID": "a b" * 40}, timeout=HTTP_GUARD_S
+            )
     assert scraped.headers["content-type"].startswith("text/plain; version=")
     # Read after the server stopped: every request has finished and been counted.
     text = app.state.telemetry.render().decode()
@@ -103,7 +106,10 @@ def test_an_error_event_carries_the_request_id_and_is_counted(
         with running_server(app) as base_url:
             upload(base_url, "refunds.txt", REFUNDS)
             with httpx.stream(
-                "POST", f"{base_url}/v1/chat", json={"question": "Can annual plans be refunded?"}
+                "POST",
+                f"{base_url}/v1/chat",
+                json={"question": "Can annual plans be refunded?"},
+                timeout=HTTP_GUARD_S,
             ) as response:
                 events = [(n, d) for n, d, _ in read_events(response) if n != "ping"]
     text = app.state.telemetry.render().decode()

@@ -14,7 +14,7 @@ import httpx
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 
-from .helpers import content_length, running_server, staged_parts
+from .helpers import HTTP_GUARD_S, content_length, running_server, staged_parts
 
 BOUNDARY = "streamboundary42"
 HEAD = (
@@ -79,7 +79,7 @@ def test_oversized_chunked_upload_is_refused_while_streaming(tmp_path: Path) -> 
         assert response.startswith("HTTP/1.1 413"), response[:200]
         assert "file_too_large" in response
         assert sent < 16 * 1024 * 1024
-        documents = httpx.get(f"{base_url}/v1/documents").json()["documents"]
+        documents = httpx.get(f"{base_url}/v1/documents", timeout=HTTP_GUARD_S).json()["documents"]
         assert documents == []
     assert not list((settings.data_dir / "tmp").iterdir())
 
@@ -109,6 +109,10 @@ def test_client_gone_mid_upload_leaves_nothing(tmp_path: Path) -> None:
         while staged_parts(settings.data_dir):
             assert time.monotonic() < deadline, "the staged part was not cleaned up"
             time.sleep(0.02)
-        assert httpx.get(f"{base_url}/v1/documents").json()["documents"] == []
-        ok = httpx.post(f"{base_url}/v1/documents", files={"file": ("fine.txt", b"Still works.")})
+        assert httpx.get(f"{base_url}/v1/documents", timeout=HTTP_GUARD_S).json()["documents"] == []
+        ok = httpx.post(
+            f"{base_url}/v1/documents",
+            files={"file": ("fine.txt", b"Still works.")},
+            timeout=HTTP_GUARD_S,
+        )
         assert ok.status_code == 201

@@ -15,14 +15,14 @@ import pytest
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 HANG_GUARD_S = 60.0
 
 
 def statuses(base_url: str, route: str) -> dict[str, float]:
     """The request counts by status that /metrics reports for `route`."""
-    text = httpx.get(f"{base_url}/metrics").text
+    text = httpx.get(f"{base_url}/metrics", timeout=HTTP_GUARD_S).text
     labels = rf'method="POST",route="{re.escape(route)}",status="(\d+)"'
     pattern = rf"stream_rag_http_requests_total\{{{labels}\}} (\S+)"
     return {status: float(count) for status, count in re.findall(pattern, text)}
