@@ -21,6 +21,17 @@ from stream_rag.http.app import create_app
 from .helpers import START_GUARD_S, free_port, running_server
 from .test_keys import OPS, WIDGET, write_toml
 
+REFUNDS = "Annual plans can be refunded within 30 days."
+SYNC = "Offline edits sync when the connection returns."
+
+
+def write_kb(folder: Path, files: dict[str, str]) -> Path:
+    """A folder of text files to ingest, named and written as `files` says."""
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder
+
 
 def test_search_delete_and_documents_go_through_a_running_server(
     tmp_path: Path,
@@ -29,10 +40,7 @@ def test_search_delete_and_documents_go_through_a_running_server(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data", keys_file=write_toml(tmp_path / "k.toml"))
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
-    (kb / "sync.txt").write_text("Offline edits sync when the connection returns.")
+    kb = write_kb(tmp_path / "kb", {"refunds.txt": REFUNDS, "sync.txt": SYNC})
     unused = ["--data-dir", str(tmp_path / "unused")]
     with running_server(create_app(settings, embedder=minilm)) as url:
         monkeypatch.setenv("STREAM_RAG_API_KEY", OPS)
@@ -122,9 +130,7 @@ def test_a_url_that_is_not_a_servers_is_a_usage_error(
 def test_local_delete_and_reindex_counts_agree_with_their_noun(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "a.txt").write_text("Alpha plans renew yearly.")
+    kb = write_kb(tmp_path / "kb", {"a.txt": "Alpha plans renew yearly."})
     data = ["--data-dir", str(tmp_path / "data")]
     assert main([*data, "ingest", str(kb)]) == 0
     assert main([*data, "ingest", str(kb)]) == 0
@@ -163,9 +169,7 @@ def test_ask_no_stream_through_a_server_asks_for_the_whole_answer(
 ) -> None:
     """`--no-stream --url` streamed /v1/chat, as without the flag: it asks /v1/answer (one
     regeneration if a draft fails), as `--no-stream` does locally."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    kb = write_kb(tmp_path / "kb", {"refunds.txt": REFUNDS})
     unused = ["--data-dir", str(tmp_path / "unused")]
     with running_server(create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm)) as url:
         assert main([*unused, "ingest", str(kb), "--url", url]) == 0
@@ -214,10 +218,7 @@ def test_ingest_through_a_server_returns_once_the_server_has_indexed(
     """`ingest --url` returned as soon as the upload was stored, while the server's queue was
     still indexing it: an `ask` right after found nothing (exit 3, no_sources). Indexing here
     waits until the CLI asks for the status, so a CLI that does not wait sees `indexing`."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
-    (kb / "sync.txt").write_text("Offline edits sync when the connection returns.")
+    kb = write_kb(tmp_path / "kb", {"refunds.txt": REFUNDS, "sync.txt": SYNC})
     unused = ["--data-dir", str(tmp_path / "unused")]
     held = HeldEmbedder(minilm)
     app = create_app(Settings(data_dir=tmp_path / "data"), embedder=held)
@@ -233,9 +234,7 @@ def test_ingest_no_wait_returns_with_the_upload_stored(
     tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--no-wait` asks for no status: the command returns while the server still indexes."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    kb = write_kb(tmp_path / "kb", {"refunds.txt": REFUNDS})
     unused = ["--data-dir", str(tmp_path / "unused")]
     held = HeldEmbedder(minilm)
     app = create_app(Settings(data_dir=tmp_path / "data"), embedder=held)
@@ -265,10 +264,9 @@ def test_ingest_through_a_server_says_a_file_it_could_not_index(
     tmp_path: Path, minilm: MiniLMEmbedder, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A file stored but failed by the indexer is a failure of the command, with the reason."""
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "odd.txt").write_text("This unembeddable page was stored.")
-    (kb / "refunds.txt").write_text("Annual plans can be refunded within 30 days.")
+    kb = write_kb(
+        tmp_path / "kb", {"odd.txt": "This unembeddable page was stored.", "refunds.txt": REFUNDS}
+    )
     unused = ["--data-dir", str(tmp_path / "unused")]
     app = create_app(Settings(data_dir=tmp_path / "data"), embedder=RefusingEmbedder(minilm))
     with running_server(app) as url:

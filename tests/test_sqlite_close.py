@@ -6,36 +6,49 @@ full suite's test_budgets, while uvicorn shut a server down)."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from stream_rag.store.database import SqliteBackend
 
+Work = Callable[[threading.Event, threading.Event], None]
 
-def test_close_waits_for_a_transaction_in_progress(tmp_path: Path) -> None:
-    backend = SqliteBackend(tmp_path / "store.db")
+
+def close_during(backend: SqliteBackend, work: Work) -> None:
+    """Run `work(inside, go_on)` in a thread; once it has set `inside` and waits on `go_on`,
+    close the store in another thread, let the work go on, and check it raised nothing."""
     inside, go_on = threading.Event(), threading.Event()
     failed: list[BaseException] = []
 
-    def write() -> None:
+    def run() -> None:
         try:
-            with backend.transaction() as db:
-                inside.set()
-                go_on.wait()
-                db.execute("INSERT INTO meta (key, value) VALUES ('written', 'yes')")
+            work(inside, go_on)
         except BaseException as exc:
             failed.append(exc)
 
-    writer = threading.Thread(target=write)
-    writer.start()
+    worker = threading.Thread(target=run)
+    worker.start()
     inside.wait()
     closer = threading.Thread(target=backend.close)
     closer.start()
     with backend._idle:  # the state close() waits on, not a clock
         backend._idle.wait_for(lambda: backend.closing)
     go_on.set()
-    writer.join()
+    worker.join()
     closer.join()
     assert failed == []
+
+
+def test_close_waits_for_a_transaction_in_progress(tmp_path: Path) -> None:
+    backend = SqliteBackend(tmp_path / "store.db")
+
+    def write(inside: threading.Event, go_on: threading.Event) -> None:
+        with backend.transaction() as db:
+            inside.set()
+            go_on.wait()
+            db.execute("INSERT INTO meta (key, value) VALUES ('written', 'yes')")
+
+    close_during(backend, write)
     reopened = SqliteBackend(tmp_path / "store.db")
     row = reopened.connection().execute("SELECT value FROM meta WHERE key = 'written'").fetchone()
     assert row[0] == "yes"
@@ -47,36 +60,20 @@ def test_close_waits_for_a_statement_outside_a_transaction(tmp_path: Path) -> No
     progress, so `close` did not wait for it and closed the connection while it ran (what
     that crashes depends on the moment: the count is what close waits on)."""
     backend = SqliteBackend(tmp_path / "store.db")
-    inside, go_on = threading.Event(), threading.Event()
-    rows: list[object] = []
-    failed: list[BaseException] = []
-
     in_progress: list[int] = []
+    rows: list[object] = []
 
-    def hold() -> int:
-        in_progress.append(backend._busy)
-        inside.set()
-        go_on.wait()
-        return 7
+    def read(inside: threading.Event, go_on: threading.Event) -> None:
+        def hold() -> int:
+            in_progress.append(backend._busy)
+            inside.set()
+            go_on.wait()
+            return 7
 
-    def read() -> None:
-        try:
-            backend._raw().create_function("hold", 0, hold)
-            rows.append(backend.connection().execute("SELECT hold()").fetchone()[0])
-        except BaseException as exc:
-            failed.append(exc)
+        backend._raw().create_function("hold", 0, hold)
+        rows.append(backend.connection().execute("SELECT hold()").fetchone()[0])
 
-    reader = threading.Thread(target=read)
-    reader.start()
-    inside.wait()
-    closer = threading.Thread(target=backend.close)
-    closer.start()
-    with backend._idle:  # the state close() waits on, not a clock
-        backend._idle.wait_for(lambda: backend.closing)
-    go_on.set()
-    reader.join()
-    closer.join()
-    assert failed == []
+    close_during(backend, read)
     assert in_progress == [1]
     assert rows == [7]
 
