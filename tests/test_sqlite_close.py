@@ -31,8 +31,7 @@ def close_during(backend: SqliteBackend, work: Work) -> None:
     inside.wait()
     closer = threading.Thread(target=backend.close)
     closer.start()
-    with backend._idle:  # the state close() waits on, not a clock
-        backend._idle.wait_for(lambda: backend.closing)
+    backend.in_progress.wait_for(lambda: backend.in_progress.closing)  # state, not a clock
     go_on.set()
     worker.join()
     closer.join()
@@ -65,12 +64,13 @@ def test_close_waits_for_a_statement_outside_a_transaction(tmp_path: Path) -> No
 
     def read(inside: threading.Event, go_on: threading.Event) -> None:
         def hold() -> int:
-            in_progress.append(backend._busy)
+            in_progress.append(backend.in_progress.count)
             inside.set()
             go_on.wait()
             return 7
 
-        backend._raw().create_function("hold", 0, hold)
+        with backend.using() as db:
+            db.create_function("hold", 0, hold)
         rows.append(backend.connection().execute("SELECT hold()").fetchone()[0])
 
     close_during(backend, read)

@@ -12,7 +12,7 @@ import contextlib
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -115,6 +115,46 @@ class Database:
 CLOSE_WAIT_S = 30.0
 
 
+class InProgress:
+    """The statements and transactions running on a backend's connections, counted: closing a
+    connection another thread is using crashes the process (a segfault in sqlite3)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        # True while `none_starting` holds (what a test waits on to know `close` has begun).
+        self.closing = False
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def one(self) -> Iterator[None]:
+        """Count the block as in progress."""
+        with self._changed:
+            self.count += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self.count -= 1
+                if not self.count:
+                    self._changed.notify_all()
+
+    @contextmanager
+    def none_starting(self, *, timeout: float) -> Iterator[None]:
+        """Enter once none is in progress (or after `timeout`); none starts until the block
+        ends, since the condition is held throughout."""
+        with self._changed:
+            self.closing = True
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self.count == 0, timeout=timeout)
+            yield
+            self.closing = False
+
+    def wait_for(self, predicate: Callable[[], bool]) -> None:
+        """Block until `predicate` holds, checked whenever the count or `closing` changes."""
+        with self._changed:
+            self._changed.wait_for(predicate)
+
+
 class SqliteBackend:
     """One SQLite file (WAL), one connection per thread."""
 
@@ -125,17 +165,19 @@ class SqliteBackend:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        # Transactions and snapshots in progress: `close` waits for them, since closing a
-        # connection another thread is using crashes the process (a segfault in sqlite3).
-        self._busy = 0
-        self._idle = threading.Condition()
-        self.closing = False
+        self.in_progress = InProgress()
         self._migrate()
 
     def connection(self) -> TrackedStatements:
         """Statements outside a transaction (inside one on this thread: that one's), each
         counted as in progress, so `close` never closes the connection under one."""
         return TrackedStatements(self)
+
+    @contextmanager
+    def using(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, counted as in progress until the block ends."""
+        with self.in_progress.one():
+            yield self._raw()
 
     def _raw(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use (and again after `close`)."""
@@ -156,8 +198,7 @@ class SqliteBackend:
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every statement inside sees the same committed state (WAL)."""
-        with self._using():
-            db = self._raw()
+        with self.using() as db:
             if db.in_transaction:
                 yield db
                 return
@@ -169,8 +210,7 @@ class SqliteBackend:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._using():
-            db = self._raw()
+        with self.using() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -179,33 +219,17 @@ class SqliteBackend:
                 raise
             db.execute("COMMIT")
 
-    @contextmanager
-    def _using(self) -> Iterator[None]:
-        with self._idle:
-            self._busy += 1
-        try:
-            yield
-        finally:
-            with self._idle:
-                self._busy -= 1
-                if not self._busy:
-                    self._idle.notify_all()
-
     def close(self) -> None:
         """Close every thread's connection once no statement or transaction is in progress (a
         request's last write can still be running while the server shuts down), or after
         `CLOSE_WAIT_S`. None starts while the connections close: the condition is held
         throughout, so a write that comes later opens a connection of its own."""
-        with self._idle:
-            self.closing = True
-            self._idle.notify_all()
-            self._idle.wait_for(lambda: self._busy == 0, timeout=CLOSE_WAIT_S)
+        with self.in_progress.none_starting(timeout=CLOSE_WAIT_S):
             with self._lock:
                 for connection in self._connections:
                     connection.close()
                 self._connections.clear()
             self._local = threading.local()
-            self.closing = False
 
     def columns(self, table: str) -> list[str]:
         return [str(r["name"]) for r in self.connection().execute(f"PRAGMA table_info({table})")]
@@ -280,11 +304,11 @@ class TrackedStatements:
         self._backend = backend
 
     def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Result:
-        with self._backend._using():
-            cursor = self._backend._raw().execute(sql, parameters)
+        with self._backend.using() as db:
+            cursor = db.execute(sql, parameters)
             return Result(cursor.fetchall(), cursor.rowcount)
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Sequence[Any]], /) -> Result:
-        with self._backend._using():
-            cursor = self._backend._raw().executemany(sql, seq_of_parameters)
+        with self._backend.using() as db:
+            cursor = db.executemany(sql, seq_of_parameters)
             return Result(cursor.fetchall(), cursor.rowcount)
