@@ -25,21 +25,27 @@ def is_postgres_url(target: object) -> bool:
 GATE_MODES = ("strict", "balanced")
 
 
-def check(settings: Settings) -> None:
-    """Raise `InvalidFieldError` for the first value `settings` may not hold."""
-    for name in ("extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"):
+def _at_least_one(settings: Settings, *names: str) -> None:
+    """Raise `InvalidFieldError` for the first of `names` whose value is below 1."""
+    for name in names:
         if getattr(settings, name) < 1:
             raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
-    for name in (
+
+
+def check(settings: Settings) -> None:
+    """Raise `InvalidFieldError` for the first value `settings` may not hold."""
+    _at_least_one(
+        settings, "extract_workers", "extract_cpu_s", "extract_memory_mb", "max_pdf_pages"
+    )
+    _at_least_one(
+        settings,
         "max_extracted_chars",
         "max_chunks_per_doc",
         "index_workers",
         "index_batch",
         "index_max_attempts",
         "max_queued_jobs",
-    ):
-        if getattr(settings, name) < 1:
-            raise InvalidFieldError(f"STREAM_RAG_{name.upper()} must be at least 1")
+    )
     for name in (
         "key_max_documents",
         "key_max_mb",
