@@ -31,7 +31,7 @@ from stream_rag.http.app import create_app
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 from stream_rag.model.llm import ChatModel, OpenAIChatModel
 
-from .helpers import running_server
+from .helpers import HTTP_GUARD_S, running_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -58,7 +58,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 # Uploads extract text in worker processes, slow to start on a busy machine.
-HTTP_TIMEOUT_S = 60.0
 # Two suites on two cores once took a new tab past Playwright's 30 s default to load. The waits
 # are for events that do come, so a roomy bound changes only how long a real failure takes.
 PAGE_TIMEOUT_MS = 120_000
@@ -100,7 +99,7 @@ class Stack:
             files={"file": (filename, data)},
             data=fields,
             headers=self.headers,
-            timeout=HTTP_TIMEOUT_S,
+            timeout=HTTP_GUARD_S,
         )
         assert response.status_code == 201, response.text
         doc_id = response.json()["document"]["id"]
@@ -110,7 +109,7 @@ class Stack:
         deadline = time.monotonic() + 60
         while True:
             document: dict[str, Any] = httpx.get(
-                f"{self.url}/v1/documents/{doc_id}", headers=self.headers, timeout=HTTP_TIMEOUT_S
+                f"{self.url}/v1/documents/{doc_id}", headers=self.headers, timeout=HTTP_GUARD_S
             ).json()
             if document["versions"][-1]["status"] != "indexing":
                 assert document["versions"][-1]["status"] == "ready", document

@@ -99,11 +99,14 @@ def running_server(app: ASGIApp, http: str = "h11") -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-# Only against a hang: nothing waits on the machine's speed.
-START_GUARD_S = 120.0
-# How long a test's HTTP call waits for a server: only against a hang (httpx's default, 5 s,
-# ran out on a loaded machine).
-HTTP_GUARD_S = 120.0
+# Bounds only against a hang: no assertion waits on the machine's speed, and a loaded machine
+# is many times slower than an idle one (httpx's default 5 s ran out), so each is generous.
+# A wait on an event, a socket, a child process, or a server setting that must never fire:
+HANG_GUARD_S = 180.0
+# A server (a thread or a child process) starting to answer:
+START_GUARD_S = HANG_GUARD_S
+# A test's HTTP call to a server:
+HTTP_GUARD_S = HANG_GUARD_S
 
 
 @contextmanager

@@ -30,15 +30,13 @@ from .browser import (
     turn,
     wait_done,
 )
-from .helpers import running_server
+from .helpers import HANG_GUARD_S, running_server
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
         BrowserContext,
         Page,
     )
-
-HANG_GUARD_S = 120.0  # only against a hang: no assertion waits on the machine's speed
 
 
 # -- answers ----------------------------------------------------------------------------------

@@ -13,13 +13,13 @@ from stream_rag.embed.minilm import MiniLMEmbedder
 
 from .browser import (
     CHAT,
-    HTTP_TIMEOUT_S,
     POLICY,
     Console,
     ask,
     running_stack,
     wait_done,
 )
+from .helpers import HTTP_GUARD_S
 
 if TYPE_CHECKING:
     from playwright.sync_api import (
@@ -70,12 +70,12 @@ def test_documents_panel_upload_versions_download_delete(
         # Delete asks first; Cancel keeps the document.
         row.get_by_role("button", name="Delete").click()
         row.get_by_role("button", name="Cancel").click()
-        assert httpx.get(f"{stack.url}/v1/documents", timeout=HTTP_TIMEOUT_S).json()["documents"]
+        assert httpx.get(f"{stack.url}/v1/documents", timeout=HTTP_GUARD_S).json()["documents"]
         row.get_by_role("button", name="Delete").click()
         row.get_by_role("button", name="Delete for good").click()
         page.locator("#documents .none").wait_for()
         assert (
-            httpx.get(f"{stack.url}/v1/documents", timeout=HTTP_TIMEOUT_S).json()["documents"] == []
+            httpx.get(f"{stack.url}/v1/documents", timeout=HTTP_GUARD_S).json()["documents"] == []
         )
         # The collection picker scopes the chat and the list.
         picker = page.locator("#collection")

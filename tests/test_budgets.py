@@ -21,9 +21,7 @@ from stream_rag.http.app import create_app
 from stream_rag.http.serving import server_config
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 
-from .helpers import HTTP_GUARD_S, free_port, running_server, serving_thread
-
-GUARD_S = 60.0  # against a hang only
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, free_port, running_server, serving_thread
 
 
 @contextmanager
@@ -38,7 +36,7 @@ def serving(settings: Settings, minilm: MiniLMEmbedder) -> Iterator[int]:
 
 def connect(port: int, source: str) -> socket.socket:
     sock = socket.socket()
-    sock.settimeout(GUARD_S)
+    sock.settimeout(HANG_GUARD_S)
     sock.bind((source, 0))
     sock.connect(("127.0.0.1", port))
     return sock
@@ -150,7 +148,7 @@ def test_an_answer_slot_is_taken_only_once_the_body_is_in(
             f"http://127.0.0.1:{port}/v1/answer",
             json={"question": "Which plans can be refunded?"},
             headers={"Authorization": f"Bearer {chat}"},
-            timeout=GUARD_S,
+            timeout=HTTP_GUARD_S,
         )
         assert answered.status_code == 200, answered.text
 
@@ -177,7 +175,7 @@ def test_each_visitor_of_a_shared_chat_key_has_its_own_slots(
                 headers=admin,
                 timeout=HTTP_GUARD_S,
             ).json()["document"]["id"]
-            deadline = time.monotonic() + GUARD_S
+            deadline = time.monotonic() + HANG_GUARD_S
             while httpx.get(
                 f"{base}/v1/documents/{doc}", headers=admin, timeout=HTTP_GUARD_S
             ).json()["versions"][0]["status"] not in ("ready", "failed"):
@@ -186,7 +184,7 @@ def test_each_visitor_of_a_shared_chat_key_has_its_own_slots(
 
             def visitor(address: str) -> httpx.Client:
                 transport = httpx.HTTPTransport(local_address=address)
-                return httpx.Client(base_url=base, transport=transport, timeout=GUARD_S)
+                return httpx.Client(base_url=base, transport=transport, timeout=HTTP_GUARD_S)
 
             body = {"question": "Which plans can be refunded?"}
             probe = {"q": "x" * 5000}  # over the length limit: 400 past the guard, no model

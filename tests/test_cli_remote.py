@@ -18,7 +18,7 @@ from stream_rag.embed.backends import Vectors
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
-from .helpers import START_GUARD_S, free_port, running_server
+from .helpers import HANG_GUARD_S, free_port, running_server
 from .test_keys import OPS, WIDGET, write_toml
 
 REFUNDS = "Annual plans can be refunded within 30 days."
@@ -197,7 +197,7 @@ class HeldEmbedder:
         self.released = threading.Event()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        self.released.wait(START_GUARD_S)  # the bound is only against a hang
+        self.released.wait(HANG_GUARD_S)
         return self.minilm.embed(texts)
 
 

@@ -25,9 +25,8 @@ from stream_rag.http.names import MARKER
 from stream_rag.http.serving import server_config
 from stream_rag.index.edge import EdgeIndex
 
-from .helpers import free_port, serving_thread
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, free_port, serving_thread
 
-GUARD_S = 60.0
 LOOK_ALIKE = "pr\u0456cing.md"  # a Cyrillic i
 
 
@@ -55,7 +54,7 @@ def test_x_forwarded_for_is_believed_only_from_listed_proxies(
                     "Authorization": "Bearer sr_unknown",
                     "X-Forwarded-For": f"198.51.100.{i}",
                 },
-                timeout=GUARD_S,
+                timeout=HTTP_GUARD_S,
             ).status_code
             for i in range(4)
         ]
@@ -102,7 +101,7 @@ class HeldIndex(EdgeIndex):
 
     def build_hnsw(self, *args: Any, **kwargs: Any) -> dict[str, float]:
         self.started.set()
-        assert self.release.wait(GUARD_S)
+        assert self.release.wait(HANG_GUARD_S)
         return super().build_hnsw(*args, **kwargs)
 
 
@@ -112,12 +111,14 @@ def test_one_optimize_at_a_time(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     _, admin = KeyStore(settings.data_dir).create(name="ops", scopes=["admin"])
     auth = {"Authorization": f"Bearer {admin}"}
     with serving(settings, embedder=minilm, index=index) as base, ThreadPoolExecutor(1) as pool:
-        first = pool.submit(httpx.post, f"{base}/v1/index/optimize", headers=auth, timeout=GUARD_S)
-        assert HeldIndex.started.wait(GUARD_S)
-        second = httpx.post(f"{base}/v1/index/optimize", headers=auth, timeout=GUARD_S)
+        first = pool.submit(
+            httpx.post, f"{base}/v1/index/optimize", headers=auth, timeout=HTTP_GUARD_S
+        )
+        assert HeldIndex.started.wait(HANG_GUARD_S)
+        second = httpx.post(f"{base}/v1/index/optimize", headers=auth, timeout=HTTP_GUARD_S)
         assert second.status_code == 409
         assert second.json()["error"]["code"] == "optimize_running"
         HeldIndex.release.set()
         assert first.result().status_code == 200
-        again = httpx.post(f"{base}/v1/index/optimize", headers=auth, timeout=GUARD_S)
+        again = httpx.post(f"{base}/v1/index/optimize", headers=auth, timeout=HTTP_GUARD_S)
         assert again.status_code == 200

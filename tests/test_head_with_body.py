@@ -16,8 +16,7 @@ from uvicorn.server import ServerState
 from loadtests.bench_request import MemoryTransport
 from stream_rag.http.serving import GuardedHttpToolsProtocol, HeadWithBody
 
-from .helpers import HTTP_GUARD_S
-from .test_lifecycle import HANG_GUARD_S
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S
 from .test_serving_protocol import serving
 
 GET = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"

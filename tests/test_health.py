@@ -19,10 +19,8 @@ from stream_rag.model.fake import create_fake_llm
 from stream_rag.model.llm import OpenAIChatModel
 from stream_rag.services import open_store
 
-from .helpers import free_port, running_server
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, free_port, running_server
 from .test_lifecycle import hashed_embeddings
-
-GUARD_S = 60.0  # only against a hang
 
 
 def test_healthz_needs_no_worker_thread(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
@@ -45,12 +43,12 @@ def test_healthz_needs_no_worker_thread(tmp_path: Path, minilm: MiniLMEmbedder) 
     app.router.routes.append(Route("/test/occupy", occupy_every_worker))
     with running_server(app) as base_url:
         blocker = threading.Thread(
-            target=lambda: httpx.get(f"{base_url}/test/occupy", timeout=GUARD_S)
+            target=lambda: httpx.get(f"{base_url}/test/occupy", timeout=HTTP_GUARD_S)
         )
         blocker.start()
         try:
-            assert holding.wait(GUARD_S)
-            reply = httpx.get(f"{base_url}/healthz", timeout=GUARD_S)
+            assert holding.wait(HANG_GUARD_S)
+            reply = httpx.get(f"{base_url}/healthz", timeout=HTTP_GUARD_S)
             assert reply.status_code == 200
             assert reply.json() == {"status": "ok"}
         finally:
@@ -63,7 +61,7 @@ def test_readyz_reports_each_dependency(tmp_path: Path, minilm: MiniLMEmbedder) 
         model = OpenAIChatModel(f"{llm_url}/v1", "fake")
         app = create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm, model=model)
         with running_server(app) as base_url:
-            reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+            reply = httpx.get(f"{base_url}/readyz", timeout=HTTP_GUARD_S)
             assert reply.status_code == 200, reply.text
             body = reply.json()
             assert body["status"] == "ready"
@@ -76,7 +74,7 @@ def test_readyz_reports_each_dependency(tmp_path: Path, minilm: MiniLMEmbedder) 
             app.state.drain.request()  # what SIGTERM does
 
             def draining() -> httpx.Response:
-                return httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                return httpx.get(f"{base_url}/readyz", timeout=HTTP_GUARD_S)
 
             reply = draining()
             while reply.status_code == 200:  # the drain starts on the server's loop
@@ -91,7 +89,7 @@ def test_readyz_is_503_naming_the_model_when_it_is_down(
     model = OpenAIChatModel(f"http://127.0.0.1:{free_port()}/v1", "gone", timeout_s=2)
     app = create_app(Settings(data_dir=tmp_path / "data"), embedder=minilm, model=model)
     with running_server(app) as base_url:
-        reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+        reply = httpx.get(f"{base_url}/readyz", timeout=HTTP_GUARD_S)
         assert reply.status_code == 503
         body = reply.json()
         assert body["status"] == "not_ready"
@@ -118,14 +116,14 @@ def test_readyz_waits_for_the_versions_queued_at_startup(tmp_path: Path) -> None
         with running_server(hashed_embeddings(hold)) as embed_url:
             remote = settings.with_overrides(embed_base_url=f"{embed_url}/v1")
             with running_server(create_app(remote)) as base_url:
-                reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                reply = httpx.get(f"{base_url}/readyz", timeout=HTTP_GUARD_S)
                 assert reply.status_code == 503, reply.text
                 assert reply.json()["failed"] == ["startup_indexing"]
                 assert reply.json()["startup_indexing"] == 1
 
                 hold.set()
                 while reply.status_code == 503:  # the queue indexes on the server's loop
-                    reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                    reply = httpx.get(f"{base_url}/readyz", timeout=HTTP_GUARD_S)
                 assert reply.json()["startup_indexing"] == 0
 
                 hold.clear()
@@ -133,10 +131,10 @@ def test_readyz_waits_for_the_versions_queued_at_startup(tmp_path: Path) -> None
                     later = httpx.post(
                         f"{base_url}/v1/documents",
                         files={"file": ("later.md", b"HOLD Support answers within a day.")},
-                        timeout=GUARD_S,
+                        timeout=HTTP_GUARD_S,
                     )
                     assert later.status_code == 201, later.text
-                    reply = httpx.get(f"{base_url}/readyz", timeout=GUARD_S)
+                    reply = httpx.get(f"{base_url}/readyz", timeout=HTTP_GUARD_S)
                     assert reply.status_code == 200, reply.text
                     assert reply.json()["indexing_queue"] == 1
                 finally:

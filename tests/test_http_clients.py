@@ -23,9 +23,9 @@ from stream_rag.http.serving import GuardedHttpToolsProtocol
 from stream_rag.model.fake import create_fake_llm
 from stream_rag.model.llm import ChatModel, OpenAIChatModel
 
-from .helpers import free_port, running_server, serving_thread
+from .helpers import HANG_GUARD_S, free_port, running_server, serving_thread
 from .test_chat_http import POLICY, QUESTION, upload
-from .test_lifecycle import HANG_GUARD_S, SLOW, wait_for
+from .test_lifecycle import SLOW, wait_for
 
 
 @contextmanager

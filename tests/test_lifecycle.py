@@ -29,12 +29,11 @@ from starlette.routing import Route
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.model.fake import FakeConfig, create_fake_llm
 
-from .helpers import free_port, running_server
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, free_port, running_server
 from .test_chat_http import POLICY, QUESTION, app_with_model, read_events, upload
 
 # Long enough that no answer finishes on its own while a test looks at it.
 SLOW = FakeConfig(tokens_per_second=2, sentences=3)
-HANG_GUARD_S = 120.0  # only against a hang: no assertion depends on the machine's speed
 
 
 def wait_for(condition: Any, what: str) -> None:
@@ -74,7 +73,7 @@ def test_the_whole_answer_has_a_deadline(tmp_path: Path, minilm: MiniLMEmbedder)
     fake = create_fake_llm(SLOW)
     with app_with_model(tmp_path, minilm, fake, answer_timeout_s=1.0) as base_url:
         with httpx.stream(
-            "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HANG_GUARD_S
+            "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HTTP_GUARD_S
         ) as response:
             events = [(n, d) for n, d, _ in read_events(response) if n != "ping"]
         assert events[-1][0] == "error"
@@ -174,7 +173,7 @@ def test_sigterm_lets_streams_finish_then_stops(tmp_path: Path) -> None:
     ):
         upload(base_url, "policy.md", POLICY)
         with httpx.stream(
-            "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HANG_GUARD_S
+            "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HTTP_GUARD_S
         ) as response:
             names = []
             for name, _, _ in read_events(response):
@@ -184,7 +183,7 @@ def test_sigterm_lets_streams_finish_then_stops(tmp_path: Path) -> None:
 
                     def refused() -> bool:
                         try:
-                            httpx.get(f"{base_url}/healthz", timeout=HANG_GUARD_S)
+                            httpx.get(f"{base_url}/healthz", timeout=HTTP_GUARD_S)
                         # A connection the kernel queued just before the listener closed is
                         # dropped unanswered: refused as well (seen once on a loaded machine),
                         # or reset, when it was accepted as the server shut its connections.
@@ -218,7 +217,7 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
                 reply = httpx.post(
                     f"{base_url}/v1/documents",
                     files={"file": (f"n{i}.txt", text)},
-                    timeout=HANG_GUARD_S,
+                    timeout=HTTP_GUARD_S,
                 )
                 queued.append(reply.json()["document"]["id"])
             wait_for(lambda: embedder.state.held >= 1, "the first indexing job to start")
@@ -227,7 +226,7 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
             def completions() -> None:
                 body = {"messages": [{"role": "user", "content": QUESTION}], "stream": True}
                 with httpx.stream(
-                    "POST", f"{base_url}/v1/chat/completions", json=body, timeout=HANG_GUARD_S
+                    "POST", f"{base_url}/v1/chat/completions", json=body, timeout=HTTP_GUARD_S
                 ) as response:
                     chunks = [line for line in response.iter_lines() if line.startswith("data: {")]
                 finals["completions"] = json.loads(chunks[-1][6:])
@@ -235,7 +234,7 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
             other = threading.Thread(target=completions)
             other.start()
             with httpx.stream(
-                "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HANG_GUARD_S
+                "POST", f"{base_url}/v1/chat", json={"question": QUESTION}, timeout=HTTP_GUARD_S
             ) as response:
                 events = []
                 for name, data, _ in read_events(response):
@@ -266,7 +265,7 @@ def test_sigterm_ends_long_streams_with_shutting_down_and_stops_indexing(tmp_pat
 
         def statuses(base: str) -> list[str]:
             return [
-                httpx.get(f"{base}/v1/documents/{d}", timeout=HANG_GUARD_S).json()["versions"][-1][
+                httpx.get(f"{base}/v1/documents/{d}", timeout=HTTP_GUARD_S).json()["versions"][-1][
                     "status"
                 ]
                 for d in queued

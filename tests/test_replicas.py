@@ -21,9 +21,8 @@ import pytest
 from stream_rag.access.keys import KeyStore
 from stream_rag.sse import EventStreamParser
 
-from .helpers import free_port
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, free_port
 
-HANG_GUARD_S = 180.0  # only against a hang: no assertion depends on the machine's speed
 BIN = Path(sys.executable).parent
 
 
@@ -73,7 +72,7 @@ def qdrant(tmp_path: Path) -> Iterator[str]:
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
     """The box may be loaded (uploads, answers and indexing side by side): no short timeouts."""
-    with httpx.Client(timeout=HANG_GUARD_S) as client:
+    with httpx.Client(timeout=HTTP_GUARD_S) as client:
         yield client
 
 

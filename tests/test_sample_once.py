@@ -23,10 +23,7 @@ from stream_rag.index.folders import (
 )
 from stream_rag.services import open_store
 
-from .helpers import HTTP_GUARD_S, free_port
-
-# Only against a hang: nothing here waits on the machine's speed.
-GUARD_S = 180.0
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, START_GUARD_S, free_port
 
 
 @contextmanager
@@ -40,7 +37,7 @@ def serving(data: Path, log: Path) -> Iterator[str]:
         server = subprocess.Popen(command, env=env, stderr=sink, cwd=data.parent)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + GUARD_S
+        deadline = time.monotonic() + START_GUARD_S
         while True:
             try:
                 httpx.get(f"{base}/healthz", timeout=10)
@@ -52,7 +49,7 @@ def serving(data: Path, log: Path) -> Iterator[str]:
         yield base
     finally:
         server.terminate()
-        server.wait(timeout=GUARD_S)
+        server.wait(timeout=HANG_GUARD_S)
 
 
 def names(base: str) -> list[str]:

@@ -14,8 +14,8 @@ from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.http.app import create_app
 
-from .helpers import running_server, staged_parts
-from .test_lifecycle import HANG_GUARD_S, hashed_embeddings, serve_process, wait_for
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, running_server, staged_parts
+from .test_lifecycle import hashed_embeddings, serve_process, wait_for
 
 
 def test_slow_clients_cannot_hold_the_server(tmp_path: Path) -> None:
@@ -37,7 +37,7 @@ def test_slow_clients_cannot_hold_the_server(tmp_path: Path) -> None:
                 sock = socket.create_connection((host, int(port)))
                 sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")  # and never the rest
                 slow.append(sock)
-            assert httpx.get(f"{base_url}/healthz", timeout=HANG_GUARD_S).status_code == 200
+            assert httpx.get(f"{base_url}/healthz", timeout=HTTP_GUARD_S).status_code == 200
             for sock in slow:
                 sock.settimeout(HANG_GUARD_S)
                 # The server closes the connection: end of stream, without a response.
@@ -45,7 +45,7 @@ def test_slow_clients_cannot_hold_the_server(tmp_path: Path) -> None:
         finally:
             for sock in slow:
                 sock.close()
-        assert httpx.get(f"{base_url}/healthz", timeout=HANG_GUARD_S).status_code == 200
+        assert httpx.get(f"{base_url}/healthz", timeout=HTTP_GUARD_S).status_code == 200
 
 
 def test_a_client_leaving_mid_upload_is_not_an_unhandled_error(
@@ -66,7 +66,7 @@ def test_a_client_leaving_mid_upload_is_not_an_unhandled_error(
             lambda: not any(p.is_file() for p in staged_parts(settings.data_dir)), "the discard"
         )
         # One more request through the same event loop: the abandoned one has been handled.
-        assert httpx.get(f"{base_url}/v1/documents", timeout=HANG_GUARD_S).json() == {
+        assert httpx.get(f"{base_url}/v1/documents", timeout=HTTP_GUARD_S).json() == {
             "documents": []
         }
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]

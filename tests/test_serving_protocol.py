@@ -17,8 +17,7 @@ from starlette.routing import Route
 
 from stream_rag.http.serving import MAX_HEAD_BYTES, GuardedHttpToolsProtocol
 
-from .helpers import free_port, serving_thread
-from .test_lifecycle import HANG_GUARD_S
+from .helpers import HANG_GUARD_S, free_port, serving_thread
 
 
 async def echo(request: Request) -> PlainTextResponse:

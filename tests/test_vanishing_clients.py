@@ -15,9 +15,7 @@ import pytest
 from stream_rag.config import Settings
 from stream_rag.http.app import create_app
 
-from .helpers import HTTP_GUARD_S, running_server
-
-HANG_GUARD_S = 60.0
+from .helpers import HANG_GUARD_S, HTTP_GUARD_S, running_server
 
 
 def statuses(base_url: str, route: str) -> dict[str, float]:
