@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_rag.ingest.chunking import chunk_spans, paragraph_spans, sentence_spans
+from stream_rag.ingest.chunking import chunk_spans, paragraph_spans
+from stream_rag.ingest.sentences import sentence_spans
 
 SENTENCES = [
     "The refund window is 30 days.",

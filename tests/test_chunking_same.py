@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stream_rag.ingest import chunking
+from stream_rag.ingest import chunking, sentences
 from stream_rag.ingest.chunking import (
     Span,
     chunk_spans,
     heading_context,
     paragraph_spans,
-    sentence_offsets,
 )
+from stream_rag.ingest.sentences import sentence_offsets
 
 # Characters that stress the UTF-8 to string offset mapping: one to four bytes, combining
 # marks, zero-width and line separators, sentence ends, abbreviations, NUL.
@@ -73,7 +73,7 @@ def old_chunk_spans(text: str, target: int, overlap: int) -> list[tuple[int, int
 def old_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Sentences by blingfire's own offsets, a list item's line always starting one."""
     out: list[tuple[int, int]] = []
-    cuts = [m.start() for m in chunking._ITEM_LINE.finditer(text, start, end)]
+    cuts = [m.start() for m in sentences.ITEM_LINE.finditer(text, start, end)]
     for at, cut in zip([start, *(c + 1 for c in cuts)], [*cuts, end], strict=True):
         piece = text[at:cut]
         if not piece.strip():
@@ -81,7 +81,7 @@ def old_sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
         offsets = [(at + s, at + e) for s, e in blingfire.text_to_sentences_and_offsets(piece)[1]]
         offsets = [(s, e) for s, e in offsets if e > s]
         for k, (s, e) in enumerate(offsets):
-            if k and chunking._MARK_ONLY.fullmatch(text, *offsets[k - 1]):
+            if k and sentences._MARK_ONLY.fullmatch(text, *offsets[k - 1]):
                 out[-1] = (out[-1][0], e)
             else:
                 out.append((s, e))

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_rag.index.folders import sample_kb_dir
-from stream_rag.ingest.chunking import sentence_spans
 from stream_rag.ingest.extract import extract_text, media_type_for
+from stream_rag.ingest.sentences import sentence_spans
 from stream_rag.model.paraphrase import SYNONYMS, add_claim, paraphrase
 
 DIGITS = re.compile(r"\d+")

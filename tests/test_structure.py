@@ -12,12 +12,13 @@ from loadtests.kb_fixtures import write_docx, write_pdf
 from stream_rag.config import Settings
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.events import block_ref
-from stream_rag.ingest.chunking import chunk_spans, heading_context, sentence_spans
+from stream_rag.ingest.chunking import chunk_spans, heading_context
 from stream_rag.ingest.extract import DOCX, extract
 from stream_rag.ingest.extract_pool import InProcessExtractor
 from stream_rag.ingest.html import html_layout
 from stream_rag.ingest.layout import Place
 from stream_rag.ingest.markdown import markdown_layout
+from stream_rag.ingest.sentences import sentence_spans
 from stream_rag.ingest.tables import row_sentences
 from stream_rag.model.extractive import ExtractiveModel
 from stream_rag.prompt_format import parse_blocks, user_message

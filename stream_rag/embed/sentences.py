@@ -15,7 +15,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..ingest.chunking import sentence_spans
+from ..ingest.sentences import sentence_spans
 from ..store.documents import DocumentStore
 from ..types import Chunk
 from .blas import SINGLE_THREADED_BLAS

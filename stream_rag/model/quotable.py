@@ -9,7 +9,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..ingest.chunking import pieces, sentence_spans
+from ..ingest.chunking import pieces
+from ..ingest.sentences import sentence_spans
 from ..ingest.tables import rendered_rows
 from ..text import tokenize
 from .tables import Table
