@@ -21,8 +21,9 @@ from stream_rag.language.quantities import quantities
 from stream_rag.language.terms import NEGATION_CUE
 from stream_rag.model.attacks import ATTACKS, CYRILLIC, RLO, attack
 from stream_rag.model.fake import FakeConfig, compose, create_fake_llm, write
-from stream_rag.model.falsify import ANTONYMS, negate, swap_entities, swap_numbers
+from stream_rag.model.falsify import ANTONYMS, negate, swap_entities
 from stream_rag.model.ledger import Record, match, plain, records, seen_false
+from stream_rag.model.number_swap import swap_numbers
 from stream_rag.model.passages import block_sentences
 from stream_rag.retrieve.hybrid import Block
 

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..language.quantities import scan
+from .edits import Edit, novel
 from .extractive import tokens_of
-from .falsify import Edit, falsify, novel, swap_entities, swap_numbers
+from .falsify import falsify, swap_entities
 from .falsify import negate as negate_edit
+from .number_swap import swap_numbers
 from .passages import block_sentences
 
 __all__ = ["ATTACKS", "Written", "attack", "cited"]

@@ -1,9 +1,10 @@
-"""False sentences made from a block's own: polarity flipped, two numbers swapped, two
-entities swapped. The hostile knobs of `stream-rag fake-llm` (attacks.py) build on these.
+"""False sentences made from a block's own: polarity flipped, two numbers swapped
+(number_swap.py), two entities swapped. The hostile knobs of `stream-rag fake-llm`
+(attacks.py) build on these.
 
-Each works on any sentence: numbers come from the gate's own scanner (language/quantities.py),
-entities are capitalised words and a short list of terms that bind values (periods, weekdays),
-polarity is auxiliaries, "not" and a small antonym list. Deterministic for a `random.Random`.
+Each works on any sentence: entities are capitalised words and a short list of terms that bind
+values (periods, weekdays), polarity is auxiliaries, "not" and a small antonym list.
+Deterministic for a `random.Random`.
 """
 
 from __future__ import annotations
@@ -11,24 +12,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import partial
 
-from ..language.quantities import Quantity, scan
 from ..language.terms import NEGATION_CUE
+from .edits import Edit, novel
+from .number_swap import swap_numbers
 
-__all__ = ["Edit", "falsify", "negate", "novel", "opposites", "swap_entities", "swap_numbers"]
-
-
-@dataclass(frozen=True, slots=True)
-class Edit:
-    """A sentence changed: `span` is where its new words are in `text` (empty for a deletion),
-    `was` what stood there before."""
-
-    text: str
-    variant: str
-    span: tuple[int, int]
-    was: str
+__all__ = ["falsify", "negate", "opposites", "swap_entities"]
 
 
 # -- polarity -----------------------------------------------------------------------------------
@@ -197,80 +187,6 @@ def _case(like: str, word: str) -> str:
     return word[0].upper() + word[1:] if like[:1].isupper() else word
 
 
-# -- numbers ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Number:
-    start: int
-    end: int
-    shown: str
-    key: tuple[object, ...]  # what it says: two numbers with the same key are the same claim
-    kind: str  # currency or unit, "date", "time", or the word after a bare number
-
-
-def _numbers(text: str) -> list[_Number]:
-    lowered = text.lower()
-    found, _ = scan(lowered if len(lowered) == len(text) else text)
-    out = []
-    for quantity in found:
-        start, end = quantity.span
-        shown = text[start:end]
-        start += len(shown) - len(shown.lstrip())
-        end -= len(shown) - len(shown.rstrip())
-        if end > start:
-            out.append(_Number(start, end, text[start:end], _key(quantity), _kind(quantity)))
-    return out
-
-
-def _key(quantity: Quantity) -> tuple[object, ...]:
-    return (quantity.values, quantity.dates, quantity.times)
-
-
-def _kind(quantity: Quantity) -> str:
-    if quantity.dates:
-        return "date"
-    if quantity.times:
-        return "time"
-    unit = quantity.values[0][1] if quantity.values else None
-    return unit or " ".join(quantity.text.split()[1:2]) or "number"
-
-
-def _broad(kind: str) -> str:
-    return kind if kind in ("date", "time") else "value"
-
-
-def swap_numbers(sentence: str, others: Sequence[str], rng: random.Random) -> Edit | None:
-    """Two numbers of the sentence swapped ("$8 a month or $80 a year" -> "$80 a month or $8
-    a year"), else one of its numbers swapped for another sentence's of the same kind."""
-    numbers = _numbers(sentence)
-    pairs = [
-        (a, b)
-        for i, a in enumerate(numbers)
-        for b in numbers[i + 1 :]
-        if a.key != b.key and _broad(a.kind) == _broad(b.kind) and a.shown != b.shown
-    ]
-    if pairs:
-        same = [(a, b) for a, b in pairs if a.kind == b.kind]
-        a, b = rng.choice(same or pairs)
-        text = (
-            sentence[: a.start] + b.shown + sentence[a.end : b.start] + a.shown + sentence[b.end :]
-        )
-        return Edit(text, "within", (a.start, a.start + len(b.shown)), a.shown)
-    elsewhere = [n for other in others if other != sentence for n in _numbers(other)]
-    options = [
-        (mine, theirs)
-        for mine in numbers
-        for theirs in elsewhere
-        if theirs.key != mine.key and theirs.kind == mine.kind and theirs.shown != mine.shown
-    ]
-    if not options:
-        return None
-    mine, theirs = rng.choice(options)
-    text = sentence[: mine.start] + theirs.shown + sentence[mine.end :]
-    return Edit(text, "across", (mine.start, mine.start + len(theirs.shown)), mine.shown)
-
-
 # -- entities -----------------------------------------------------------------------------------
 
 # Terms that bind a value to what it is for: "per month" against "per year" is another price.
@@ -407,9 +323,3 @@ def falsify(
             continue
         return name, edit
     return None
-
-
-def novel(text: str, block: Sequence[str]) -> bool:
-    """Whether `text` is no sentence of the block: an edit that lands on one says nothing new."""
-    plain = " ".join(text.lower().split())
-    return all(" ".join(s.lower().split()) != plain for s in block)

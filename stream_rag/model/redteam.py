@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .edits import novel
 from .extractive import tokens_of
-from .falsify import falsify, negate, novel
+from .falsify import falsify, negate
 from .passages import block_sentences
 
 __all__ = ["Option", "Scene", "case_as", "lower_first", "sub_at", "wording"]

@@ -30,7 +30,9 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from stream_rag.embed.model_files import find_model_dir
-from stream_rag.model.falsify import negate, novel, opposites, swap_entities, swap_numbers
+from stream_rag.model.edits import novel
+from stream_rag.model.falsify import negate, opposites, swap_entities
+from stream_rag.model.number_swap import swap_numbers
 from stream_rag.model.paraphrase import paraphrase
 from tools.verifier.folds import FOLDS
 from tools.verifier.pairs import evidence, pair_ids, split
