@@ -17,7 +17,7 @@ import httpx
 
 from ..sse import parse_lines
 from .attacks import CYRILLIC
-from .redteam_knobs import LOOKALIKES
+from .redteam_disguise import LOOKALIKES
 
 __all__ = ["ROUTES", "Record", "match", "plain", "records", "seen_false", "shown_sentences"]
 

@@ -2,7 +2,7 @@
 sentence by a general edit of English (not any knowledge base's words), each with faithful
 restatements recorded true as its controls, which the gate must still show.
 
-Word families here (`wording`), number families in redteam_numbers.py. Every family returns its
+Word families here (`wording`), number families in redteam_knobs.py. Every family returns its
 options for a sentence; `red_team` picks a false one, or a control one time in four.
 """
 
