@@ -30,7 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from loadtests.calibrate_gate import Row as FoldRow
-from loadtests.calibrate_gate import fit, fit_models, folds, predict_models, stored_vectors
+from loadtests.calibrate_gate import folds, stored_vectors
+from loadtests.gate_fit import fit, fit_models, predict_models
 from stream_rag.embed.minilm import MiniLMEmbedder
 from stream_rag.embed.sentences import SentenceVectors
 from stream_rag.gate.citations import Citation
