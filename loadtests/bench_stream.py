@@ -45,7 +45,6 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -53,9 +52,9 @@ import uvicorn
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
+from loadtests.server_cpu import Cpu
 from loadtests.sse_client import body_chunks, post_json
 from stream_rag.gate.segment import SentenceBuffer
-from stream_rag.loadtest.command import cpu_seconds
 from stream_rag.loadtest.users import QUESTIONS
 from stream_rag.model.fake import BEHAVIOURS, FakeConfig, create_fake_llm
 from stream_rag.retrieve.metrics import percentile
@@ -160,57 +159,6 @@ def summary(label: str, values: list[float]) -> str:
         f"{label}: n={len(values)} p50 {statistics.median(values):7.1f} ms  "
         f"p99 {percentile(values, 0.99):7.1f} ms  max {max(values):7.1f} ms"
     )
-
-
-def thread_cpu_s(pid: int, tid: int) -> float:
-    """User + system CPU seconds of one thread of `pid` (Linux)."""
-    fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def thread_waited_s(pid: int, tid: int) -> float:
-    """Seconds one thread of `pid` spent runnable but waiting for a CPU (Linux schedstat)."""
-    try:
-        return int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
-class Cpu:
-    """CPU time over a phase: the server process and its main thread, which runs the event
-    loop (every stream's I/O, parsing and gating goes through it), and, to show what the
-    harness itself takes from the same cores, the fake model's process and this one."""
-
-    def __init__(self, server: int, fake: int) -> None:
-        self.server, self.fake = server, fake
-        self.start = self.read()
-
-    def read(self) -> tuple[float, float, float, float, float, float]:
-        return (
-            cpu_seconds(self.server) or 0.0,
-            thread_cpu_s(self.server, self.server),
-            cpu_seconds(self.fake) or 0.0,
-            time.process_time(),
-            thread_waited_s(self.server, self.server),
-            time.monotonic(),
-        )
-
-    def report(self, label: str, streams: int) -> dict[str, float]:
-        """Print the phase's CPU; return the event loop's and the fake's, ms per stream."""
-        server, loop, fake, clients, waited, wall = (
-            b - a for a, b in zip(self.start, self.read(), strict=True)
-        )
-        print(
-            f"{label} CPU ms/stream: server {server / streams * 1000:5.1f} (event-loop thread "
-            f"{loop / streams * 1000:5.1f}); fake model {fake / streams * 1000:5.1f}; "
-            f"clients {clients / streams * 1000:5.1f}"
-        )
-        # Time the event loop was ready to run but had no CPU: the machine's share of the lag.
-        print(
-            f"{label} event loop: ran {loop:.2f} s, waited for a CPU {waited:.2f} s "
-            f"({waited / max(loop, 1e-9):.1f}x its CPU time) in {wall:.1f} s"
-        )
-        return {"loop_ms": loop / streams * 1000, "fake_ms": fake / streams * 1000}
 
 
 async def run(
