@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..events import Refusal
+from ..language import wordclass
 from ..language.coverage import derived, name_words
 from ..language.followups import carried, subject_words
 from ..language.question import Question
@@ -267,13 +268,7 @@ def _nearby(ranked: Sequence[Candidate]) -> tuple[str, ...]:
 _HEAD_MARK = re.compile(r"^(?:Q\s*:\s*)", re.IGNORECASE)
 
 
-@lru_cache(maxsize=4096)
 def only_noun(word: str) -> bool:
     """Whether `word` can only be a noun (dictionary lemmas): what a question asks about, not
     how ("pay", "bring", "taken"); a word the dictionary lacks (a name) is the names check's."""
-    if not word.isascii() or not word.isalpha():
-        return False
-    import lemminflect  # loaded by the gate already (terms.lemma_keys)
-
-    kinds = set(lemminflect.getAllLemmas(word.casefold()))
-    return bool(kinds) and kinds <= {"NOUN", "PROPN"}
+    return word.isascii() and word.isalpha() and wordclass.only_noun(word.casefold())

@@ -29,12 +29,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from difflib import SequenceMatcher
-from functools import lru_cache
 from itertools import pairwise
 
 from ..language.quantities import numerals
 from ..language.statements import titled
 from ..language.terms import stem
+from ..language.wordclass import can_be_noun, known
 from .support import Span, Word
 
 __all__ = ["mixed_parts", "moved_in"]
@@ -95,7 +95,7 @@ def moved_in(text: str, words: Sequence[Word], span: Span) -> tuple[str, str] | 
     forms, span_forms = [f for f, _ in mine], [f for f, _ in theirs]
     for i in range(1, len(mine) - 1):
         new, near = forms[i], (forms[i - 1], forms[i + 1])
-        if new not in span_forms or _counts(new) or not _noun(_of(text, mine[i][1])):
+        if new not in span_forms or _counts(new) or not can_be_noun(_of(text, mine[i][1])):
             continue
         places = [
             j for j in range(1, len(theirs) - 1) if (span_forms[j - 1], span_forms[j + 1]) == near
@@ -107,7 +107,7 @@ def moved_in(text: str, words: Sequence[Word], span: Span) -> tuple[str, str] | 
             continue
         for j in places:
             was = span_forms[j]
-            noun = _noun(_of(span.text, theirs[j][1]))
+            noun = can_be_noun(_of(span.text, theirs[j][1]))
             if was != new and was not in forms and not _counts(was) and noun:
                 return new, was
     return None
@@ -218,7 +218,7 @@ def modifier_carried(text: str, words: Sequence[Word], span: Span) -> tuple[str,
     forms = _forms(text, words)
     span_forms = _forms(span.text, span.words)
     for m2, h, noun in _adjacent(text, words, forms):
-        if not _noun(noun):
+        if not can_be_noun(noun):
             continue  # names ("Dylan Lauren", "Ralph Lauren") are the name checks'
         mentions = [k for k, f in enumerate(span_forms) if f == h]
         mods = {k: _modifier(span.text, span.words, span_forms, k) for k in mentions}
@@ -226,7 +226,7 @@ def modifier_carried(text: str, words: Sequence[Word], span: Span) -> tuple[str,
             continue
         for m1 in sorted(set(forms) - {m2, h}):
             if not any(
-                _known(text[w.start : w.end].lower())
+                known(text[w.start : w.end].lower())
                 for w, f in zip(words, forms, strict=True)
                 if f == m1
             ):
@@ -260,20 +260,6 @@ def _adjacent(text: str, words: Sequence[Word], forms: Sequence[str]) -> list[tu
     ]
 
 
-@lru_cache(maxsize=8192)
-def _noun(word: str) -> bool:
-    import lemminflect
-
-    return "NOUN" in lemminflect.getAllLemmas(word)
-
-
-@lru_cache(maxsize=8192)
-def _known(word: str) -> bool:
-    import lemminflect
-
-    return bool(lemminflect.getAllLemmas(word))
-
-
 def _directly_before(
     text: str, words: Sequence[Word], forms: Sequence[str], m: str, h: str
 ) -> bool:
@@ -297,7 +283,7 @@ def _verb(text: str, finite: Callable[[str], bool]) -> bool:
     """Whether the part has a verb of its own: an auxiliary, or a finite form no noun shares
     ("Getty Images Lancôme" has none)."""
     return any(
-        t in _AUXILIARY or (finite(t) and not _noun(t)) for t in _TOKEN.findall(text.lower())
+        t in _AUXILIARY or (finite(t) and not can_be_noun(t)) for t in _TOKEN.findall(text.lower())
     )
 
 

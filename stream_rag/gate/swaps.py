@@ -15,6 +15,7 @@ from functools import lru_cache
 from ..language.opposites import unit_form
 from ..language.terms import stem
 from ..language.thesaurus import lemmas, synonymous
+from ..language.wordclass import noun_not_verb_or_adjective
 from ..text import STOP_WORDS
 from .support import Span, replaced
 
@@ -124,7 +125,9 @@ def _closes(
         return False
     if written[i - 1].group().lower() not in _DETERMINERS:
         return False
-    return _noun_only(written[i].group().lower()) and _noun_only(theirs[j].group().lower())
+    return noun_not_verb_or_adjective(written[i].group().lower()) and noun_not_verb_or_adjective(
+        theirs[j].group().lower()
+    )
 
 
 def _headed(mine: Sequence[str], theirs: Sequence[str], i: int, j: int) -> bool:
@@ -137,7 +140,7 @@ def _headed(mine: Sequence[str], theirs: Sequence[str], i: int, j: int) -> bool:
         return False
     if before not in _OPENS_PHRASE | _COORDINATING and not _can_qualify(before):
         return False
-    return _noun_only(mine[i]) and _noun_only(theirs[j])
+    return noun_not_verb_or_adjective(mine[i]) and noun_not_verb_or_adjective(theirs[j])
 
 
 @lru_cache(maxsize=8192)
@@ -157,13 +160,6 @@ def _key(word: str) -> str:
 
 
 @lru_cache(maxsize=8192)
-def _noun_only(word: str) -> bool:
-    import lemminflect
-
-    found = lemminflect.getAllLemmas(word)
-    return "NOUN" in found and "VERB" not in found and "ADJ" not in found
-
-
 def _judged(new: str, old: str, before: str) -> bool:
     """Whether the pair is this check's: modifiers (adjectives, nouns before a noun), no
     numbers (the number checks'), no verb ("you see smoke": the overlap's and the semantic

@@ -17,11 +17,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..language.statements import titled
-from .coordinated import mixed_parts, modifier_carried, moved_in, predicate_carried
-from .roles import roles
-from .support import Span, Word
-from .swaps import swapped
-from .wordclass import (
+from ..language.wordclass import (
     can_be_verb,
     finite,
     modifier,
@@ -30,6 +26,10 @@ from .wordclass import (
     plain_noun,
     subject_head,
 )
+from .coordinated import mixed_parts, modifier_carried, moved_in, predicate_carried
+from .roles import roles
+from .support import Span, Word
+from .swaps import swapped
 
 __all__ = ["unsaid"]
 

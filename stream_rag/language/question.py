@@ -24,6 +24,7 @@ from .focus import focus_words
 from .followups import subject_words
 from .quantities import canonical, scan
 from .terms import names, stem
+from .wordclass import only_noun
 
 __all__ = [
     "AnswerKind",
@@ -284,7 +285,7 @@ def _names_someone(sentence: str) -> bool:
         return True
     if _capital_name(sentence):
         return True
-    return any(_AGENT.search(w) and _only_noun(w.casefold()) for w in _WORD.findall(sentence))
+    return any(_AGENT.search(w) and only_noun(w.casefold()) for w in _WORD.findall(sentence))
 
 
 def _capital_name(sentence: str) -> bool:
@@ -304,14 +305,6 @@ def _capital_name(sentence: str) -> bool:
 
 # A noun for one who does something ("bailiffs", "officer", "agent", "receptionist").
 _AGENT = re.compile(r"(?:er|or|ist|ian|ant|ent|iff|ee)s?$", re.IGNORECASE)
-
-
-@lru_cache(maxsize=8192)
-def _only_noun(word: str) -> bool:
-    import lemminflect  # loaded by the gate already (terms._lemma_keys)
-
-    kinds = set(lemminflect.getAllLemmas(word))
-    return bool(kinds) and kinds <= {"NOUN", "PROPN"}
 
 
 def _unit(shown: str, value: tuple[float, str | None]) -> str:

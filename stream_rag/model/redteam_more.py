@@ -7,21 +7,13 @@ article changed ("The members" for "Members"), which says the same.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
+from ..language.wordclass import noun_not_verb_or_adjective
 from .redteam import Option, Scene
 
-__all__ = ["only_noun", "subject_swap"]
+__all__ = ["subject_swap"]
 
 _HEAD = re.compile(r"^((?:(?:The|A|An|All|Each|Every|Our|Your)\s+)?)([A-Za-z][a-z]+)(?=\s)")
-
-
-@lru_cache(maxsize=4096)
-def only_noun(word: str) -> bool:
-    import lemminflect
-
-    lemmas = lemminflect.getAllLemmas(word.lower())
-    return "NOUN" in lemmas and "VERB" not in lemmas and "ADJ" not in lemmas
 
 
 _PRONOUNS = frozenset("it its they them this that these those he she we you i one".split())
@@ -35,7 +27,11 @@ def _subject(sentence: str, block: str) -> tuple[str, str] | None:
     if match is None:
         return None
     article, noun = match.group(1), match.group(2)
-    if noun.lower() in _PRONOUNS or not only_noun(noun) or (article and noun[0].isupper()):
+    if (
+        noun.lower() in _PRONOUNS
+        or not noun_not_verb_or_adjective(noun.lower())
+        or (article and noun[0].isupper())
+    ):
         return None
     if re.search(rf"(?<=[a-z,] ){re.escape(noun.capitalize())}\b", block):
         return None

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ..language.wordclass import noun_not_verb_or_adjective
 from .redteam import Option, Scene, lower_first
-from .redteam_more import only_noun
 
 __all__ = ["RATES", "rates"]
 
@@ -33,7 +33,9 @@ def rates(scene: Scene) -> list[Option]:
     block = " ".join(scene.own).lower()
     out: list[Option] = []
     nouns = [
-        n for n in dict.fromkeys(_NOUN_AFTER.findall(block)) if n not in _NOT_NOUNS and only_noun(n)
+        n
+        for n in dict.fromkeys(_NOUN_AFTER.findall(block))
+        if n not in _NOT_NOUNS and noun_not_verb_or_adjective(n.lower())
     ]
     for m in _PER.finditer(s):
         noun = m.group(1)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..language.wordclass import can_be_noun
 from .redteam import Option, Scene, lower_first
 
 __all__ = ["ROLES", "certain", "role_swap", "weaken"]
@@ -63,7 +64,7 @@ def _parts(sentence: str) -> tuple[str, str, str, str] | None:
         if _finite(match.group()) is None or match.group()[:1].isupper():
             continue
         following = words[i + 1].group().lower() if i + 1 < len(words) else ""
-        if _noun(match.group()) and following not in _OPENS:
+        if can_be_noun(match.group().lower()) and following not in _OPENS:
             continue  # "All notes are": a plural noun, not "The nurse phones every patient"
         subject = body[: match.start()].strip()
         if not subject or "," in subject or any(c.isdigit() for c in subject):
@@ -87,13 +88,6 @@ def _parts(sentence: str) -> tuple[str, str, str, str] | None:
         rest = after[cut:]
         return subject, match.group(), obj, (" " + rest if rest[:1].isalpha() else rest)
     return None
-
-
-@lru_cache(maxsize=8192)
-def _noun(word: str) -> bool:
-    import lemminflect
-
-    return "NOUN" in lemminflect.getAllLemmas(word.lower())
 
 
 def _participle(lemma: str) -> str | None:

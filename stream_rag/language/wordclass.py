@@ -1,5 +1,6 @@
 """What an English word can be by the lemma tables (lemminflect): a noun, a verb, a finite verb,
-a modifier, a subject's head; the classes unsaid.py reads a clause's added words by.
+a modifier, a subject's head; the classes gate/unsaid.py reads a clause's added words by, and
+the noun tests of the gate's other checks, the answer's checks and the red team.
 """
 
 from __future__ import annotations
@@ -7,15 +8,44 @@ from __future__ import annotations
 from functools import lru_cache
 
 __all__ = [
+    "can_be_noun",
     "can_be_verb",
     "finite",
     "known",
     "modifier",
     "modifier_or_noun",
+    "noun_not_verb_or_adjective",
     "nounish",
+    "only_noun",
     "plain_noun",
     "subject_head",
 ]
+
+
+@lru_cache(maxsize=8192)
+def can_be_noun(word: str) -> bool:
+    """Whether the lemma tables list `word` as a form of a noun."""
+    import lemminflect
+
+    return "NOUN" in lemminflect.getAllLemmas(word)
+
+
+@lru_cache(maxsize=8192)
+def only_noun(word: str) -> bool:
+    """Whether the lemma tables list `word`, and only as a noun or a proper noun."""
+    import lemminflect
+
+    kinds = set(lemminflect.getAllLemmas(word))
+    return bool(kinds) and kinds <= {"NOUN", "PROPN"}
+
+
+@lru_cache(maxsize=8192)
+def noun_not_verb_or_adjective(word: str) -> bool:
+    """Whether `word` can be a noun and can be neither a verb nor an adjective."""
+    import lemminflect
+
+    found = lemminflect.getAllLemmas(word)
+    return "NOUN" in found and "VERB" not in found and "ADJ" not in found
 
 
 @lru_cache(maxsize=8192)
@@ -29,9 +59,7 @@ def can_be_verb(word: str) -> bool:
 def subject_head(word: str, key: str, named: frozenset[str]) -> bool:
     """A word a subject's head may be: one that can be a noun ("filling", "white" as well),
     or one the lemma tables do not know that no block writes as a name."""
-    import lemminflect
-
-    return "NOUN" in lemminflect.getAllLemmas(word.lower()) or nounish(word, key, named)
+    return can_be_noun(word.lower()) or nounish(word, key, named)
 
 
 @lru_cache(maxsize=8192)
