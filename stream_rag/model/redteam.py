@@ -14,9 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .edits import novel
-from .extractive import tokens_of
 from .falsify import falsify, negate
-from .passages import block_sentences
 
 __all__ = ["Option", "Scene", "case_as", "lower_first", "sub_at", "wording"]
 
@@ -394,13 +392,3 @@ def options_for(family: Family, scene: Scene) -> list[Option]:
         if " ".join(o.text.split()) != " ".join(scene.sentence.split())
         and (not o.false or novel(o.text, scene.own))
     ]
-
-
-def pieces_of(option: Option, n: int) -> tuple[str, ...]:
-    if option.cites:
-        return tuple(tokens_of(option.text))
-    return (*tokens_of(option.text.rstrip()), " ", f"[{n}]")
-
-
-def sentences_of(block: str) -> list[str]:
-    return block_sentences(block)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..language.quantities import scan
 from .attacks import Written
+from .extractive import tokens_of
 from .passages import block_sentences
 from .redteam import (
     Family,
@@ -21,7 +22,6 @@ from .redteam import (
     case_as,
     lower_first,
     options_for,
-    pieces_of,
     sub_at,
     wording,
 )
@@ -333,6 +333,13 @@ FAMILIES: dict[str, Family] = {
     **RATES,
 }
 RED_TEAM = tuple(FAMILIES)
+
+
+def pieces_of(option: Option, n: int) -> tuple[str, ...]:
+    """What the fake streams for `option`: its tokens, and its citation unless it writes its own."""
+    if option.cites:
+        return tuple(tokens_of(option.text))
+    return (*tokens_of(option.text.rstrip()), " ", f"[{n}]")
 
 
 def red_team(
