@@ -59,9 +59,10 @@ class Phase:
 
     @property
     def cpu_ms_per_answer(self) -> float | None:
-        return self._per_answer(self.cpu_s)
+        return self.per_answer(self.cpu_s)
 
-    def _per_answer(self, cpu_s: float | None) -> float | None:
+    def per_answer(self, cpu_s: float | None) -> float | None:
+        """`cpu_s` (a process's CPU seconds over the phase) in milliseconds per answer."""
         if cpu_s is None or not self.answers:
             return None
         return cpu_s * 1000 / len(self.answers)
@@ -71,8 +72,8 @@ class Phase:
         return (
             f"{self.target:8} users={self.users:<4} round={self.round} "
             f"answers={len(self.answers):<5} {self.rate:7.1f}/s  cpu/answer: server "
-            f"{_fmt(cpu)} ms, loader {_fmt(self._per_answer(self.loader_cpu_s))}, model "
-            f"{_fmt(self._per_answer(self.model_cpu_s))}  ttfs p50={_ms(self.ttfs(), 50)} ms  "
+            f"{_fmt(cpu)} ms, loader {_fmt(self.per_answer(self.loader_cpu_s))}, model "
+            f"{_fmt(self.per_answer(self.model_cpu_s))}  ttfs p50={_ms(self.ttfs(), 50)} ms  "
             f"not ended={self.ended('none')}"
         )
 
@@ -130,7 +131,7 @@ def write_report(phases: list[Phase], out: Path, *, command: str, plot: bool = T
         lines.append(
             f"| {p.target} | {p.users} | {p.round} | {len(p.answers)} | {p.rate:.2f} "
             f"| {_fmt(p.cpu_ms_per_answer)} | {_fmt(p.rss_mb, 0)} "
-            f"| {_fmt(p._per_answer(p.loader_cpu_s))} | {_fmt(p._per_answer(p.model_cpu_s))} "
+            f"| {_fmt(p.per_answer(p.loader_cpu_s))} | {_fmt(p.per_answer(p.model_cpu_s))} "
             f"| {p.ended('done')} | {p.ended('error')} | {p.ended('none')} |"
         )
     lines += ratio_lines(phases)
