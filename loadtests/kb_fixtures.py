@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import kb_documents, kb_documents_unseen
+from . import kb_documents, kb_documents_shops, kb_documents_unseen
 
 HERE = Path(__file__).parent / "answers"
 
@@ -211,6 +211,8 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "library_kb" / "cards.docx", kb_documents.LIBRARY_CARDS),
         (root / "telecom_kb" / "broadband.docx", kb_documents_unseen.TELECOM_BROADBAND),
         (root / "permits_kb" / "building-works.docx", kb_documents_unseen.PERMITS_BUILDING_WORKS),
+        (root / "teashop_kb" / "teaware.docx", kb_documents_shops.TEASHOP_TEAWARE),
+        (root / "phonefix_kb" / "post-and-prices.docx", kb_documents_shops.PHONEFIX_POST),
     ]
     dated_docx = [
         (
@@ -228,6 +230,8 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "hotel_kb" / "spa.pdf", kb_documents.HOTEL_SPA_PDF),
         (root / "library_kb" / "rooms-and-printing.pdf", kb_documents.LIBRARY_ROOMS_PDF),
         (root / "airline_kb" / "special-items.pdf", kb_documents_unseen.AIRLINE_SPECIAL_PDF),
+        (root / "teashop_kb" / "brewing-guide.pdf", kb_documents_shops.TEASHOP_BREWING_PDF),
+        (root / "phonefix_kb" / "phone-care.pdf", kb_documents_shops.PHONEFIX_CARE_PDF),
     ]
     dated_pdf = [
         (
