@@ -136,6 +136,17 @@ def test_marker_after_punctuation_joins_that_sentence(marker: str) -> None:
         assert texts(split_segments(text)) == expected
 
 
+def test_marker_closes_sentence_before_lower_case_item() -> None:
+    # Quoted list items open lower-case: the marker after each one's period closes it.
+    text = "a free loan bike for a week. [1] roadside help at no cost. [1] 5% off tyres. [2]"
+    expected = ["a free loan bike for a week. [1]", "roadside help at no cost. [1]"]
+    assert texts(split_segments(text)) == [*expected, "5% off tyres. [2]"]
+    assert stream([text[i : i + 4] for i in range(0, len(text), 4)]) == split_segments(text)
+    # After an abbreviation the marker does not: "etc." may go on lower-case.
+    assert len(split_segments("Bring pens, paper etc. [1] and a ruler.")) == 1
+    assert len(split_segments("Use a soft cloth, e.g. [1] microfibre.")) == 1
+
+
 def test_cjk_marker_joins_sentence() -> None:
     assert texts(split_segments("退款需要30天。【1】月度计划会续订。[2]")) == [
         "退款需要30天。【1】",

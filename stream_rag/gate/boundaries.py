@@ -236,12 +236,15 @@ def sentence_end(
         while buf[k] in BLANK_CHARS:
             k += 1
     verdict = english(buf, start, pos, te, ce, k, final)
-    if verdict == NO and e > ce and buf[pos] == "." and buf[k].isupper():
+    if verdict == NO and e > ce and buf[pos] == "." and buf[k].isalnum():
         # "in the app. [1] Spin ...": a citation after the period closes the sentence the
         # word before it would otherwise keep open (an abbreviation taking a number, or one
-        # the next word cannot tell), unless the word never ends one ("e.g.").
+        # the next word cannot tell), unless the word never ends one ("e.g."). Before a
+        # lower-case word or a digit ("each year. [1] delivery is free ...", "[1] 5% off"),
+        # quoted list items, only after a word that is no abbreviation ("etc. [1] and").
         lo = max(start, pos - 40)
         word = buf[max(buf.rfind(" ", lo, pos), lo - 1) + 1 : pos].split()
-        if not word or _word_kind(word[-1]) != _ENDS_NEVER:
+        kind = _word_kind(word[-1]) if word else _PLAIN
+        if kind == _PLAIN or (buf[k].isupper() and kind != _ENDS_NEVER):
             verdict = YES
     return verdict, (e if verdict == YES else te)
