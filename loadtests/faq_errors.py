@@ -28,7 +28,17 @@ from stream_rag.model.passages import Candidate, Scorer
 from stream_rag.retrieve.hybrid import Block
 
 SETS = Path(__file__).parent / "answers" / "sets.json"
-FAQ_SETS = ("birdflu", "tenancy", "campus", "harbour", "civic", "health", "bank", "passport")
+FAQ_SETS = (
+    "birdflu",
+    "tenancy",
+    "campus",
+    "harbour",
+    "civic",
+    "health",
+    "bank",
+    "passport",
+    "consumer",
+)
 
 
 def main() -> None:
