@@ -44,6 +44,9 @@ from stream_rag.model.passages import depends, rank_sentences
         # How early one must act is a duration ("up to 7 days ahead"), not an open question.
         ("How far in advance can I book a study room?", "duration"),
         ("How long ahead do I need to book?", "duration"),
+        # How often asks when, whatever it is about ("the membership price").
+        ("How often does the gym change its membership price?", "time"),
+        ("How frequently are the bottle banks emptied?", "time"),
     ],
 )
 def test_the_kind_of_answer_a_question_wants(question: str, kind: str | None) -> None:
@@ -55,6 +58,12 @@ def test_the_question_is_one_value_with_its_parts_and_names() -> None:
     assert asked.parts == ("What does the Pro plan cost", "how long is the Basic trial?")
     assert asked.names == ("Pro", "Basic")
     assert read_question(asked.text) is asked  # read once
+
+
+def test_a_month_is_no_name_the_sources_must_hold() -> None:
+    asked = read_question("I paid the deposit in October, can the landlord still keep it?")
+    assert asked.names == ()
+    assert read_question("Is the Riverside pool open in August?").names == ("Riverside",)
 
 
 @pytest.mark.parametrize(
@@ -125,6 +134,19 @@ def test_the_answer_leads_with_the_sentence_of_the_kind_asked(minilm: MiniLMEmbe
     assert chosen[0].text.startswith("Transfers in euros cost 2 pounds")
     chosen = select("How long does a permit for residents take?", {1: PERMITS}, dense=dense)
     assert chosen[0].text.startswith("Permits for residents are issued within five")
+
+
+GYM = (
+    "# Gym membership\n\n"
+    "The membership price is 30 euros a month and includes the pool and the classes. "
+    "The price is reviewed once a year, in January."
+)
+
+
+def test_how_often_leads_with_the_sentence_saying_when(minilm: MiniLMEmbedder) -> None:
+    dense = SentenceVectors(minilm)
+    chosen = select("How often does the gym change its membership price?", {1: GYM}, dense=dense)
+    assert chosen[0].text.startswith("The price is reviewed once a year")
 
 
 def test_a_sentence_going_on_from_another_comes_with_it_first() -> None:
