@@ -88,3 +88,34 @@ PERMITS_BUILDING_WORKS: list[tuple[str, object]] = [
         "stop. Work without a licence can be fined up to 1,000 pounds.",
     ),
 ]
+
+COURIER_ABROAD: list[tuple[str, object]] = [
+    ("h1", "Sending abroad and restricted items"),
+    (
+        "p",
+        "Larkfield Parcels delivers to 40 countries through its partners. An international "
+        "parcel may weigh up to 20 kg, and every parcel leaving the customs union needs a "
+        "customs declaration.",
+    ),
+    ("h2", "Filling in a customs declaration"),
+    ("p", "For a parcel leaving the customs union, the sender must:"),
+    ("num", "Describe each item in plain words; 'gift' or 'sample' alone is not accepted."),
+    ("num", "Give the value and the country of origin of each item."),
+    ("num", "Attach the three printed copies to the outside of the parcel in the clear pouch."),
+    ("h2", "International prices"),
+    (
+        "table",
+        [
+            ["Zone", "Price up to 2 kg", "Price up to 20 kg", "Delivered within"],
+            ["Zone 1: neighbouring countries", "14 euros", "32 euros", "3 to 4 working days"],
+            ["Zone 2: rest of Europe", "19 euros", "45 euros", "^"],
+            ["Zone 3: rest of the world", "35 euros", "110 euros", "7 to 12 working days"],
+        ],
+    ),
+    (
+        "p",
+        "Lithium batteries may be sent only inside the device they power, at most two per "
+        "parcel, and never by air to Zone 3. Perfume and nail varnish are accepted within the "
+        "mainland but not abroad. Live animals, firearms and fireworks are never accepted.",
+    ),
+]

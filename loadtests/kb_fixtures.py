@@ -213,6 +213,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "permits_kb" / "building-works.docx", kb_documents_unseen.PERMITS_BUILDING_WORKS),
         (root / "teashop_kb" / "teaware.docx", kb_documents_shops.TEASHOP_TEAWARE),
         (root / "phonefix_kb" / "post-and-prices.docx", kb_documents_shops.PHONEFIX_POST),
+        (root / "courier_kb" / "abroad.docx", kb_documents_unseen.COURIER_ABROAD),
     ]
     dated_docx = [
         (
