@@ -101,13 +101,20 @@ _NECESSARY = re.compile(
     r"\b(?:must|mustn't|shall|ha(?:s|ve|d) to|needs? to|need not|needn't|required|mandatory"
     r"|compulsory|obligatory|obliged)\b"
 )
+# A span that says a thing "needs" or "requires" another makes it necessary: "must have a
+# parent" restates "need a parent" ("the need", "your needs" are nouns). Read in the span
+# only: a clause's "you need X" is held as before.
+_NEEDED = re.compile(
+    r"\b(?:requires?|(?<!\bthe )(?<!\byour )(?<!\bour )(?<!\btheir )(?<!\bany )(?<!\bin )"
+    r"(?<!\bspecial )needs?)\b(?!\s+not\b)"
+)
 _POSSIBLE = re.compile(r"\b(?:can|cannot|can't|could|couldn't|may|might|(?:is|are|be) able to)\b")
 _ADVISED = re.compile(r"\b(?:should|shouldn't|ought to)\b")
 
 
-def _modals(text: str) -> set[str]:
+def _modals(text: str, span: bool = False) -> set[str]:
     found = set()
-    if _NECESSARY.search(text):
+    if _NECESSARY.search(text) or (span and _NEEDED.search(text)):
         found.add("necessary")
     if _POSSIBLE.search(text):
         found.add("possible")
@@ -117,7 +124,7 @@ def _modals(text: str) -> set[str]:
 
 
 def _modal(lowered: str, span: Span) -> str:
-    mine, theirs = _modals(lowered), _modals(span.lowered)
+    mine, theirs = _modals(lowered), _modals(span.lowered, span=True)
     if "necessary" in mine and "necessary" not in theirs:
         said = ", ".join(sorted(theirs)) or "no modal"
         return f"the clause makes it necessary; the span says {said}"

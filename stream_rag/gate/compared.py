@@ -22,10 +22,11 @@ from collections.abc import Iterable, Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from ..language.terms import NEGATION_CUE
 from ..text import STOP_WORDS
 from .reading import reading
 
-__all__ = ["compared", "turned"]
+__all__ = ["compared", "conversed", "turned"]
 
 _WORD = re.compile(r"[^\W\d_]+")
 _ALWAYS = frozenset("more less fewer most least".split())
@@ -175,9 +176,11 @@ def turned(sentence: str, evidence: Iterable[str]) -> str:
     """Why `sentence` writes a word of order where the statement of `evidence` it restates
     writes the opposite, between the same words ("" if it does not)."""
     mine = _TOKEN.findall(sentence.casefold())
-    if not any(w in _POLE for w in mine):
+    if not any(w in _POLE or _comparative(w) for w in mine):
         return ""
     theirs = _restated(mine, evidence)
+    if (traded := _sides(mine, theirs, same=True)) is not None:
+        return f"says {traded!r} of each side where the statement it restates says it the other way"
     matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "replace" or i2 - i1 > 3 or j2 - j1 > 3:
@@ -235,3 +238,40 @@ def _converse(mine: Sequence[str], i: int, theirs: Sequence[str]) -> bool:
 
 def _content(words: Sequence[str]) -> set[str]:
     return {w for w in words if w not in STOP_WORDS and w not in _POLE}
+
+
+def conversed(clause: str, statement: str) -> bool:
+    """Whether `clause` says all `statement` says from its other side and nothing more: one
+    word of order each, turned to its converse ("less" of "more", "behind" of "ahead"), the
+    words before it in the clause (less those both sides share) the words after it in the
+    statement and the other way round, the same words in all, no negation on either side
+    ("The Standard room costs 30 euros less than the Deluxe room" of "The Deluxe room costs
+    30 euros more than the Standard room")."""
+    mine, theirs = _TOKEN.findall(clause.casefold()), _TOKEN.findall(statement.casefold())
+    return _sides(mine, theirs, same=False) is not None
+
+
+def _sides(mine: Sequence[str], theirs: Sequence[str], same: bool) -> str | None:
+    """The word of order when `mine` and `theirs` each write one (the same word if `same`,
+    else converses) with the same words in all and each side's own words on the other side
+    there ("The south hall is larger than the north hall" of "The north hall is larger than
+    the south hall"); else None."""
+    ordering = (lambda w: w in _POLE or _comparative(w)) if same else (lambda w: w in _POLE)
+    at_mine = [i for i, w in enumerate(mine) if ordering(w)]
+    at_theirs = [j for j, w in enumerate(theirs) if ordering(w)]
+    if len(at_mine) != 1 or len(at_theirs) != 1:
+        return None
+    if any(NEGATION_CUE.search(" ".join(words)) for words in (mine, theirs)):
+        return None  # "not" turns an order as a converse does
+    i, j = at_mine[0], at_theirs[0]
+    if (mine[i] == theirs[j]) != same:
+        return None
+    if not same and frozenset((mine[i], theirs[j])) not in _CONVERSES:
+        return None
+    ls, rs = _content(mine[:i]), _content(mine[i + 1 :])
+    lt, rt = _content(theirs[:j]), _content(theirs[j + 1 :])
+    if ls | rs != lt | rt:
+        return None
+    shared = (ls & lt) | (rs & rt)
+    own = (ls - shared, rs - shared)
+    return mine[i] if all(own) and own == (rt - shared, lt - shared) else None

@@ -16,6 +16,7 @@ from ..embed.sentences import StoredVectors
 from ..store.documents import DocumentStore
 from .citations import Citation
 from .claimcheck import Clause
+from .frames import unframed
 from .lexical import GateContext, Verdict
 from .semantic import BlockVectors, SemanticStage
 
@@ -73,6 +74,7 @@ class Judge:
         self, text: str, citations: Sequence[Citation], units: Sequence[Clause] | None = None
     ) -> Verdict:
         """The verdict on `text` (markers stripped) citing `citations`."""
+        text, units = unframed(text, units)
         verdict = self.ctx.check(text, citations, units)
         if verdict.grey and self.semantic is not None and self.vectors is not None:
             verdict = await anyio.to_thread.run_sync(

@@ -21,13 +21,14 @@ from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
 from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
-from .compared import compared, turned
+from .compared import compared, conversed, turned
 from .conditions import conditioned
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .daykinds import day_kind, day_set
 from .exclusive import exclusive
 from .foreign import foreign_mismatch
+from .frames import unframed
 from .links import unconditioned, unlinked
 from .obligation import obliged
 from .rates import rated
@@ -207,7 +208,9 @@ class GateContext:
         units: Sequence[Clause] | None = None,
     ) -> Verdict:
         """Judge `sentence` (markers already stripped) against the blocks it cites; `units`
-        are its clauses with their own citations (by default every clause cites them all)."""
+        are its clauses with their own citations (by default every clause cites them all).
+        A frame that adds nothing ("Note that ...") is judged as the claim it holds."""
+        sentence, units = unframed(sentence, units)
         key = (sentence, tuple(citations), None if units is None else tuple(units))
         verdict = self._verdicts.get(key)
         if verdict is None:
@@ -241,6 +244,11 @@ class GateContext:
             units = clauses(f"{sentence} {marks}", (), self.n_blocks)
         if self.quotes_whole_statements(sentence, units):
             return verdict
+        if self._converse(sentence, units):
+            # It says what its statement says, with the same words: its word of order is none
+            # the overlap should count against it ("behind" of "ahead").
+            detail = f"overlap {verdict.score:.2f}; says a cited statement from its other side"
+            return Verdict(True, "ok", verdict.cited, verdict.score, detail)
         why = check_claims(
             units,
             self.spans,
@@ -274,6 +282,13 @@ class GateContext:
             if 1 <= n <= self.n_blocks and wanted in self.statement_runs(n):
                 return True
         return False
+
+    def _converse(self, sentence: str, units: Sequence[Clause]) -> bool:
+        """Whether `sentence`, one clause, says a statement of a block it cites from its other
+        side ("B costs less than A" of "A costs more than B"): it says what that one says."""
+        if len(units) != 1 or units[0].ranged:
+            return False
+        return any(conversed(sentence, s.text) for n in units[0].cited for s in self.spans(n))
 
     def statement_runs(self, n: int) -> frozenset[str]:
         """Block n's runs of whole consecutive statements (up to `_MAX_RUN`), folded."""

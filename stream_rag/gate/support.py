@@ -64,8 +64,10 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
     left out."""
     out = []
     prefix = ""  # "non-" of "non-members": one word, the opposite of "members"
+    after_glue = True  # whether the word before is a small word (or there is none)
     for match in _WORD.finditer(lowered):
         token = match.group()
+        was_glue, after_glue = after_glue, token in _GLUE
         if token[0].isdigit():
             out.append(Word("#" + token.rstrip(".,:"), match.start(), match.end()))
             prefix = ""
@@ -80,6 +82,11 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
         glue = token in _GLUE or (token.endswith("'s") and token[:-2] in _GLUE)
         if glue and name and _NAMED_NEXT.match(text, match.end()):
             name = False  # "The Bronx", "The Guardian": the name is the next word
+        elif glue and name and not was_glue and _cased(text, match):
+            # A small word in sentence case after a word that is not one, before a lower-case
+            # word, opens what a heading or a comma ran into ("Ending your contract You can",
+            # "For the same fee, A licence"); "US", "a If or" stay names.
+            name = False
         if glue and not name:
             continue
         key = prefix + unit_form(stem(token.removesuffix("'s")))
@@ -89,6 +96,17 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
 
 
 _NAMED_NEXT = re.compile(r"\s+[A-Z]")
+
+
+def _cased(text: str, match: re.Match[str]) -> bool:
+    """Whether the word `match` finds is written in sentence case (not all capitals; a single
+    capital only after a comma: "Zone A", "Plan A" are names)."""
+    written = text[match.start() : match.end()]
+    if not re.match(r"\W*\s+[a-z]", text[match.end() : match.end() + 12]):
+        return False
+    if len(written) == 1:
+        return text[: match.start()].rstrip().endswith((",", ";"))
+    return not written.isupper()
 
 
 _OPENING = frozenset(" \t\"'“‘*_#>")
@@ -224,8 +242,23 @@ def block_spans(block: int, text: str) -> tuple[Span, ...]:
 
 @lru_cache(maxsize=256)
 def block_names(text: str) -> frozenset[str]:
-    """The words `text` writes capitalised mid-sentence: its names (kept like its spans)."""
-    return frozenset(w.key for w in read_words(text, text.casefold()) if w.name)
+    """The words `text` writes capitalised mid-sentence: its names (kept like its spans). A
+    table row read as a sentence ("Starter: Data 5 GB, Price on a 12-month contract 8 pounds")
+    opens each cell after its comma with a capital, as the table did: a header is no name."""
+    return frozenset(
+        w.key for w in read_words(text, text.casefold()) if w.name and not _opens_cell(text, w)
+    )
+
+
+def _opens_cell(text: str, word: Word) -> bool:
+    if text[max(word.start - 2, 0) : word.start] != ", ":
+        return False
+    line = text[text.rfind("\n", 0, word.start) + 1 : word.start]
+    return _ROW_LABEL.match(line) is not None
+
+
+# A row's label, as tables read row by row write it (ingest/tables.py): words, a colon.
+_ROW_LABEL = re.compile(r"[^\s:][^:\n.!?]{0,120}: \S")
 
 
 _RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*")
