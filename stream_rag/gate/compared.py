@@ -26,7 +26,7 @@ from ..language.terms import NEGATION_CUE
 from ..text import STOP_WORDS
 from .reading import reading
 
-__all__ = ["compared", "conversed", "turned"]
+__all__ = ["compared", "conversed", "orders", "turned"]
 
 _WORD = re.compile(r"[^\W\d_]+")
 _ALWAYS = frozenset("more less fewer most least".split())
@@ -238,6 +238,11 @@ def _converse(mine: Sequence[str], i: int, theirs: Sequence[str]) -> bool:
 
 def _content(words: Sequence[str]) -> set[str]:
     return {w for w in words if w not in STOP_WORDS and w not in _POLE}
+
+
+def orders(text: str) -> bool:
+    """Whether `text` writes a word of order (one `conversed` may turn)."""
+    return any(w in _POLE for w in _TOKEN.findall(text.casefold()))
 
 
 def conversed(clause: str, statement: str) -> bool:

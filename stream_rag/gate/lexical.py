@@ -21,7 +21,7 @@ from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
 from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
-from .compared import compared, conversed, turned
+from .compared import compared, conversed, orders, turned
 from .conditions import conditioned
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
@@ -286,7 +286,7 @@ class GateContext:
     def _converse(self, sentence: str, units: Sequence[Clause]) -> bool:
         """Whether `sentence`, one clause, says a statement of a block it cites from its other
         side ("B costs less than A" of "A costs more than B"): it says what that one says."""
-        if len(units) != 1 or units[0].ranged:
+        if len(units) != 1 or units[0].ranged or not orders(sentence):
             return False
         return any(conversed(sentence, s.text) for n in units[0].cited for s in self.spans(n))
 
