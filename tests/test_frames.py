@@ -85,6 +85,7 @@ def test_not_true_that_over_the_clause_as_said_fails(sentence: str) -> None:
         "It is not true that rye bread is baked and not sold on Mondays.",
         "It is not true that rye bread is never sold on Mondays.",
         "It is not true that all cakes are baked at 6:00.",
+        "It is not true that loaves which are baked at 6:00 are sold on Mondays.",
         "In short supply, loaves are baked every morning.",
         "Note the fee.",
     ],

@@ -36,11 +36,12 @@ _AUXILIARY = re.compile(
 )
 # Where a negation's scope is not the whole clause, or more than one negation could be the one
 # the frame cancels, nothing is rewritten: "not (A and B)" is no "A and not B", "not never" is
-# "sometimes", "not all" is no "all ... not".
+# "sometimes", "not all" is no "all ... not", and a relative clause may hold the auxiliary
+# ("customers who have paid are refunded").
 _SCOPED = re.compile(
     r"[;()]|[,:](?!\d)|\b(?:and|or|but|nor|if|unless|when|whenever|while|whereas|because|except|only"
     r"|all|every|each|any|always|some|most|many|few|never|no|none|neither|nobody|nothing"
-    r"|nowhere)\b",
+    r"|nowhere|who|whom|whose|which|where)\b",
     re.IGNORECASE,
 )
 _IRREGULAR = {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}
