@@ -261,9 +261,8 @@ def _sides(mine: Sequence[str], theirs: Sequence[str], same: bool) -> str | None
     else converses) with the same words in all and each side's own words on the other side
     there ("The south hall is larger than the north hall" of "The north hall is larger than
     the south hall"); else None."""
-    ordering = (lambda w: w in _POLE or _comparative(w)) if same else (lambda w: w in _POLE)
-    at_mine = [i for i, w in enumerate(mine) if ordering(w)]
-    at_theirs = [j for j, w in enumerate(theirs) if ordering(w)]
+    at_mine = [i for i, w in enumerate(mine) if w in _POLE or (same and _comparative(w))]
+    at_theirs = [j for j, w in enumerate(theirs) if w in _POLE or (same and _comparative(w))]
     if len(at_mine) != 1 or len(at_theirs) != 1:
         return None
     if any(NEGATION_CUE.search(" ".join(words)) for words in (mine, theirs)):
