@@ -118,3 +118,13 @@ def test_a_true_converse_passes(sentence: str, block: int) -> None:
 )
 def test_the_sides_or_the_order_alone_turned_fail(sentence: str, block: int) -> None:
     assert not verdict(LEAGUE, sentence, block)[0]
+
+
+def test_a_small_word_closing_a_menu_path_stays_a_name() -> None:
+    # "About" ends "(Help > About)": read as glue, the path lost a word the span has.
+    blocks = [
+        "Before calling the help desk, note your printer model (Settings > About) and its age."
+    ]
+    sentence = "Before calling the help desk, write down your printer model (Settings > About)."
+    ok, why = verdict(blocks, sentence, 1)
+    assert ok, why

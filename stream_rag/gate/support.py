@@ -102,7 +102,7 @@ def _cased(text: str, match: re.Match[str]) -> bool:
     """Whether the word `match` finds is written in sentence case (not all capitals; a single
     capital only after a comma: "Zone A", "Plan A" are names)."""
     written = text[match.start() : match.end()]
-    if not re.match(r"\W*\s+[a-z]", text[match.end() : match.end() + 12]):
+    if not re.match(r"\s+[a-z]", text[match.end() : match.end() + 12]):
         return False
     if len(written) == 1:
         return text[: match.start()].rstrip().endswith((",", ";"))
