@@ -176,7 +176,8 @@ def turned(sentence: str, evidence: Iterable[str]) -> str:
     """Why `sentence` writes a word of order where the statement of `evidence` it restates
     writes the opposite, between the same words ("" if it does not)."""
     mine = _TOKEN.findall(sentence.casefold())
-    if not any(w in _POLE or _comparative(w) for w in mine):
+    # A comparative of no axis ("deeper") orders two sides only before "than".
+    if not any(w in _POLE for w in mine) and not ("than" in mine and any(map(_comparative, mine))):
         return ""
     theirs = _restated(mine, evidence)
     if (traded := _sides(mine, theirs, same=True)) is not None:
