@@ -128,3 +128,10 @@ def test_a_small_word_closing_a_menu_path_stays_a_name() -> None:
     sentence = "Before calling the help desk, write down your printer model (Settings > About)."
     ok, why = verdict(blocks, sentence, 1)
     assert ok, why
+
+
+def test_a_small_word_after_a_capitalised_one_is_part_of_a_name() -> None:
+    # "By" of another block's "Pay By Bank" in the place of "Plus" of "Secure Plus".
+    blocks = ["Secure Plus is a signed service for valuables.", "Pay By Bank is accepted."]
+    assert not verdict(blocks, "Secure By is a signed service for valuables.", 1)[0]
+    assert verdict(blocks, "Secure Plus is a signed service for valuables.", 1)[0]

@@ -64,10 +64,12 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
     left out."""
     out = []
     prefix = ""  # "non-" of "non-members": one word, the opposite of "members"
-    after_glue = True  # whether the word before is a small word (or there is none)
+    # Whether the word before is a small word or capitalised (or there is none).
+    after_glue = True
     for match in _WORD.finditer(lowered):
         token = match.group()
-        was_glue, after_glue = after_glue, token in _GLUE
+        was_glue = after_glue
+        after_glue = token in _GLUE or (match.start() < len(text) and text[match.start()].isupper())
         if token[0].isdigit():
             out.append(Word("#" + token.rstrip(".,:"), match.start(), match.end()))
             prefix = ""
@@ -83,9 +85,9 @@ def read_words(text: str, lowered: str) -> tuple[Word, ...]:
         if glue and name and _NAMED_NEXT.match(text, match.end()):
             name = False  # "The Bronx", "The Guardian": the name is the next word
         elif glue and name and not was_glue and _cased(text, match):
-            # A small word in sentence case after a word that is not one, before a lower-case
-            # word, opens what a heading or a comma ran into ("Ending your contract You can",
-            # "For the same fee, A licence"); "US", "a If or" stay names.
+            # A small word in sentence case after a lower-case word that is not one, before a
+            # lower-case word, opens what a heading or a comma ran into ("Ending your contract
+            # You can", "For the same fee, A licence"); "US", "a If or", "Secure By" stay names.
             name = False
         if glue and not name:
             continue
