@@ -249,6 +249,10 @@ _GLUE_OPPOSITES = {
         "on off",
         "up down",
         "all none",
+        # "on no service except X" of "on every service except X": a universal made none.
+        "every no",
+        "all no",
+        "each no",
         "within after",
         "within beyond",
         "before after",
@@ -269,12 +273,19 @@ _GLUE_OPPOSITES = {
 _GLUE_WORDS = frozenset().union(*_GLUE_OPPOSITES)
 
 
+_NOT = frozenset(("not", "cannot", "never", "can't", "won't", "don't", "doesn't", "isn't"))
+
+
 def _glue_opposite(mine: Sequence[str], theirs: Sequence[str]) -> str:
-    if _GLUE_WORDS.isdisjoint(mine) or _GLUE_WORDS.isdisjoint(theirs):
+    twice = "no" in mine and "any" in theirs and not _NOT.isdisjoint(mine)
+    if not twice and (_GLUE_WORDS.isdisjoint(mine) or _GLUE_WORDS.isdisjoint(theirs)):
         return ""
     for i, j in replaced(mine, theirs):
         if frozenset((mine[i], theirs[j])) in _GLUE_OPPOSITES:
             return f"{mine[i]!r} stands where the span says {theirs[j]!r}"
+        if (mine[i], theirs[j]) == ("no", "any") and not _NOT.isdisjoint(mine[:i]):
+            # "cannot be given a permit of no kind" of "... of any kind": negated twice
+            return "'no' stands where the span says 'any', after a negation"
     return ""
 
 
@@ -314,29 +325,36 @@ _CONDITION = re.compile(
     r"|within|with|on|to|when|in)\b"
 )
 _CONDITION_WORDS = frozenset(
-    "if unless except provided long only when whenever where once subject condition".split()
+    "if unless except provided long when whenever where once subject condition".split()
 )
+# "only with an adult" states a condition; a closing "... for permit holders only." does not.
+_ONLY_BEFORE = re.compile(r"\bonly\s+[a-z0-9]")
 
 
 # A colon between digits is a time of day ("until 14:00"), not a break between parts.
 _PARTS = re.compile(r";|(?<!\d):|:(?!\d)|,\s+(?:and|but|while|whereas|so)\s+|(?<=[.!?])\s+|\n")
 
 
-def _condition(mine: Sequence[str], span: Span) -> str:
+# A time or an amount is one word here: "booked by 11:00" is not stated by "by 21:00".
+_WHOLE = re.compile(r"[a-z0-9][a-z0-9'’-]*(?:[:.,]\d+)*")
+
+
+def _condition(lowered: str, span: Span) -> str:
     """The span's part the clause states says it holds only on a condition ("if ...", "unless
     ...", "only for ...") the clause leaves out, words and all."""
-    if _CONDITION_WORDS & set(mine):
+    mine = set(_WHOLE.findall(lowered))
+    if _CONDITION_WORDS & mine or _ONLY_BEFORE.search(lowered):
         return ""
     best, shared = "", 0
-    for part, tokens in _parts(span.lowered):
-        count = len(tokens & set(mine))
+    for part, tokens in _whole_parts(span.lowered):
+        count = len(mine & tokens)
         if count > shared:
             best, shared = part, count
     found = _CONDITION.search(best)
     if found is None:
         return ""
-    after = re.split(r"[,;.]", best[found.end() :], maxsplit=1)[0]
-    words = [t for t in _TOKEN.findall(after) if t not in _FILLER]
+    after = re.split(r"[,;]|\.(?!\d)", best[found.end() :], maxsplit=1)[0]
+    words = [t for t in _WHOLE.findall(after) if t not in _FILLER]
     if words and sum(t in mine for t in words) * 2 >= len(words):
         return ""  # the condition is stated in other words
     return f"the span says it holds {found.group()!r} ...; the clause drops the condition"
@@ -499,6 +517,11 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
+def _whole_parts(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((part, frozenset(_WHOLE.findall(part))) for part, _ in _parts(text))
+
+
+@lru_cache(maxsize=4096)
 def _parts(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((part, frozenset(_TOKEN.findall(part))) for part in _PARTS.split(text))
 
@@ -529,5 +552,5 @@ def binding_mismatch(
         or _scope(mine, theirs, span.context)
         or _glue_opposite(mine, theirs)
         or _range_end(words, span)
-        or _condition(mine, span)
+        or _condition(lowered, span)
     )

@@ -244,7 +244,12 @@ def _against(
         # A number is held to the span its own part of the clause aligns to ("..., with 20 GB
         # of storage", "... and the Team plan $12 per user per month").
         near = part_words(read.text, read.words, q.span)
-        local, _ = align([w.key for w in near if not w.number], [q], candidates, weight)
+        keys = [w.key for w in near if not w.number]
+        if _unit_only(q, near):
+            # A part of the number and its unit alone ("... lost only after | 30 days") names
+            # nothing the number is of: the clause's words say which statement it is held to.
+            keys = list(read.keys)
+        local, _ = align(keys, [q], candidates, weight)
         if local is None or not _vouched(q, local):
             if rules.numbers_in_part or not any(_vouched(q, s) for s in candidates):
                 return f"{q.text!r} is not in {where}"
@@ -297,6 +302,15 @@ def _spelled_moved(read: Read, candidates: Sequence[Span], weight: Callable[[str
         if local is not None and (trade := moved_between_parts(near, q, local, _same)):
             return f"{q.text!r} (in words) is said of {trade[1]!r} here, not {trade[0]!r}"
     return ""
+
+
+def _unit_only(q: Quantity, near: Sequence[Word]) -> bool:
+    """Whether the part of the clause `q` stands in (`near`) is an amount and its unit alone
+    ("... after | 30 days"): no date or time, and no word but the one after the number."""
+    if not q.values or q.dates or q.times:
+        return False
+    at = [i for i, w in enumerate(near) if w.number]
+    return len(near) == 2 and at == [0]
 
 
 def _vouched(q: Quantity, span: Span) -> bool:

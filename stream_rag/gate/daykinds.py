@@ -46,6 +46,15 @@ _WORD_VALUE = {w: str(i) for i, w in enumerate(_WORDS)} | {
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+# A day or an hour named with its kind, counted or not ("the next working day").
+_KINDED = re.compile(r"\b(working|business|banking|school|calendar)[\s-]?(days?|hours?)\b")
+
+
+def _kinds(text: str) -> set[tuple[str, str]]:
+    """(unit, kind) of each day or hour `text` names with a kind word."""
+    return {(m.group(2).rstrip("s"), _KIND[m.group(1)]) for m in _KINDED.finditer(text)}
+
+
 def _value(number: str) -> str:
     return _WORD_VALUE.get(number, number.replace(",", "."))
 
@@ -67,13 +76,22 @@ def day_kind(sentence: str, evidence: Iterable[str]) -> str:
     does not)."""
     lowered = " ".join(sentence.lower().split())
     mine = _counts(lowered)
-    if not mine:
+    named = _kinds(lowered)
+    if not mine and not named:
         return ""
     # The words the sentence shares with a statement, less the kind words themselves.
     words = set(_TOKEN.findall(lowered)) - set(_KIND)
     blocks = [reading(text) for text in evidence]
     statements = [pair for block in blocks for pair in block.worded() if pair[0]]
     best = max(statements, key=lambda pair: len(words & pair[1]), default=("", frozenset()))[0]
+    # A day of a kind without a count ("on the next calendar day" of "... working day").
+    theirs_named = _kinds(best)
+    for unit, kind in sorted(named):
+        kinds = {k for u, k in theirs_named if u == unit}
+        if kinds and kind not in kinds:
+            return (
+                f"says a {kind} {unit} where the statement says a {' or '.join(sorted(kinds))} one"
+            )
     every = set().union(*map(_all_counts, blocks))
     # Held to the statement the sentence restates, else to any cited statement counting so.
     for theirs in (_counts(best), every):

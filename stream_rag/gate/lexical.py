@@ -21,18 +21,14 @@ from ..language.terms import NEGATION, content_terms, term_keys
 from .citations import Citation, extract
 from .claimcheck import Clause, Rules, clauses
 from .claimcheck import check as check_claims
-from .compared import compared, conversed, orders, turned
-from .conditions import conditioned
+from .compared import conversed, orders
 from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
-from .daykinds import day_kind, day_set
-from .exclusive import exclusive
-from .foreign import foreign_mismatch
 from .frames import unframed
 from .links import unconditioned, unlinked
-from .obligation import obliged
 from .rates import rated
 from .scope import widened
+from .statement_rules import statement_rules
 from .support import Span, block_names, block_spans
 from .voice import not_a_claim
 
@@ -228,11 +224,7 @@ class GateContext:
             return verdict
         evidence = [self.block_text(n) for n in verdict.cited]
         why = not_a_claim(sentence, evidence) or unlinked(sentence, evidence)
-        why = why or compared(sentence, evidence) or turned(sentence, evidence)
-        why = why or conditioned(sentence, evidence)
-        why = why or foreign_mismatch(sentence, evidence) or obliged(sentence, evidence)
-        why = why or day_kind(sentence, evidence) or day_set(sentence, evidence)
-        why = why or exclusive(sentence, evidence)
+        why = why or statement_rules(sentence, evidence)
         why = why or unconditioned(*self._leading(sentence, units, verdict.cited))
         wider = None if why else widened(sentence, evidence)
         if wider:

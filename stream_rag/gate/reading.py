@@ -45,7 +45,9 @@ class Reading:
 def reading(text: str) -> Reading:
     """`text` read as the rules read it (kept for the `_KEPT` blocks read last)."""
     flat = " ".join(text.lower().split())
-    statements = tuple(STATEMENT.split(flat))
+    # Cut before the whitespace is collapsed: a heading's line is a statement of its own, not
+    # the start of the next one ("## If you are not at home" does not condition what follows).
+    statements = tuple(" ".join(piece.split()) for piece in STATEMENT.split(text.lower()))
     return Reading(
         text,
         flat,

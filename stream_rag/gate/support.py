@@ -296,20 +296,22 @@ def align(
     spans: Iterable[Span],
     weight: Callable[[str], float],
 ) -> tuple[Span | None, float]:
-    """The span sharing most of `keys`' weight (its numbers stated there count too, a shorter
-    span winning a tie), and the share of the weight it has."""
+    """The span sharing most of `keys`' weight (its numbers stated there count too; in a tie a
+    statement before a question, which asserts nothing, then the shorter), and the share of the
+    weight it has."""
     weights: Mapping[str, float] = {k: weight(k) for k in keys}
     total = sum(weights.values())
-    best: tuple[float, float, int, Span | None] = (-1.0, 0.0, 0, None)
+    best: tuple[float, float, bool, int, Span | None] = (-1.0, 0.0, False, 0, None)
     for span in spans:
         shared = sum(w for k, w in weights.items() if k in span.keys)
         share = shared / total if total > 0 else 1.0
         vouched = sum(1 for q in quantities if span.stated.vouches_for(q))
         score = share + (0.1 * vouched / len(quantities) if quantities else 0.0)
-        candidate = (score, share, -len(span.text), span)
-        if candidate[:3] > best[:3]:
+        asserts = not span.text.rstrip().endswith("?")
+        candidate = (score, share, asserts, -len(span.text), span)
+        if candidate[:4] > best[:4]:
             best = candidate
-    return best[3], best[1]
+    return best[4], best[1]
 
 
 def replaced(

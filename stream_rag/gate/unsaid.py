@@ -297,16 +297,21 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
 
 def _statements(span: Span, theirs: Sequence[Word], semicolons: bool = False) -> list[list[Word]]:
     """`theirs`, words of `span`, by the statement of `span` each stands in (with `semicolons`,
-    by the part of it between semicolons)."""
+    by the part of it between semicolons or before a "but")."""
     cuts = _ends(span.text)
     if semicolons:
-        cuts = tuple(sorted({*cuts, *(m.end() for m in re.finditer(";", span.text))}))
+        # A part after "but" is a predicate of its own too ("... within the mainland but not
+        # abroad"): the clause checks split a sentence's clauses there.
+        cuts = tuple(sorted({*cuts, *(m.end() for m in _PART_CUT.finditer(span.text))}))
     if len(cuts) < 2:
         return [list(theirs)]
     parts: list[list[Word]] = [[] for _ in cuts]
     for w in theirs:
         parts[min(sum(w.start >= c for c in cuts), len(parts) - 1)].append(w)
     return parts
+
+
+_PART_CUT = re.compile(r";|,?\s+(?=but\b)")
 
 
 @lru_cache(maxsize=4096)  # a span's, asked again for every clause aligned to it
