@@ -17,7 +17,19 @@ _STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _cut(text: str) -> list[str]:
-    return [" ".join(piece.split()) for piece in _STATEMENT.split(text.lower())]
+    """The statements the rules hold a sentence to: a line break that runs on (the line before
+    ends with a comma or a hyphen, or the next line starts in lower case) is a space."""
+    runs_on = [
+        i
+        for i, c in enumerate(text)
+        if c == "\n"
+        and ((i > 0 and text[i - 1] in ",-") or re.match(r"[ \t]*[a-z]", text[i + 1 :]))
+    ]
+    chars = list(text)
+    for i in runs_on:
+        chars[i] = " "
+    joined = "".join(chars)
+    return [" ".join(piece.split()) for piece in _STATEMENT.split(joined.lower())]
 
 
 _PIECES = [

@@ -45,7 +45,14 @@ MARINA = (
     "Inside the harbour, mooring between 8:00 and 18:00 is for club members only, except at "
     "the pontoon. Jet skis cannot be given a berth of any kind."
 )
-BLOCKS = (POOL, LESSONS, TICKETS, STUDIO, NURSERY, MISSED, VISITS, MARINA)
+# Hard-wrapped as a PDF's or a text file's lines are: a line that runs on in lower case is not a
+# statement of its own, so the duty on its first line still binds what the next line says.
+GALLERY = (
+    "Cloakroom\n\nUmbrellas and walking poles are left at the cloakroom and\nare returned on "
+    "exit. Backpacks must be carried on the front or\nleft in a locker at the entrance and "
+    "cost 2 euros per day."
+)
+BLOCKS = (POOL, LESSONS, TICKETS, STUDIO, NURSERY, MISSED, VISITS, MARINA, GALLERY)
 
 
 @pytest.mark.parametrize(
@@ -78,6 +85,12 @@ BLOCKS = (POOL, LESSONS, TICKETS, STUDIO, NURSERY, MISSED, VISITS, MARINA)
         # An exception cut off a claim that ends on "only"; "any" made "no" after a negation.
         ("Inside the harbour, mooring between 8:00 and 18:00 is for club members only.", 8),
         ("Jet skis cannot be given a berth of no kind.", 8),
+        # A duty made advice, the wrapped statement's second line restated with it.
+        (
+            "Backpacks should be carried on the front or left in a locker at the entrance and "
+            "cost 2 euros per day.",
+            9,
+        ),
     ],
 )
 def test_the_edit_is_refused(sentence: str, block: int) -> None:
@@ -108,6 +121,12 @@ def test_the_edit_is_refused(sentence: str, block: int) -> None:
             8,
         ),
         ("Jet skis cannot be given a berth of any kind.", 8),
+        (
+            "Backpacks must be carried on the front or left in a locker at the entrance and "
+            "cost 2 euros per day.",
+            9,
+        ),
+        ("Umbrellas and walking poles are left at the cloakroom and are returned on exit.", 9),
     ],
 )
 def test_the_faithful_sentence_passes(sentence: str, block: int) -> None:

@@ -17,6 +17,11 @@ __all__ = ["STATEMENT", "Reading", "reading"]
 
 # Where the rules cut a block into statements: after a sentence's end mark, at line breaks.
 STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
+# The same for the statements the rules hold a sentence to, but a line that runs on in lower case
+# (or after a comma or hyphen) continues its statement: a PDF's or a text file's wrapped line
+# ("Bicycles must be packed in a box or / bag with ...") is one statement, while a heading's
+# line, followed by a capitalised line, stays a statement of its own.
+_STATED = re.compile(r"(?<=[.!?])\s+|(?<![,-])\n+(?![ \t]*[a-z])")
 _WORD = re.compile(r"[a-z0-9]+")
 _LETTERS = re.compile(r"[^\W\d_]+")
 # Blocks kept (a 300-word block's reading is ~10 KB): requests over the same chunks share them.
@@ -46,8 +51,9 @@ def reading(text: str) -> Reading:
     """`text` read as the rules read it (kept for the `_KEPT` blocks read last)."""
     flat = " ".join(text.lower().split())
     # Cut before the whitespace is collapsed: a heading's line is a statement of its own, not
-    # the start of the next one ("## If you are not at home" does not condition what follows).
-    statements = tuple(" ".join(piece.split()) for piece in STATEMENT.split(text.lower()))
+    # the start of the next one ("## If you are not at home" does not condition what follows);
+    # a wrapped line is not.
+    statements = tuple(" ".join(piece.lower().split()) for piece in _STATED.split(text))
     return Reading(
         text,
         flat,
