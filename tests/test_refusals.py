@@ -169,6 +169,31 @@ def test_a_question_asking_several_things_refuses_for_a_name_only_if_every_part_
     assert events[1][1]["details"][0]["not_in_sources"] == ["Basic"]
 
 
+def test_a_name_only_in_the_situation_told_before_the_question_is_asked(
+    stack_factory: Any,
+) -> None:
+    # The finding: "My flight to Spain landed four hours late, how much can I claim?" was
+    # refused because no source names Spain; the customer's situation is not what is asked.
+    stack = stack_factory(FakeConfig(), {"plans.md": PLANS, "sync.md": SYNC})
+    for question in (
+        "I moved to Lisbon last week, how much does the Team plan cost?",
+        "We are a school in Norway. How much does the Team plan cost?",
+    ):
+        calls = stack.model_calls
+        events = stack.chat(question)
+        refused = [e for n, e in events if n == "refusal"]
+        assert not refused or refused[0]["reason"] != "low_evidence", (question, events)
+        assert stack.model_calls == calls + 1
+    # A name in what is asked, or in a question before another, still refuses.
+    for question, missing in (
+        ("I moved to Lisbon last week, how much does the Enterprise plan cost?", ["Enterprise"]),
+        ("Does the Enterprise plan include single sign-on, can I try it?", ["Enterprise"]),
+    ):
+        events = stack.chat(question)
+        assert [n for n, _ in events] == ["sources", "refusal", "done"], question
+        assert events[1][1]["details"][0]["not_in_sources"] == missing
+
+
 ABOUT = b"Kestrel Cloud is a note-taking service made by Kestrel Labs in Oslo."
 
 
