@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import kb_documents, kb_documents_shops, kb_documents_unseen
+from . import kb_documents, kb_documents_services, kb_documents_shops, kb_documents_unseen
 
 HERE = Path(__file__).parent / "answers"
 
@@ -214,6 +214,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "teashop_kb" / "teaware.docx", kb_documents_shops.TEASHOP_TEAWARE),
         (root / "phonefix_kb" / "post-and-prices.docx", kb_documents_shops.PHONEFIX_POST),
         (root / "courier_kb" / "abroad.docx", kb_documents_unseen.COURIER_ABROAD),
+        (root / "invoicing_kb" / "clients.docx", kb_documents_services.INVOICING_CLIENTS),
     ]
     dated_docx = [
         (
@@ -233,6 +234,7 @@ def write_all(root: Path = HERE) -> list[Path]:
         (root / "airline_kb" / "special-items.pdf", kb_documents_unseen.AIRLINE_SPECIAL_PDF),
         (root / "teashop_kb" / "brewing-guide.pdf", kb_documents_shops.TEASHOP_BREWING_PDF),
         (root / "phonefix_kb" / "phone-care.pdf", kb_documents_shops.PHONEFIX_CARE_PDF),
+        (root / "invoicing_kb" / "getting-started.pdf", kb_documents_services.INVOICING_START_PDF),
     ]
     dated_pdf = [
         (
