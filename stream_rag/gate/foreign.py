@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from ..language.closed import CLASSES, members, negations, qualifiers, tokens
 from ..language.detect import detect_language
+from .reading import reading
 
 __all__ = ["foreign_mismatch"]
 
-_STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
 # Where a clause ends: each is held to the statement it restates.
 _CLAUSE = re.compile(
     r"[;:]|(?<=[.!?])\s+|,\s+"
@@ -34,7 +34,10 @@ def foreign_mismatch(sentence: str, evidence: Sequence[str]) -> str:
         return ""
     # Clauses of the evidence too: "..., wenn keine Vormerkung vorliegt" negates its own part.
     statements = [
-        [*tokens(c), c] for text in evidence for s in _STATEMENT.split(text) for c in _parts(s)
+        [*tokens(c), c]
+        for text in evidence
+        for s in reading(text).raw_statements
+        for c in _parts(s)
     ]
     for clause in _parts(sentence):
         mine = tokens(clause)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..text import STOP_WORDS
-from .reading import STATEMENT, Reading, reading
+from .reading import Reading, reading
 
 __all__ = ["unconditioned", "unlinked"]
 
@@ -58,7 +58,6 @@ _PLANNED = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
-_STATEMENT = STATEMENT
 
 
 # A sentence opening with a condition, and what in a statement sets one.
@@ -172,7 +171,7 @@ def _together(words: set[str], evidence: Sequence[str]) -> bool:
     if not words:
         return True
     for text in evidence:
-        statements = [s for s in _STATEMENT.split(text) if s.strip()]
+        statements = [s for s in reading(text).raw_statements if s.strip()]
         for i, one in enumerate(statements):
             if len(words & _content(one)) >= _TOGETHER * len(words):
                 return True

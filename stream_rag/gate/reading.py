@@ -13,14 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["STATEMENT", "Reading", "reading"]
+__all__ = ["Reading", "reading"]
 
-# Where the rules cut a block into statements: after a sentence's end mark, at line breaks.
-STATEMENT = re.compile(r"(?<=[.!?])\s+|\n+")
-# The same for the statements the rules hold a sentence to, but a line that runs on in lower case
-# (or after a comma or hyphen) continues its statement: a PDF's or a text file's wrapped line
-# ("Bicycles must be packed in a box or / bag with ...") is one statement, while a heading's
-# line, followed by a capitalised line, stays a statement of its own.
+# The one place a block is cut into statements. `raw_statements`: after a sentence's end mark
+# and at every line break.
+_LINES = re.compile(r"(?<=[.!?])\s+|\n+")
+# `statements`, the ones the rules hold a sentence to: the same, but a line that runs on in
+# lower case (or after a comma or hyphen) continues its statement: a PDF's or a text file's
+# wrapped line ("Bicycles must be packed in a box or / bag with ...") is one statement, while a
+# heading's line, followed by a capitalised line, stays a statement of its own.
 _STATED = re.compile(r"(?<=[.!?])\s+|(?<![,-])\n+(?![ \t]*[a-z])")
 _WORD = re.compile(r"[a-z0-9]+")
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -30,9 +31,10 @@ _KEPT = 256
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Reading:
-    """One block's text read once: `flat` lower-cased with its whitespace collapsed, `flat`
-    cut at `STATEMENT` (empty pieces kept, as `re.split` gives them), each piece's words
-    (`[a-z0-9]+`), the raw text cut the same way, and the letter words of its case fold."""
+    """One block's text read once: `flat` lower-cased with its whitespace collapsed, the text
+    cut at `_STATED` and flattened the same way (empty pieces kept, as `re.split` gives them),
+    each piece's words (`[a-z0-9]+`), the raw text cut at `_LINES`, and the letter words of
+    its case fold."""
 
     text: str
     flat: str
@@ -59,6 +61,6 @@ def reading(text: str) -> Reading:
         flat,
         statements,
         tuple(frozenset(_WORD.findall(s)) for s in statements),
-        tuple(STATEMENT.split(text)),
+        tuple(_LINES.split(text)),
         frozenset(_LETTERS.findall(text.casefold())),
     )
