@@ -17,11 +17,12 @@ from itertools import pairwise
 
 from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
+from .asserted import asserted_mismatch
 from .magnitude import magnitude_mismatch
 from .support import Span, Word, replaced
 from .traded import repaired, traded
 
-__all__ = ["binding_mismatch", "referent", "transplanted"]
+__all__ = ["binding_mismatch"]
 
 # -- bounds on a number -------------------------------------------------------------------------
 
@@ -360,133 +361,6 @@ def _condition(lowered: str, span: Span) -> str:
     return f"the span says it holds {found.group()!r} ...; the clause drops the condition"
 
 
-# -- a word of another statement put in the span's place ---------------------------------------
-
-
-def _beside(words: Sequence[Word], i: int, text: str = "") -> tuple[str | None, str | None]:
-    """The keys of the words next to word i; None at an edge (a statement's end in `text`)."""
-    before = words[i - 1].key if i > 0 else None
-    after = words[i + 1].key if i + 1 < len(words) else None
-    if text and before is not None and _END.search(text, words[i - 1].end, words[i].start):
-        before = None
-    if text and after is not None and _END.search(text, words[i].end, words[i + 1].start):
-        after = None
-    return before, after
-
-
-_END = re.compile(r"[.!?]\s|\n")
-
-
-def transplanted(
-    words: Sequence[Word], text: str, span: Span, cited: frozenset[str]
-) -> tuple[str, str] | None:
-    """A word of the clause that a cited block says elsewhere, written between the words the
-    span writes another word between ("Visitors park for free" against "Residents park for
-    free", where visitors pay): the other statement's subject or object moved into this one.
-    A word no cited block has (a synonym) is left to the overlap."""
-    mine = {w.key for w in words}
-    theirs = span.words
-    for i, word in enumerate(words):
-        if word.number or word.name or word.key not in cited or word.key in span.context:
-            continue
-        if not _noun(text[word.start : word.end]):
-            continue  # a verb or an adjective of the block elsewhere may be a synonym
-        near = _beside(words, i)
-        places = [k for k, w in enumerate(theirs) if w.key == word.key]
-        # Its own place: a neighbour in common, or the same edge (both open the statement).
-        own = (_beside(theirs, k, span.text) for k in places)
-        if any(_meets(near, b) or _edge(near, b) for b in own):
-            continue
-        for k, other in enumerate(theirs):
-            if other.key == word.key or other.number or other.key in mine or other.name:
-                continue
-            if other.key[:4] == word.key[:4]:
-                continue  # "metres" for "meters": one word spelt two ways
-            place = _beside(theirs, k, span.text)
-            # Between the same two words (or the same word and the statement's edge).
-            if near == place and near != (None, None) and _noun(span.text[other.start : other.end]):
-                return word.key, other.key
-    return None
-
-
-@lru_cache(maxsize=8192)
-def _noun(word: str) -> bool:
-    """Whether `word` is only ever a noun (visitors, residents; not download, erased)."""
-    import lemminflect
-
-    lemmas = lemminflect.getAllLemmas(word.lower())
-    return "NOUN" in lemmas and not {"VERB", "ADJ", "ADV", "AUX"} & set(lemmas)
-
-
-def referent(words: Sequence[Word], span: Span) -> str | None:
-    """A subject the clause names where the span opens with "It", "They", "This"... (whose
-    words are the statement before's): "Team includes 20 GB" against "It includes ... 20 GB",
-    said of the Pro plan. A name the clause writes before the words it shares with the span
-    must be one the statement before names."""
-    if not span.context or not span.words:
-        return None
-    said = [w.key for w in words if not w.capital and not w.number]
-    if len(said) < 2 or sum(k in span.keys for k in said) < 0.6 * len(said):
-        return None  # not a restatement of the span: the overlap judges it
-    # Where the clause starts saying what the span says: its first word the span has.
-    at = next((i for i, w in enumerate(words) if w.key in span.keys), None)
-    if at is None:
-        return None
-    for word in words[:at]:
-        if word.capital and word.key not in span.context:
-            return word.key
-    return None
-
-
-def _edge(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
-    return (a[0] is None and b[0] is None) or (a[1] is None and b[1] is None)
-
-
-def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
-    return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
-
-
-# -- comparisons and verbs that deny ------------------------------------------------------------
-
-# A comparison of two things ("costs more than the Team plan", "half the price", "twice as
-# much"): a claim of its own, which only a span making a comparison can vouch for. "more than
-# 30 days" is a bound, read above.
-_COMPARES = re.compile(
-    r"\b(?:[a-z]+er|more|less|fewer)\s+than\s+(?![$€£]?\d)|\bas\s+[a-z]+\s+as\b"
-    r"|\b(?:twice|half|double|triple|thrice)\b|\b(?:two|three|four|\d+)\s+times\b"
-    r"|\b(?:a|one|two|three)\s+(?:quarters?|thirds?|fifths?|tenths?)\b"
-)
-# Verbs that deny what follows them, as a "not" does ("refuses a refund", "lacks sync").
-_DENIES = re.compile(
-    r"\b(?:refus(?:e[sd]?|ing)|den(?:y|ies|ied|ying)|declin(?:e[sd]?|ing)|reject(?:s|ed|ing)?"
-    r"|lack(?:s|ed|ing)?|fail(?:s|ed)? to|unable|prevent(?:s|ed)?|forb(?:id|ids|idden|ade)"
-    r"|prohibit(?:s|ed)?|disallow(?:s|ed)?|withh(?:old|olds|eld)|ban(?:s|ned)?)\b"
-)
-
-
-# A share in words is the span's percentage written so ("half off" of "50% off").
-_SHARE = {"half": "50", "a quarter": "25", "one quarter": "25", "a tenth": "10", "a fifth": "20"}
-
-
-def _comparison(lowered: str, span: Span) -> str:
-    mine = _COMPARES.search(lowered)
-    share = _SHARE.get(mine.group().strip()) if mine is not None else None
-    if share is not None and re.search(rf"\b{share}\s?(?:%|percent)", span.lowered):
-        return ""
-    if mine is not None and _COMPARES.search(span.lowered) is None:
-        return f"{mine.group().strip()!r} compares what the span does not"
-    return ""
-
-
-def _denial(lowered: str, span: Span) -> str:
-    mine = _DENIES.search(lowered)
-    if mine is None or _DENIES.search(span.lowered) is not None:
-        return ""
-    if NEGATION_CUE.search(span.lowered) is not None:
-        return ""  # "refuses" for the span's "does not give": the negation is there
-    return f"{mine.group()!r} denies what the span does not"
-
-
 # -- polarity of the part ------------------------------------------------------------------------
 
 
@@ -542,8 +416,7 @@ def binding_mismatch(
     theirs = _tokens(span.lowered)
     return (
         _negated_part(lowered, negates, span)
-        or _comparison(lowered, span)
-        or _denial(lowered, span)
+        or asserted_mismatch(lowered, span)
         or magnitude_mismatch(lowered, span.lowered)
         or traded(lowered, span.lowered)
         or repaired(lowered, span.lowered)

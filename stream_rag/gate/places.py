@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ..language.opposites import closed_class, counterparts, opposite
-from .binding import referent, transplanted
 from .support import Span, Word, align, replaced
 
 if TYPE_CHECKING:
@@ -57,9 +57,7 @@ def misplaced(
     # clause written between the same words stands in their place ("does not leave the
     # Frankfurt" against "does not leave the European Union").
     left_out = [
-        _neighbours(span.words, j)
-        for j, w in enumerate(span.words)
-        if w.name and w.key not in written
+        _beside(span.words, j) for j, w in enumerate(span.words) if w.name and w.key not in written
     ]
     cited = frozenset().union(*(s.keys for s in candidates))
     for k, word in enumerate(read.words):
@@ -71,7 +69,7 @@ def misplaced(
             # Named by a cited block elsewhere (balanced: by any issued block), where it takes
             # no name's place in the span: evidence spread over statements.
             issued = not rules.names_in_span and names(word.key)
-            displaced = any(_meets(_neighbours(read.words, k), near) for near in left_out)
+            displaced = any(_meets(_beside(read.words, k), near) for near in left_out)
             if (word.key in cited or issued) and not displaced:
                 continue
             near = part_words(read.text, read.words, (word.start, word.end))
@@ -122,12 +120,6 @@ def _anchor(word: Word) -> bool:
     return word.number or word.name or word.capital
 
 
-def _neighbours(words: Sequence[Word], i: int) -> tuple[str | None, str | None]:
-    before = words[i - 1].key if i > 0 else None
-    after = words[i + 1].key if i + 1 < len(words) else None
-    return before, after
-
-
 def _meets(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
     return (a[0] is not None and a[0] == b[0]) or (a[1] is not None and a[1] == b[1])
 
@@ -149,13 +141,11 @@ def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
     for i, word in enumerate(words):
         if word.number or not _marked(word, their_keys):
             continue
-        near = _neighbours(words, i)
-        if any(
-            _meets(near, _neighbours(theirs, k)) for k, w in enumerate(theirs) if w.key == word.key
-        ):
+        near = _beside(words, i)
+        if any(_meets(near, _beside(theirs, k)) for k, w in enumerate(theirs) if w.key == word.key):
             continue
         for k, other in enumerate(theirs):
-            if other.key == word.key or not _meets(near, _neighbours(theirs, k)):
+            if other.key == word.key or not _meets(near, _beside(theirs, k)):
                 continue
             if closed_class(word.key, other.key) or opposite(word.key, other.key):
                 return word.key, other.key
@@ -242,3 +232,85 @@ def _transposed(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
         if (y.key, x.key) in pairs and (x.key, y.key) not in pairs:
             return x.key, y.key
     return None
+
+
+# -- a word of another statement put in the span's place ---------------------------------------
+
+
+def _beside(words: Sequence[Word], i: int, text: str = "") -> tuple[str | None, str | None]:
+    """The keys of the words next to word i; None at an edge (a statement's end in `text`)."""
+    before = words[i - 1].key if i > 0 else None
+    after = words[i + 1].key if i + 1 < len(words) else None
+    if text and before is not None and _END.search(text, words[i - 1].end, words[i].start):
+        before = None
+    if text and after is not None and _END.search(text, words[i].end, words[i + 1].start):
+        after = None
+    return before, after
+
+
+_END = re.compile(r"[.!?]\s|\n")
+
+
+def transplanted(
+    words: Sequence[Word], text: str, span: Span, cited: frozenset[str]
+) -> tuple[str, str] | None:
+    """A word of the clause that a cited block says elsewhere, written between the words the
+    span writes another word between ("Visitors park for free" against "Residents park for
+    free", where visitors pay): the other statement's subject or object moved into this one.
+    A word no cited block has (a synonym) is left to the overlap."""
+    mine = {w.key for w in words}
+    theirs = span.words
+    for i, word in enumerate(words):
+        if word.number or word.name or word.key not in cited or word.key in span.context:
+            continue
+        if not _noun(text[word.start : word.end]):
+            continue  # a verb or an adjective of the block elsewhere may be a synonym
+        near = _beside(words, i)
+        places = [k for k, w in enumerate(theirs) if w.key == word.key]
+        # Its own place: a neighbour in common, or the same edge (both open the statement).
+        own = (_beside(theirs, k, span.text) for k in places)
+        if any(_meets(near, b) or _edge(near, b) for b in own):
+            continue
+        for k, other in enumerate(theirs):
+            if other.key == word.key or other.number or other.key in mine or other.name:
+                continue
+            if other.key[:4] == word.key[:4]:
+                continue  # "metres" for "meters": one word spelt two ways
+            place = _beside(theirs, k, span.text)
+            # Between the same two words (or the same word and the statement's edge).
+            if near == place and near != (None, None) and _noun(span.text[other.start : other.end]):
+                return word.key, other.key
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _noun(word: str) -> bool:
+    """Whether `word` is only ever a noun (visitors, residents; not download, erased)."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower())
+    return "NOUN" in lemmas and not {"VERB", "ADJ", "ADV", "AUX"} & set(lemmas)
+
+
+def referent(words: Sequence[Word], span: Span) -> str | None:
+    """A subject the clause names where the span opens with "It", "They", "This"... (whose
+    words are the statement before's): "Team includes 20 GB" against "It includes ... 20 GB",
+    said of the Pro plan. A name the clause writes before the words it shares with the span
+    must be one the statement before names."""
+    if not span.context or not span.words:
+        return None
+    said = [w.key for w in words if not w.capital and not w.number]
+    if len(said) < 2 or sum(k in span.keys for k in said) < 0.6 * len(said):
+        return None  # not a restatement of the span: the overlap judges it
+    # Where the clause starts saying what the span says: its first word the span has.
+    at = next((i for i, w in enumerate(words) if w.key in span.keys), None)
+    if at is None:
+        return None
+    for word in words[:at]:
+        if word.capital and word.key not in span.context:
+            return word.key
+    return None
+
+
+def _edge(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
+    return (a[0] is None and b[0] is None) or (a[1] is None and b[1] is None)
