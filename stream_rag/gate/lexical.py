@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import itertools
 import math
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 from ..index.features import ChunkFeatures, SemanticTerms, text_keys
 from ..language.quantities import Stated, canonical, scan
@@ -26,10 +24,12 @@ from .consistency import polarity as check_polarity
 from .consistency import unvouched_quantity
 from .frames import unframed
 from .links import unconditioned, unlinked
+from .quoted import folded, statement_runs
 from .rates import rated
 from .scope import widened
 from .statement_rules import statement_rules
 from .support import Span, block_names, block_spans
+from .verdict import Reason, Stage, Verdict
 from .voice import not_a_claim
 
 __all__ = [
@@ -51,39 +51,6 @@ DEFAULT_MAX_UNSUPPORTED = 3.0
 # IDF is computed as if at least this many blocks were issued (the missing ones lacking every
 # term), so a threshold means the same with 1 block as with a typical 8.
 IDF_MIN_BLOCKS = 8
-
-Reason = Literal[
-    "ok",
-    "uncited",
-    "unknown_citation",
-    "id_mismatch",
-    "low_overlap",
-    "number_mismatch",
-    "empty",
-    "hidden_text",
-    "claim_mismatch",
-]
-Stage = Literal["lexical", "semantic", "remote"]
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """Whether a sentence may be sent; `score` is the substance score (0 when not computed).
-
-    `grey`: the lexical stage failed it for overlap alone (citations, numbers and polarity
-    check out), so a later stage may judge it; `stage` says which stage decided."""
-
-    ok: bool
-    reason: Reason
-    cited: tuple[int, ...]
-    score: float
-    detail: str
-    grey: bool = False
-    stage: Stage = "lexical"
-    scores: dict[str, float] = field(default_factory=dict)
-
-    def scores_json(self) -> dict[str, float]:
-        return {"lexical": round(self.score, 4), **self.scores}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +87,6 @@ def _refs(numbers: Iterable[int]) -> str:
 
 
 _MAX_VERDICTS = 256  # per context
-# Whole statements of a block a sentence may quote at once (a sentence can join a heading-less
-# line and the statement after it).
-_MAX_RUN = 3
-
-
-def _folded(text: str) -> str:
-    """`text` compared as words: NFKC, case folded, whitespace collapsed, closing punctuation
-    and quotes off its end."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(".!?\"'”’ ")
 
 
 class GateContext:
@@ -266,7 +224,7 @@ class GateContext:
         or a clause citing another block is judged clause by clause as before."""
         if any(u.ranged for u in units):
             return False
-        wanted = _folded(sentence)
+        wanted = folded(sentence)
         if not wanted:
             return False
         common = set.intersection(*(set(u.cited) for u in units)) if units else set()
@@ -283,17 +241,10 @@ class GateContext:
         return any(conversed(sentence, s.text) for n in units[0].cited for s in self.spans(n))
 
     def statement_runs(self, n: int) -> frozenset[str]:
-        """Block n's runs of whole consecutive statements (up to `_MAX_RUN`), folded."""
+        """Block n's runs of whole consecutive statements, folded (`quoted.statement_runs`)."""
         found = self._runs.get(n)
         if found is None:
-            text = self.blocks[n - 1]
-            parts = [" ".join(text[s:e].split()) for s, e in statement_spans(text)]
-            parts = [p for p in parts if p]
-            found = self._runs[n] = frozenset(
-                _folded(" ".join(parts[i:j]))
-                for i in range(len(parts))
-                for j in range(i + 1, min(i + _MAX_RUN, len(parts)) + 1)
-            )
+            found = self._runs[n] = statement_runs(self.blocks[n - 1])
         return found
 
     def spans(self, n: int) -> tuple[Span, ...]:
