@@ -10,13 +10,10 @@ clause) and whose words it has (the span's, another statement's of a cited block
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
-from functools import lru_cache
 
-from ..language.statements import titled
 from ..language.wordclass import (
     can_be_verb,
     finite,
@@ -28,6 +25,7 @@ from ..language.wordclass import (
 )
 from .coordinated import mixed_parts, modifier_carried, moved_in, predicate_carried
 from .roles import roles
+from .span_statements import home_statement, numbers_beside, statements_of
 from .support import Span, Word
 from .swaps import swapped
 
@@ -59,10 +57,6 @@ _UNIVERSAL = re.compile(
     r"|nobody)\b",
     re.IGNORECASE,
 )
-_END = re.compile(r"[.!?](?:\s|$)|\n")
-# A line followed by one going on in lower case was wrapped mid-sentence (a PDF's lines): its
-# line break ends no statement.
-_LOWER_NEXT = re.compile(r"[ \t]*[a-z]")
 _COMPOUND_END = re.compile(r"^-\w+")
 # "to" of a verb's infinitive ("have to attend"), no preposition joining two phrases.
 _INFINITIVE = re.compile(r"\b(?:have|has|had|needs?|ought|able|going|used)\s+to\b", re.I)
@@ -101,7 +95,7 @@ def unsaid(
         return why
     # Of a span of two statements, the one the clause restates: its words vouch for an
     # addition, the other's do not ("... at the same time" from the statement after).
-    theirs = _home(span, theirs, set(a))
+    theirs = home_statement(span, theirs, set(a))
     own = frozenset(w.key for w in theirs)  # what "It" names vouches for no list item
     # Restated: most of the clause is the span's, or all of its statement is in the clause
     # (however much the clause adds: "If <another statement>, <this one>").
@@ -181,7 +175,7 @@ def unsaid(
             # The clause's last item, of the statement's words, counting what the statement
             # does not ("..., version history for 90 days and version history for 1 year").
             counted = {w.key for w in words if w.number and w.start > mine[i1 - 1].end}
-            if counted and j1 and not counted & _numbers_beside(span, theirs[j1 - 1]):
+            if counted and j1 and not counted & numbers_beside(span, theirs[j1 - 1]):
                 return f"{phrase!r} is added to what the span lists"
         if tag == "replace" and i1 == 0 == j1 and _OPENS.fullmatch(gap):
             # The subject made of a noun the clause writes again where the span does, the
@@ -267,7 +261,7 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
         tuple(w.key for w in part)
         for span in spans
         for cut in (False, True)
-        for part in _statements(span, span.words, cut)
+        for part in statements_of(span, span.words, cut)
     }
     statements.discard(())
     if any(set(a) <= set(one) for one in statements):
@@ -293,57 +287,6 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
             phrase = text[words[0].start : words[k - 1].end + compound]
             return f"{phrase!r} is another statement's subject, not the span's"
     return ""
-
-
-def _statements(span: Span, theirs: Sequence[Word], semicolons: bool = False) -> list[list[Word]]:
-    """`theirs`, words of `span`, by the statement of `span` each stands in (with `semicolons`,
-    by the part of it between semicolons or before a "but")."""
-    cuts = _ends(span.text)
-    if semicolons:
-        # A part after "but" is a predicate of its own too ("... within the mainland but not
-        # abroad"): the clause checks split a sentence's clauses there.
-        cuts = tuple(sorted({*cuts, *(m.end() for m in _PART_CUT.finditer(span.text))}))
-    if len(cuts) < 2:
-        return [list(theirs)]
-    parts: list[list[Word]] = [[] for _ in cuts]
-    for w in theirs:
-        parts[min(sum(w.start >= c for c in cuts), len(parts) - 1)].append(w)
-    return parts
-
-
-_PART_CUT = re.compile(r";|,?\s+(?=but\b)")
-
-
-@lru_cache(maxsize=4096)  # a span's, asked again for every clause aligned to it
-def _ends(text: str) -> tuple[int, ...]:
-    """Where each statement of `text` ends; a title's or a dotted abbreviation's full stop
-    ends none ('who goes by "Dr. Drum,"'), a lone capital's may ("gate B. Cars ...")."""
-    return tuple(
-        m.end()
-        for m in _END.finditer(text)
-        if not (m.group()[0] == "." and titled(text, m.start()))
-        and not (m.group() == "\n" and _wrapped(text, m.start()))
-    )
-
-
-def _wrapped(text: str, at: int) -> bool:
-    """Whether the line break at `at` wraps a statement over two lines."""
-    return _LOWER_NEXT.match(text, at + 1) is not None
-
-
-def _home(span: Span, theirs: Sequence[Word], said: set[str]) -> list[Word]:
-    """The words of the statement of `span` holding most of `said`."""
-    return max(_statements(span, theirs), key=lambda p: len({w.key for w in p} & said))
-
-
-def _numbers_beside(span: Span, word: Word) -> frozenset[str]:
-    """The numbers of the statement of `span` that holds `word` (the list the clause extends;
-    a statement joined to the one before by "It" has its own)."""
-    cuts = [0, *_ends(span.text), len(span.text)]
-    start, end = next(
-        ((a, b) for a, b in itertools.pairwise(cuts) if a <= word.start < b), (0, len(span.text))
-    )
-    return frozenset(w.key for w in span.words if w.number and start <= w.start < end)
 
 
 def _of(text: str, word: Word) -> str:
