@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_rag.gate.daykinds import day_kind, day_set
-from stream_rag.model.redteam_shifts import unit_change
+from stream_rag.model.redteam_units import unit_change
 
 from .gating import assert_knob_judged, block_pairs, verdict
 

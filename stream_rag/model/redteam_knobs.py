@@ -38,8 +38,8 @@ from .redteam_shifts import (
     condition_flip,
     obligation,
     only_shift,
-    unit_change,
 )
+from .redteam_units import unit_change
 
 __all__ = [
     "CONTROL_SHARE",
