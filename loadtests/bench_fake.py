@@ -27,7 +27,7 @@ from loadtests.bench_stream import serve_fake
 from stream_rag.answer.prompt import build_messages
 from stream_rag.index.folders import sample_kb_dir
 from stream_rag.loadtest.users import QUESTIONS
-from stream_rag.model.network import use_lean_backend
+from stream_rag.model.transport import lean_transport
 from stream_rag.retrieve.hybrid import Block
 from tests.helpers import free_port
 
@@ -63,8 +63,8 @@ async def run(url: str, pid: int, concurrency: int, bursts: int, digest: bool) -
     # Kept connections, as the server's model client keeps them: the fake's per-token cost is
     # measured, not a connection's accept and close per request.
     limits = httpx.Limits(max_connections=concurrency + 10, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
-        use_lean_backend(client)
+    transport = lean_transport(httpx, limits)
+    async with httpx.AsyncClient(base_url=url, timeout=120, transport=transport) as client:
         await one(client, body_for(QUESTIONS[0], blocks))
         for burst in range(bursts):
             bodies = [

@@ -10,6 +10,7 @@ import hashlib
 import socket
 import threading
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -23,16 +24,19 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from stream_rag.model.llm import OpenAIChatModel
-from stream_rag.model.network import LeanBackend, LeanStream, _Protocol, use_lean_backend
+from stream_rag.model.network import LeanBackend, LeanStream, _Protocol
+from stream_rag.model.transport import LeanPool, lean_transport
 from tests.helpers import free_port, running_server
 
 BIG = hashlib.sha256(b"seed").digest() * (3 * 1024 * 1024 // 32)  # 3 MB, past the high water
 
 
-def lean_client(**kwargs: object) -> httpx.AsyncClient:
-    client = httpx.AsyncClient(**kwargs)  # type: ignore[arg-type]
-    assert use_lean_backend(client)
-    return client
+# httpx's own defaults.
+LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+
+
+def lean_client(transport: Any = None, **kwargs: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=transport or lean_transport(httpx, LIMITS), **kwargs)
 
 
 def app() -> Starlette:
@@ -141,10 +145,10 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     async with listener, anyio.create_task_group() as group:
         group.start_soon(listener.serve, serve)
         # Kept alive well past the wait below: only the close can expire the connection.
-        limits = httpx.Limits(keepalive_expiry=120)
-        async with lean_client(base_url=f"http://127.0.0.1:{port}", limits=limits) as client:
+        transport = lean_transport(httpx, httpx.Limits(keepalive_expiry=120))
+        async with lean_client(transport, base_url=f"http://127.0.0.1:{port}") as client:
             assert (await client.get("/")).text == "ok"
-            [connection] = client._transport._pool.connections  # type: ignore[attr-defined]
+            [connection] = transport.pool.connections
             with anyio.fail_after(10):
                 # Nothing signals when the server's close reaches the client's socket.
                 while not connection.has_expired():  # noqa: ASYNC110
@@ -154,16 +158,13 @@ async def test_a_connection_the_server_closed_while_idle_is_not_reused() -> None
     assert connections == 2
 
 
-def test_only_plain_http_models_and_default_transports_get_the_backend() -> None:
-    assert not use_lean_backend(httpx.AsyncClient(transport=httpx.MockTransport(lambda r: None)))  # type: ignore[arg-type]
+def test_only_plain_http_models_get_the_lean_transport() -> None:
+    # That a plain-HTTP model's replies go through it: test_model_body.py (read past httpx).
     plain = OpenAIChatModel("http://127.0.0.1:9/v1", "m")
     tls = OpenAIChatModel("https://127.0.0.1:9/v1", "m")
-    backends = [
-        m._client._client._transport._pool._network_backend  # type: ignore[attr-defined]
-        for m in (plain, tls)
-    ]
-    assert isinstance(backends[0], LeanBackend)
-    assert not isinstance(backends[1], LeanBackend)
+    assert plain.transport is not None
+    assert isinstance(plain.transport.pool, LeanPool)
+    assert tls.transport is None
 
 
 @pytest.mark.anyio
@@ -252,7 +253,9 @@ def port_app() -> Starlette:
     return Starlette(routes=[Route("/port", port)])
 
 
-async def pool_run(client: httpx.AsyncClient, requests: int) -> tuple[int, int, bool]:
+async def pool_run(
+    client: httpx.AsyncClient, pool: LeanPool, requests: int
+) -> tuple[int, int, bool]:
     """`requests` at once, then two one after the other: the connections the first used,
     those left in the pool after them, and whether the last two reused one of them."""
     ports: list[str] = []
@@ -264,31 +267,24 @@ async def pool_run(client: httpx.AsyncClient, requests: int) -> tuple[int, int, 
         async with anyio.create_task_group() as group:
             for _ in range(requests):
                 group.start_soon(one)
-    left = len(client._transport._pool.connections)  # type: ignore[attr-defined]
+    left = len(pool.connections)
     later = [(await client.get("/port")).text for _ in range(2)]
     return len(set(ports)), left, set(later) <= set(ports)
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("lean", [False, True])
-async def test_the_lean_pool_assigns_waiting_requests_and_keeps_what_httpx_keeps(
-    lean: bool,
-) -> None:
-    # The lean pool skips the pass over its connections when a response closes with no
-    # request waiting and no surplus to close: the same connections, reuse and limits as
-    # httpx's own pool (`lean=False`).
-    make = lean_client if lean else httpx.AsyncClient
+async def test_the_lean_pool_assigns_waiting_requests_and_keeps_what_httpx_keeps() -> None:
+    # The connections, reuse and limits httpx's own pool gives the same runs.
     # Five requests over three connections: two wait, and get a connection as one is freed.
-    limits = httpx.Limits(max_connections=3, max_keepalive_connections=3)
+    transport = lean_transport(httpx, httpx.Limits(max_connections=3, max_keepalive_connections=3))
     with running_server(port_app()) as base_url:
-        async with make(base_url=base_url, limits=limits) as client:
-            assert getattr(type(client._transport._pool), "_lean", False) is lean  # type: ignore[attr-defined]
-            assert await pool_run(client, 5) == (3, 3, True)
+        async with lean_client(transport, base_url=base_url) as client:
+            assert await pool_run(client, transport.pool, 5) == (3, 3, True)
     # Three at once, one kept alive: the surplus is closed as the responses close.
-    limits = httpx.Limits(max_connections=3, max_keepalive_connections=1)
+    transport = lean_transport(httpx, httpx.Limits(max_connections=3, max_keepalive_connections=1))
     with running_server(port_app()) as base_url:
-        async with make(base_url=base_url, limits=limits) as client:
-            assert await pool_run(client, 3) == (3, 1, True)
+        async with lean_client(transport, base_url=base_url) as client:
+            assert await pool_run(client, transport.pool, 3) == (3, 1, True)
 
 
 class HeldTransport:
@@ -343,3 +339,25 @@ async def test_a_stall_after_reads_that_got_data_is_a_read_timeout() -> None:
     # A read after the timeout has a timer of its own again.
     with anyio.fail_after(30), pytest.raises(httpcore.ReadTimeout):
         await stream.read(100, 0.1)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("cut", [1, 20, 30, 40, 50, 1000])
+async def test_a_reply_head_is_read_alone_however_it_arrives(cut: int) -> None:
+    # The reader of the head (h11) gets no byte of the body: after it, the body is all still
+    # in the stream (`at_body`), for model/body.py to read. A 1xx head is followed by another.
+    stream, protocol = fed_stream()
+    early = b"HTTP/1.1 100 Continue\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    body = b"5\r\nhello\r\n0\r\n\r\n"
+    await stream.write(b"POST / HTTP/1.1\r\n\r\n")
+    reply = early + head + body
+    for start in range(0, len(reply), cut):
+        protocol.data_received(reply[start : start + cut])
+    heads = b""
+    while not stream.at_body:
+        heads += await stream.read(65536, timeout=10)
+    assert heads == early + head
+    assert await stream.read_buffered(10) == body
+    assert not stream.at_body
+    await stream.aclose()

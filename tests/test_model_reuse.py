@@ -14,7 +14,8 @@ import pytest
 
 from stream_rag.loadtest.raw_proxy import upstream_reply
 from stream_rag.model.llm import ModelError, OpenAIChatModel
-from stream_rag.model.network import closed_idle, use_lean_backend
+from stream_rag.model.network import closed_idle
+from stream_rag.model.transport import lean_transport
 from stream_rag.types import Message
 from tests.helpers import TcpModelServer, read_request
 
@@ -124,23 +125,31 @@ async def test_the_readiness_check_passes_over_idle_connections_closed_on_reuse(
     assert server.requests == 2 + 2 + 1
 
 
+def lean() -> httpx.AsyncBaseTransport:
+    """The lean transport (model/transport.py) with httpx's default limits."""
+    made: httpx.AsyncBaseTransport = lean_transport(httpx, httpx.Limits())
+    return made
+
+
 @pytest.mark.anyio
 async def test_only_a_reused_connection_ending_before_its_reply_is_closed_idle() -> None:
     first = OneRequestServer(answer=False)
     async with (
         first as base_url,
-        httpx.AsyncClient(base_url=base_url, timeout=HTTP_GUARD_S) as client,
+        httpx.AsyncClient(
+            base_url=base_url, timeout=HTTP_GUARD_S, transport=lean_transport(httpx, httpx.Limits())
+        ) as client,
     ):
-        assert use_lean_backend(client)
         with pytest.raises(httpx.TransportError) as fresh:
             await client.post("/chat/completions", content=b"{}")
     assert not closed_idle(fresh.value)
     second = OneRequestServer()
     async with (
         second as base_url,
-        httpx.AsyncClient(base_url=base_url, timeout=HTTP_GUARD_S) as client,
+        httpx.AsyncClient(
+            base_url=base_url, timeout=HTTP_GUARD_S, transport=lean_transport(httpx, httpx.Limits())
+        ) as client,
     ):
-        assert use_lean_backend(client)
         assert (await client.post("/chat/completions", content=b"{}")).content == REPLY
         with pytest.raises(httpx.ReadError) as reused:
             await client.post("/chat/completions", content=b"{}")

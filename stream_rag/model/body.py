@@ -2,21 +2,24 @@
 
 Read through httpx, each token's chunk costs a wake-up of six generators (httpx's, httpcore's),
 two exception maps and h11's parse: about twice what reading it takes. When the reply came on
-the lean backend (network.py), over HTTP/1.1, chunked and uncompressed, with nothing after its
-head already parsed by h11, the chunks are read here: everything buffered at once, the framing
-split by `ChunkedFraming`, the data given to `PieceDecoder`. When the pieces end (`[DONE]` or the
-body's end) the unread rest goes back to the stream, framed so that h11 reads on from a chunk
-boundary and finds the body's end itself: the connection goes back to the pool as before.
+the lean backend (network.py), over HTTP/1.1, chunked and uncompressed, and nothing after its
+head has been read (the lean stream ends a read where a head ends, so h11 holds none of the
+body), the chunks are read here: everything buffered at once, the framing split by
+`ChunkedFraming`, the data given to `PieceDecoder`. When the pieces end (`[DONE]` or the body's
+end) the unread rest goes back to the stream, framed so that h11 reads on from a chunk boundary
+and finds the body's end itself: the connection goes back to the pool as before.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import AsyncGenerator
+from types import ModuleType
 from typing import Any
 
 from .network import LeanStream
 from .stream import PieceDecoder
+from .transport import as_http_error
 
 _SIZE, _DATA, _DATA_END, _TRAILER, _ENDED = range(5)
 _MAX_LINE = 64 * 1024  # a chunk size or trailer line longer than this is not HTTP
@@ -109,8 +112,9 @@ def _chunk_size(line: bytes) -> int:
 
 
 def direct_pieces(response: Any) -> AsyncGenerator[str, None] | None:
-    """The content pieces of an httpx `response`'s body read past httpx, or None when the reply
-    is not one this reads (another backend, compressed, not chunked, bytes already parsed)."""
+    """The content pieces of an httpx (or httpx2) `response`'s body read past httpx, or None
+    when the reply is not one this reads (another backend, compressed, not chunked, bytes of
+    its body already read)."""
     stream = response.extensions.get("network_stream")
     if type(stream) is not LeanStream or response.http_version != "HTTP/1.1":
         return None
@@ -119,35 +123,23 @@ def direct_pieces(response: Any) -> AsyncGenerator[str, None] | None:
         return None
     if headers.get("transfer-encoding", "").lower() != "chunked":
         return None
-    h11_state = _h11_state(response)
-    if h11_state is None or getattr(h11_state.their_state, "__name__", "") != "SEND_BODY":
+    request = response.request
+    if not stream.at_body or response.status_code in (204, 304) or request.method == "HEAD":
         return None
-    # h11 has parsed the head and nothing after it; the body's bytes it read along with the
-    # head (a busy loop reads the first tokens with it) are taken from its buffer, which is
-    # left empty: h11 reads on from a chunk boundary (`ChunkedFraming.rest`).
-    buffered, closed = h11_state.trailing_data
-    received: Any = getattr(h11_state, "_receive_buffer", None)
-    if closed or type(received).__name__ != "ReceiveBuffer" or len(received) != len(buffered):
-        return None
-    if buffered:
-        h11_state._receive_buffer = type(received)()
-    timeout = (response.request.extensions.get("timeout") or {}).get("read")
+    timeout = (request.extensions.get("timeout") or {}).get("read")
     http = importlib.import_module(type(response).__module__.split(".")[0])
-    return _pieces(stream, timeout, http, buffered)
+    return _pieces(stream, timeout, http)
 
 
 async def _pieces(
-    stream: LeanStream, stall_s: float | None, http: Any, buffered: bytes
+    stream: LeanStream, stall_s: float | None, http: ModuleType
 ) -> AsyncGenerator[str, None]:
     framing, decoder = ChunkedFraming(), PieceDecoder()
     while not framing.ended:
-        if buffered:
-            raw, buffered = buffered, b""
-        else:
-            try:
-                raw = await stream.read_buffered(stall_s)
-            except Exception as exc:
-                raise _mapped(exc, http) from exc
+        try:
+            raw = await stream.read_buffered(stall_s)
+        except Exception as exc:
+            raise as_http_error(exc, http) from exc
         if not raw:
             raise http.RemoteProtocolError(
                 "peer closed connection without sending complete message body: "
@@ -167,23 +159,3 @@ async def _pieces(
     if not decoder.done:
         for piece in decoder.close():
             yield piece
-
-
-def _mapped(exc: Exception, http: Any) -> Exception:
-    """httpcore's read errors as httpx's, as httpx's own transport maps them."""
-    for cls in type(exc).__mro__:
-        mapped = getattr(http, cls.__name__, None)
-        if isinstance(mapped, type) and issubclass(mapped, Exception) and cls is not Exception:
-            return mapped(str(exc))
-    return exc
-
-
-def _h11_state(response: Any) -> Any:
-    """The h11 connection under an httpx response's body stream, if it is the usual chain
-    (httpx's bound stream, its transport's stream, httpcore's pool and HTTP/1.1 streams)."""
-    stream = getattr(response, "stream", None)
-    for name in ("_stream", "_httpcore_stream", "_stream", "_connection", "_h11_state"):
-        stream = getattr(stream, name, None)
-        if stream is None:
-            return None
-    return stream if hasattr(stream, "trailing_data") else None

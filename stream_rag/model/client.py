@@ -119,15 +119,22 @@ def http_client_class() -> type[Any]:
 
 
 def openai_client(
-    base_url: str, api_key: str, timeout: Any, *, lean_headers: bool = False
+    base_url: str,
+    api_key: str,
+    timeout: Any,
+    *,
+    lean_headers: bool = False,
+    transport: Any = None,
 ) -> AsyncOpenAI:
-    """An openai client with no retries of its own (the caller's `_resent` decides)."""
+    """An openai client with no retries of its own (the caller's `_resent` decides), sending
+    through `transport` (an `httpx2.AsyncBaseTransport`; by default httpx2's)."""
+    http_client = http_client_class()(base_url=base_url, timeout=timeout, transport=transport)
     client = client_class()(
         base_url=base_url,
         api_key=api_key,
         timeout=timeout,
         max_retries=0,
-        http_client=http_client_class()(base_url=base_url, timeout=timeout),
+        http_client=http_client,
     )
     client._lean_headers = lean_headers  # type: ignore[attr-defined]
     return client

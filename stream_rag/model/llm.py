@@ -14,8 +14,9 @@ from ..errors import StreamRagError
 from ..types import Message
 from .body import direct_pieces
 from .client import openai_client, post_streaming, warm_up
-from .network import closed_idle, use_lean_backend
+from .network import closed_idle
 from .stream import StreamReplyError, content_pieces
+from .transport import lean_transport
 
 if TYPE_CHECKING:
     from openai import APIStatusError, AsyncAPIResponse, AsyncStream
@@ -79,7 +80,7 @@ class OpenAIChatModel:
         max_tokens: int = 512,
         temperature: float = 0.0,
     ) -> None:
-        from openai import Timeout
+        from openai import DEFAULT_CONNECTION_LIMITS, Timeout
 
         self.name = f"openai:{model}"
         self.model = model
@@ -91,15 +92,19 @@ class OpenAIChatModel:
         # token, so the read path's own CPU counts (network.py), and the SDK's platform
         # headers are for OpenAI's servers only (client.py).
         local = base_url.lower().startswith("http://")
+        # With the SDK's own limits, which its default transport would have; made for the
+        # httpx the SDK sends through (the package of its `Limits`).
+        limits = DEFAULT_CONNECTION_LIMITS
+        http = importlib.import_module(type(limits).__module__.split(".")[0])
+        self.transport = lean_transport(http, limits) if local else None
         self._client = openai_client(
             base_url,
             api_key or "not-needed",
             # The read timeout bounds the gap between two chunks: a stalled stream fails.
             Timeout(timeout_s, read=stall_s),
             lean_headers=local,
+            transport=self.transport,
         )
-        if local:
-            use_lean_backend(getattr(self._client, "_client", None))
         # The chat types are imported on first use: here, not on the event loop under the
         # first request (that import takes ~150 ms).
         warm_up()

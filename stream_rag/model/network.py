@@ -5,14 +5,13 @@ enters a `fail_after` cancel scope and an exception map, pauses and resumes the 
 checks an idle connection with a `poll()`. Here a read takes what an asyncio protocol has
 buffered or waits on one future with one timer, and an idle connection's state is known
 without a system call. Same exceptions, so httpx maps them as before; a reused connection
-that ends before any byte of its reply raises `ServerClosedIdle`, one of them. The pool over
-it skips its pass over every connection when a response closes and the pass could only sweep.
+that ends before any byte of its reply raises `ServerClosedIdle`, one of them. A reply's head
+is read alone, so that after it the body's bytes are all still here (body.py reads them).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import math
 import select
 import socket
@@ -20,8 +19,6 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any, cast
-
-from .pool import POOL_STATE, lean_pool
 
 # Reading pauses only when this much is buffered and unread (a reply read slower than it arrives).
 _HIGH_WATER = 1 << 20
@@ -114,6 +111,10 @@ class LeanStream:
         # The deadline of the read waiting now (inf: none), and the timer that checks it.
         self._deadline = math.inf
         self._stall_timer: asyncio.TimerHandle | None = None
+        # While a reply's head is read: its bytes so far (a read ends where the head ends, so
+        # its reader, h11, holds none of the body's), else None.
+        self._head: bytes | None = None
+        self.at_body = False  # the last read ended a reply's head, and none read since
 
     # The methods' signatures, `timeout` parameters included, are httpcore's interface.
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
@@ -124,7 +125,10 @@ class LeanStream:
                 return self._ended()
         self._used = time.monotonic()
         self._replied = True
+        self.at_body = False
         chunk = protocol.buffer.popleft()
+        if self._head is not None:
+            chunk = self._head_part(chunk)
         if len(chunk) > max_bytes:
             chunk, rest = chunk[:max_bytes], chunk[max_bytes:]
             protocol.buffer.appendleft(rest)
@@ -141,11 +145,28 @@ class LeanStream:
                 return self._ended()
         self._used = time.monotonic()
         self._replied = True
+        self.at_body = False
         buffer = protocol.buffer
         data = buffer.popleft() if len(buffer) == 1 else b"".join(buffer)
         buffer.clear()
         self._taken(len(data))
         return data
+
+    def _head_part(self, chunk: bytes) -> bytes:
+        """What of `chunk` belongs to the reply's head; the rest goes back to the buffer. A
+        1xx reply's head is followed by another head."""
+        before = self._head or b""
+        head = before + chunk
+        end = head.find(b"\r\n\r\n", max(0, len(before) - 3))
+        if end < 0:
+            self._head = head
+            return chunk
+        taken = end + 4 - len(before)
+        self._head = b"" if head[9:10] == b"1" else None
+        self.at_body = self._head is None
+        if taken < len(chunk):
+            self._protocol.buffer.appendleft(chunk[taken:])
+        return chunk[:taken]
 
     def unread(self, data: bytes) -> None:
         """Put `data` back before what is buffered: the next read returns it first."""
@@ -205,6 +226,7 @@ class LeanStream:
         if self._replied:
             self._requests += 1
             self._replied = False
+            self._head, self.at_body = b"", False
         protocol = self._protocol
         if (protocol.eof and protocol.error is not None) or self._transport.is_closing():
             raise self._errors.WriteError("the connection is closed")
@@ -369,29 +391,3 @@ def closed_idle(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
     return False
-
-
-def use_lean_backend(http_client: Any) -> bool:
-    """Give the connection pool under an httpx (or httpx2) client the lean backend; False,
-    changing nothing, when the client is not built the way this expects."""
-    pool = getattr(getattr(http_client, "_transport", None), "_pool", None)
-    if pool is None or not hasattr(pool, "_network_backend"):
-        return False
-    core = importlib.import_module(type(pool).__module__.split(".")[0])
-    if not all(hasattr(core, name) for name in _NEEDED):
-        return False
-    pool._network_backend = LeanBackend(core)
-    if all(hasattr(pool, name) for name in POOL_STATE):
-        pool.__class__ = lean_pool(type(pool))
-    return True
-
-
-_NEEDED = (
-    "ReadError",
-    "ReadTimeout",
-    "WriteError",
-    "WriteTimeout",
-    "ConnectError",
-    "ConnectTimeout",
-    "AnyIOBackend",
-)
