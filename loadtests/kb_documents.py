@@ -1,9 +1,11 @@
 """The DOCX and PDF text of the bikeshop, cowork, waste, hotel and library knowledge bases,
-written by `loadtests.kb_fixtures` (kinds as in `kb_fixtures.DocxBlock`)."""
+written by `loadtests.kb_fixtures` (kinds as in `kb_files.DocxBlock`)."""
 
 from __future__ import annotations
 
-BIKESHOP_WORKSHOP: list[tuple[str, object]] = [
+from .kb_files import DocxBlock, KbFile, Page
+
+BIKESHOP_WORKSHOP: list[DocxBlock] = [
     ("h1", "Workshop and servicing"),
     (
         "p",
@@ -33,7 +35,7 @@ BIKESHOP_WORKSHOP: list[tuple[str, object]] = [
     ("p", "Parts are charged on top of the service price."),
 ]
 
-BIKESHOP_WARRANTY_PDF: list[list[str]] = [
+BIKESHOP_WARRANTY_PDF: list[Page] = [
     [
         "Warranty",
         "Frames",
@@ -55,7 +57,7 @@ BIKESHOP_WARRANTY_PDF: list[list[str]] = [
     ],
 ]
 
-COWORK_ROOMS: list[tuple[str, object]] = [
+COWORK_ROOMS: list[DocxBlock] = [
     ("h1", "Meeting rooms"),
     ("p", "Hive Works has three meeting rooms on the first floor, all with whiteboards."),
     ("h2", "How to book a meeting room"),
@@ -86,7 +88,7 @@ COWORK_ROOMS: list[tuple[str, object]] = [
     ),
 ]
 
-COWORK_HANDBOOK_PDF: list[list[str]] = [
+COWORK_HANDBOOK_PDF: list[Page] = [
     [
         "Member handbook",
         "Key cards",
@@ -109,7 +111,7 @@ COWORK_HANDBOOK_PDF: list[list[str]] = [
     ],
 ]
 
-WASTE_BULKY: list[tuple[str, object]] = [
+WASTE_BULKY: list[DocxBlock] = [
     ("h1", "Bulky waste collection"),
     (
         "p",
@@ -136,7 +138,7 @@ WASTE_BULKY: list[tuple[str, object]] = [
     ("p", "We do not collect building rubble, car parts or asbestos."),
 ]
 
-WASTE_GARDEN_PDF: list[list[str]] = [
+WASTE_GARDEN_PDF: list[Page] = [
     [
         "Garden waste subscription 2026/27",
         "Garden waste is collected in a green bin every two weeks, for households that",
@@ -153,7 +155,7 @@ WASTE_GARDEN_PDF: list[list[str]] = [
     ],
 ]
 
-HOTEL_STAY: list[tuple[str, object]] = [
+HOTEL_STAY: list[DocxBlock] = [
     ("h1", "During your stay"),
     ("p", "You can check in online before you travel and go straight to your room."),
     ("h2", "Checking in online"),
@@ -177,7 +179,7 @@ HOTEL_STAY: list[tuple[str, object]] = [
     ("p", "Visitors who are not staying at the hotel are welcome at breakfast for 18 euros."),
 ]
 
-HOTEL_SPA_PDF: list[list[str]] = [
+HOTEL_SPA_PDF: list[Page] = [
     [
         "Spa and pool",
         "Opening hours",
@@ -197,7 +199,7 @@ HOTEL_SPA_PDF: list[list[str]] = [
 
 # The car club: an outdated fee sheet (a table, saved in May 2023) beside the current fees
 # page (fees.html, a list), and the current membership terms as a PDF (saved January 2026).
-CARCLUB_FEES_2023: list[tuple[str, object]] = [
+CARCLUB_FEES_2023: list[DocxBlock] = [
     ("h1", "Pebble Car Club fees"),
     ("p", "These fees apply from 1 June 2023."),
     (
@@ -222,7 +224,7 @@ CARCLUB_FEES_2023: list[tuple[str, object]] = [
 ]
 CARCLUB_FEES_2023_SAVED = "2023-05-02T09:30:00"
 
-CARCLUB_MEMBERSHIP_PDF: list[list[str]] = [
+CARCLUB_MEMBERSHIP_PDF: list[Page] = [
     [
         "Pebble Car Club membership terms",
         "Who can join",
@@ -236,7 +238,7 @@ CARCLUB_MEMBERSHIP_PDF: list[list[str]] = [
 ]
 CARCLUB_MEMBERSHIP_SAVED = "D:20260120103000Z"
 
-LIBRARY_CARDS: list[tuple[str, object]] = [
+LIBRARY_CARDS: list[DocxBlock] = [
     ("h1", "Library cards"),
     (
         "p",
@@ -263,7 +265,7 @@ LIBRARY_CARDS: list[tuple[str, object]] = [
     ("p", "Tell us as soon as your card is lost, so that nobody else can borrow on it."),
 ]
 
-LIBRARY_ROOMS_PDF: list[list[str]] = [
+LIBRARY_ROOMS_PDF: list[Page] = [
     [
         "Printing, copying and scanning",
         "Printing and copying cost 10 cents a page in black and white and 50 cents a",
@@ -281,3 +283,19 @@ LIBRARY_ROOMS_PDF: list[list[str]] = [
         "allowed there.",
     ],
 ]
+
+# Where each is written, under loadtests/answers.
+FILES = (
+    KbFile.docx("bikeshop_kb/workshop.docx", BIKESHOP_WORKSHOP),
+    KbFile.docx("cowork_kb/meeting-rooms.docx", COWORK_ROOMS),
+    KbFile.docx("waste_kb/bulky-waste.docx", WASTE_BULKY),
+    KbFile.docx("hotel_kb/your-stay.docx", HOTEL_STAY),
+    KbFile.docx("library_kb/cards.docx", LIBRARY_CARDS),
+    KbFile.docx("carclub_kb/fees-2023.docx", CARCLUB_FEES_2023, CARCLUB_FEES_2023_SAVED),
+    KbFile.pdf("bikeshop_kb/warranty.pdf", BIKESHOP_WARRANTY_PDF),
+    KbFile.pdf("cowork_kb/member-handbook.pdf", COWORK_HANDBOOK_PDF),
+    KbFile.pdf("waste_kb/garden-waste.pdf", WASTE_GARDEN_PDF),
+    KbFile.pdf("hotel_kb/spa.pdf", HOTEL_SPA_PDF),
+    KbFile.pdf("library_kb/rooms-and-printing.pdf", LIBRARY_ROOMS_PDF),
+    KbFile.pdf("carclub_kb/membership.pdf", CARCLUB_MEMBERSHIP_PDF, CARCLUB_MEMBERSHIP_SAVED),
+)

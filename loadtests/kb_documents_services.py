@@ -4,7 +4,9 @@ short."""
 
 from __future__ import annotations
 
-INVOICING_CLIENTS: list[tuple[str, object]] = [
+from .kb_files import DocxBlock, KbFile, Page
+
+INVOICING_CLIENTS: list[DocxBlock] = [
     ("h1", "Clients and invoices"),
     (
         "p",
@@ -38,7 +40,7 @@ INVOICING_CLIENTS: list[tuple[str, object]] = [
     ),
 ]
 
-INVOICING_START_PDF: list[list[str]] = [
+INVOICING_START_PDF: list[Page] = [
     [
         "Getting started with Tallybook",
         "Connecting your bank",
@@ -58,3 +60,9 @@ INVOICING_START_PDF: list[list[str]] = [
         "spam folder and add invoices@tallybook.example to their contacts.",
     ],
 ]
+
+# Where each is written, under loadtests/answers.
+FILES = (
+    KbFile.docx("invoicing_kb/clients.docx", INVOICING_CLIENTS),
+    KbFile.pdf("invoicing_kb/getting-started.pdf", INVOICING_START_PDF),
+)

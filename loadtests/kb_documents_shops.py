@@ -4,7 +4,9 @@ coffee shop with a subscription club, a phone repair shop with a membership), ke
 
 from __future__ import annotations
 
-TEASHOP_TEAWARE: list[tuple[str, object]] = [
+from .kb_files import DocxBlock, KbFile, Page
+
+TEASHOP_TEAWARE: list[DocxBlock] = [
     ("h1", "Kettles and teaware"),
     (
         "p",
@@ -37,7 +39,7 @@ TEASHOP_TEAWARE: list[tuple[str, object]] = [
     ),
 ]
 
-TEASHOP_BREWING_PDF: list[list[str]] = [
+TEASHOP_BREWING_PDF: list[Page] = [
     [
         "Brewing guide",
         "Green tea",
@@ -55,7 +57,7 @@ TEASHOP_BREWING_PDF: list[list[str]] = [
     ],
 ]
 
-PHONEFIX_POST: list[tuple[str, object]] = [
+PHONEFIX_POST: list[DocxBlock] = [
     ("h1", "Repairs by post and prices"),
     (
         "p",
@@ -83,7 +85,7 @@ PHONEFIX_POST: list[tuple[str, object]] = [
     ("p", "Prices include fitting and the 6-month repair warranty."),
 ]
 
-PHONEFIX_CARE_PDF: list[list[str]] = [
+PHONEFIX_CARE_PDF: list[Page] = [
     [
         "Looking after your phone",
         "If your phone gets wet",
@@ -98,3 +100,11 @@ PHONEFIX_CARE_PDF: list[list[str]] = [
         "Keep your phone out of hot cars; heat wears the battery faster than anything else.",
     ],
 ]
+
+# Where each is written, under loadtests/answers.
+FILES = (
+    KbFile.docx("teashop_kb/teaware.docx", TEASHOP_TEAWARE),
+    KbFile.docx("phonefix_kb/post-and-prices.docx", PHONEFIX_POST),
+    KbFile.pdf("teashop_kb/brewing-guide.pdf", TEASHOP_BREWING_PDF),
+    KbFile.pdf("phonefix_kb/phone-care.pdf", PHONEFIX_CARE_PDF),
+)

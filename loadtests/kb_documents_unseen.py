@@ -1,9 +1,11 @@
 """The DOCX and PDF text of the telecom, airline and permits knowledge bases, written for the
-hostile benchmark on domains no gate rule was tuned on (kinds as in `kb_fixtures.DocxBlock`)."""
+hostile benchmark on domains no gate rule was tuned on (kinds as in `kb_files.DocxBlock`)."""
 
 from __future__ import annotations
 
-TELECOM_BROADBAND: list[tuple[str, object]] = [
+from .kb_files import DocxBlock, KbFile, Page
+
+TELECOM_BROADBAND: list[DocxBlock] = [
     ("h1", "Home broadband"),
     (
         "p",
@@ -33,7 +35,7 @@ TELECOM_BROADBAND: list[tuple[str, object]] = [
     ),
 ]
 
-AIRLINE_SPECIAL_PDF: list[list[str]] = [
+AIRLINE_SPECIAL_PDF: list[Page] = [
     [
         "Special items",
         "Sports equipment",
@@ -57,7 +59,7 @@ AIRLINE_SPECIAL_PDF: list[list[str]] = [
     ],
 ]
 
-PERMITS_BUILDING_WORKS: list[tuple[str, object]] = [
+PERMITS_BUILDING_WORKS: list[DocxBlock] = [
     ("h1", "Skips, scaffolding and building materials on the road"),
     (
         "p",
@@ -89,7 +91,7 @@ PERMITS_BUILDING_WORKS: list[tuple[str, object]] = [
     ),
 ]
 
-COURIER_ABROAD: list[tuple[str, object]] = [
+COURIER_ABROAD: list[DocxBlock] = [
     ("h1", "Sending abroad and restricted items"),
     (
         "p",
@@ -119,3 +121,11 @@ COURIER_ABROAD: list[tuple[str, object]] = [
         "mainland but not abroad. Live animals, firearms and fireworks are never accepted.",
     ),
 ]
+
+# Where each is written, under loadtests/answers.
+FILES = (
+    KbFile.docx("telecom_kb/broadband.docx", TELECOM_BROADBAND),
+    KbFile.docx("permits_kb/building-works.docx", PERMITS_BUILDING_WORKS),
+    KbFile.docx("courier_kb/abroad.docx", COURIER_ABROAD),
+    KbFile.pdf("airline_kb/special-items.pdf", AIRLINE_SPECIAL_PDF),
+)

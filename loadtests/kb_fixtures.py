@@ -12,13 +12,9 @@ import sys
 from pathlib import Path
 
 from . import kb_documents, kb_documents_services, kb_documents_shops, kb_documents_unseen
+from .kb_files import DocxBlock, KbFile, Page
 
 HERE = Path(__file__).parent / "answers"
-
-# (kind, text): kind is "h1"/"h2" (heading), "p" (paragraph), "num"/"bullet" (list item),
-# or "table" (rows of cells, the first row the header; "<" merges a cell into the one on its
-# left, "^" into the one above).
-DocxBlock = tuple[str, object]
 
 GARDEN_DELIVERY: list[DocxBlock] = [
     ("h1", "Delivery"),
@@ -47,7 +43,7 @@ GARDEN_DELIVERY: list[DocxBlock] = [
     ("p", "Deliveries to islands are not possible. We do not deliver on public holidays."),
 ]
 
-GARDEN_CARE_PDF: list[list[str]] = [
+GARDEN_CARE_PDF: list[Page] = [
     [
         "Greenleaf plant care guide",
         "Watering",
@@ -97,7 +93,7 @@ CLINIC_APPOINTMENTS: list[DocxBlock] = [
     ),
 ]
 
-CLINIC_AFTERCARE_PDF: list[list[str]] = [
+CLINIC_AFTERCARE_PDF: list[Page] = [
     [
         "Aftercare after treatment",
         "After a tooth extraction",
@@ -113,6 +109,14 @@ CLINIC_AFTERCARE_PDF: list[list[str]] = [
         "longer than two weeks.",
     ],
 ]
+
+# Where each is written, under loadtests/answers.
+FILES = (
+    KbFile.docx("garden_kb/delivery.docx", GARDEN_DELIVERY),
+    KbFile.docx("clinic_kb/appointments.docx", CLINIC_APPOINTMENTS),
+    KbFile.pdf("garden_kb/plant-care.pdf", GARDEN_CARE_PDF),
+    KbFile.pdf("clinic_kb/aftercare.pdf", CLINIC_AFTERCARE_PDF),
+)
 
 
 def write_docx(path: Path, blocks: list[DocxBlock], saved: str | None = None) -> None:
@@ -159,7 +163,7 @@ def _pdf_string(text: str) -> str:
     return "(" + text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ")"
 
 
-def write_pdf(path: Path, pages: list[list[str]], saved: str | None = None) -> None:
+def write_pdf(path: Path, pages: list[Page], saved: str | None = None) -> None:
     """A PDF with one page per list, each line drawn on its own; a line that reads as a heading
     (short, no closing punctuation) is drawn larger, as a word processor would. `saved`: the
     document information's ModDate (a PDF date, "D:20260120103000Z")."""
@@ -201,58 +205,20 @@ def write_pdf(path: Path, pages: list[list[str]], saved: str | None = None) -> N
 
 
 def write_all(root: Path = HERE) -> list[Path]:
-    docx_files = [
-        (root / "garden_kb" / "delivery.docx", GARDEN_DELIVERY),
-        (root / "clinic_kb" / "appointments.docx", CLINIC_APPOINTMENTS),
-        (root / "bikeshop_kb" / "workshop.docx", kb_documents.BIKESHOP_WORKSHOP),
-        (root / "cowork_kb" / "meeting-rooms.docx", kb_documents.COWORK_ROOMS),
-        (root / "waste_kb" / "bulky-waste.docx", kb_documents.WASTE_BULKY),
-        (root / "hotel_kb" / "your-stay.docx", kb_documents.HOTEL_STAY),
-        (root / "library_kb" / "cards.docx", kb_documents.LIBRARY_CARDS),
-        (root / "telecom_kb" / "broadband.docx", kb_documents_unseen.TELECOM_BROADBAND),
-        (root / "permits_kb" / "building-works.docx", kb_documents_unseen.PERMITS_BUILDING_WORKS),
-        (root / "teashop_kb" / "teaware.docx", kb_documents_shops.TEASHOP_TEAWARE),
-        (root / "phonefix_kb" / "post-and-prices.docx", kb_documents_shops.PHONEFIX_POST),
-        (root / "courier_kb" / "abroad.docx", kb_documents_unseen.COURIER_ABROAD),
-        (root / "invoicing_kb" / "clients.docx", kb_documents_services.INVOICING_CLIENTS),
-    ]
-    dated_docx = [
-        (
-            root / "carclub_kb" / "fees-2023.docx",
-            kb_documents.CARCLUB_FEES_2023,
-            kb_documents.CARCLUB_FEES_2023_SAVED,
-        ),
-    ]
-    pdf_files = [
-        (root / "garden_kb" / "plant-care.pdf", GARDEN_CARE_PDF),
-        (root / "clinic_kb" / "aftercare.pdf", CLINIC_AFTERCARE_PDF),
-        (root / "bikeshop_kb" / "warranty.pdf", kb_documents.BIKESHOP_WARRANTY_PDF),
-        (root / "cowork_kb" / "member-handbook.pdf", kb_documents.COWORK_HANDBOOK_PDF),
-        (root / "waste_kb" / "garden-waste.pdf", kb_documents.WASTE_GARDEN_PDF),
-        (root / "hotel_kb" / "spa.pdf", kb_documents.HOTEL_SPA_PDF),
-        (root / "library_kb" / "rooms-and-printing.pdf", kb_documents.LIBRARY_ROOMS_PDF),
-        (root / "airline_kb" / "special-items.pdf", kb_documents_unseen.AIRLINE_SPECIAL_PDF),
-        (root / "teashop_kb" / "brewing-guide.pdf", kb_documents_shops.TEASHOP_BREWING_PDF),
-        (root / "phonefix_kb" / "phone-care.pdf", kb_documents_shops.PHONEFIX_CARE_PDF),
-        (root / "invoicing_kb" / "getting-started.pdf", kb_documents_services.INVOICING_START_PDF),
-    ]
-    dated_pdf = [
-        (
-            root / "carclub_kb" / "membership.pdf",
-            kb_documents.CARCLUB_MEMBERSHIP_PDF,
-            kb_documents.CARCLUB_MEMBERSHIP_SAVED,
-        ),
-    ]
-    for path, blocks in docx_files:
-        write_docx(path, blocks)
-    for path, pages in pdf_files:
-        write_pdf(path, pages)
-    for path, blocks, saved in dated_docx:
-        write_docx(path, blocks, saved)
-    for path, pages, saved in dated_pdf:
-        write_pdf(path, pages, saved)
-    written = [path for path, _ in docx_files] + [path for path, _ in pdf_files]
-    return written + [path for path, *_ in dated_docx + dated_pdf]
+    written = []
+    for kb_file in _every_file():
+        path = root / kb_file.path
+        if kb_file.blocks:
+            write_docx(path, list(kb_file.blocks), kb_file.saved)
+        else:
+            write_pdf(path, list(kb_file.pages), kb_file.saved)
+        written.append(path)
+    return written
+
+
+def _every_file() -> tuple[KbFile, ...]:
+    modules = (kb_documents, kb_documents_unseen, kb_documents_shops, kb_documents_services)
+    return FILES + tuple(f for module in modules for f in module.FILES)
 
 
 def main(argv: list[str] | None = None) -> int:
