@@ -6,8 +6,7 @@
 `read`: `OpenAIChatModel.stream` reads concurrent streams from a token server in a child
 process (raw asyncio, the chunked SSE bytes uvicorn sends, one chunk per token at a fixed
 pace), twice: short and long answers. The loop thread's CPU (`time.thread_time`) difference
-over the token difference is the CPU per token, the request's own cost cancelled out; and
-the CPU of the connection pool's passes over its connections per stream, measured directly.
+over the token difference is the CPU per token, the request's own cost cancelled out.
 `output`: an answer's events (`sources`, sentences, `done`) through `to_sse` and the SSE
 response `/v1/chat` uses to an ASGI `send` that keeps the bytes: CPU per answer and per event.
 `segment`: `SentenceBuffer.feed` per token. Each figure is the median of `--rounds`.
@@ -128,25 +127,6 @@ async def _read_round(model: OpenAIChatModel, streams: int) -> tuple[float, int]
     return time.thread_time() - t0, sum(counts)
 
 
-def _count_pool_passes(model: OpenAIChatModel) -> tuple[list[int], list[float]]:
-    """Count the connection pool's passes over its connections (one when a request joins it,
-    one when its response closes, unless skipped) and their thread CPU."""
-    pool: Any = model._client._client._transport._pool  # type: ignore[attr-defined]
-    full = pool._assign_requests_to_connections
-    calls, cpu = [0], [0.0]
-
-    def timed() -> Any:
-        t0 = time.thread_time()
-        try:
-            return full()
-        finally:
-            cpu[0] += time.thread_time() - t0
-            calls[0] += 1
-
-    pool._assign_requests_to_connections = timed
-    return calls, cpu
-
-
 def bench_read(streams: int, rounds: int, short: int, long: int, tps: float) -> None:
     ctx = multiprocessing.get_context("spawn")
     tokens = ctx.Array("i", [short])
@@ -157,7 +137,6 @@ def bench_read(streams: int, rounds: int, short: int, long: int, tps: float) -> 
 
         async def main() -> None:
             model = OpenAIChatModel(f"http://127.0.0.1:{port}/v1", "bench", stall_s=30)
-            passes = _count_pool_passes(model)
             await asyncio.sleep(1.0)  # the server starts
             per: dict[int, list[tuple[float, int]]] = {short: [], long: []}
             await _read_round(model, streams)  # warm: connections, imports
@@ -172,15 +151,11 @@ def bench_read(streams: int, rounds: int, short: int, long: int, tps: float) -> 
                 (c - t * s / 1e6) / streams * 1e3
                 for (c, t), s in zip(per[short], slopes, strict=True)
             ]
-            calls, cpu = passes
-            answers = (2 * rounds + 1) * streams
             print(
                 f"read: {streams} streams at {tps:g} tokens/s, {short} vs {long} tokens, "
                 f"{rounds} rounds: loop CPU per token {statistics.median(slopes):.1f} us "
                 f"(rounds {', '.join(f'{s:.1f}' for s in slopes)}); "
-                f"per stream besides tokens {statistics.median(request):.2f} ms, of which the "
-                f"pool's {calls[0] / answers:.1f} passes over its connections "
-                f"{cpu[0] / answers * 1e6:.0f} us"
+                f"per stream besides tokens {statistics.median(request):.2f} ms"
             )
             await model.aclose()
 

@@ -3,7 +3,7 @@ the bound on a number ("at least" is not "up to", "after 30 days" is not "within
 ("must" where the span says "can"), a word of scope or excess ("free", "unlimited", "only",
 "permanently") the span does not say of the same thing, one end of a range stated alone, a
 condition ("if", "unless", "only for") dropped, and opposites among words the overlap reads as
-glue ("with"/"without", "signed in"/"signed out", "same"/"different").
+glue ("with"/"without", "same"/"different": `places.glue_opposite`, a word in another's place).
 
 General English: closed lists of bound phrases, modals and scope words, none from a data set.
 """
@@ -19,7 +19,8 @@ from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
 from .asserted import asserted_mismatch
 from .magnitude import magnitude_mismatch
-from .support import Span, Word, replaced
+from .places import glue_opposite
+from .support import Span, Word
 from .traded import repaired, traded
 
 __all__ = ["binding_mismatch"]
@@ -239,57 +240,6 @@ def _alike(a: str, b: str) -> bool:
     return a == b or (len(a) > 3 and len(b) > 3 and a[:4] == b[:4])
 
 
-# -- opposites among glue words -----------------------------------------------------------------
-
-_GLUE_OPPOSITES = {
-    frozenset(p.split())
-    for p in (
-        "with without",
-        "same different",
-        "in out",
-        "on off",
-        "up down",
-        "all none",
-        # "on no service except X" of "on every service except X": a universal made none.
-        "every no",
-        "all no",
-        "each no",
-        "within after",
-        "within beyond",
-        "before after",
-        "until from",
-        "until since",
-        "least most",
-        "more less",
-        "more fewer",
-        "over under",
-        "above below",
-        "same next",
-        "next previous",
-        "next last",
-    )
-}
-
-
-_GLUE_WORDS = frozenset().union(*_GLUE_OPPOSITES)
-
-
-_NOT = frozenset(("not", "cannot", "never", "can't", "won't", "don't", "doesn't", "isn't"))
-
-
-def _glue_opposite(mine: Sequence[str], theirs: Sequence[str]) -> str:
-    twice = "no" in mine and "any" in theirs and not _NOT.isdisjoint(mine)
-    if not twice and (_GLUE_WORDS.isdisjoint(mine) or _GLUE_WORDS.isdisjoint(theirs)):
-        return ""
-    for i, j in replaced(mine, theirs):
-        if frozenset((mine[i], theirs[j])) in _GLUE_OPPOSITES:
-            return f"{mine[i]!r} stands where the span says {theirs[j]!r}"
-        if (mine[i], theirs[j]) == ("no", "any") and not _NOT.isdisjoint(mine[:i]):
-            # "cannot be given a permit of no kind" of "... of any kind": negated twice
-            return "'no' stands where the span says 'any', after a negation"
-    return ""
-
-
 # -- ranges and conditions ----------------------------------------------------------------------
 
 _RANGE_GLUE = re.compile(r"\s*(?:to|-|–|—|through|until|till)\s*|\s+and\s+", re.IGNORECASE)
@@ -423,7 +373,7 @@ def binding_mismatch(
         or _bounds(lowered, quantities, span)
         or _modal(lowered, span)
         or _scope(mine, theirs, span.context)
-        or _glue_opposite(mine, theirs)
+        or glue_opposite(mine, theirs)
         or _range_end(words, span)
         or _condition(lowered, span)
     )

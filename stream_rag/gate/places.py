@@ -1,6 +1,7 @@
 """A word of a clause put in the place of its span's (issue 27): a name not there, names swapped
-or doubled, a range's ends from two ranges, an opposite or another member of a closed class, a
-word of another statement, two anchors the other way round. Read from the clause's words
+or doubled, a range's ends from two ranges, an opposite or another member of a closed class (of
+a glue word too, "with" for "without", which the binding checks ask), a word of another
+statement, two anchors the other way round. Read from the clause's words
 aligned to the span's; the first found is the reason.
 """
 
@@ -18,7 +19,7 @@ from .support import Span, Word, align, replaced
 if TYPE_CHECKING:
     from .claimcheck import Read, Rules
 
-__all__ = ["misplaced", "part_words"]
+__all__ = ["glue_opposite", "misplaced", "part_words"]
 
 
 # Where a part of a clause ends, for the words a number or a name is stated with.
@@ -314,3 +315,56 @@ def referent(words: Sequence[Word], span: Span) -> str | None:
 
 def _edge(a: tuple[str | None, str | None], b: tuple[str | None, str | None]) -> bool:
     return (a[0] is None and b[0] is None) or (a[1] is None and b[1] is None)
+
+
+# -- opposites among glue words -----------------------------------------------------------------
+
+_GLUE_OPPOSITES = {
+    frozenset(p.split())
+    for p in (
+        "with without",
+        "same different",
+        "in out",
+        "on off",
+        "up down",
+        "all none",
+        # "on no service except X" of "on every service except X": a universal made none.
+        "every no",
+        "all no",
+        "each no",
+        "within after",
+        "within beyond",
+        "before after",
+        "until from",
+        "until since",
+        "least most",
+        "more less",
+        "more fewer",
+        "over under",
+        "above below",
+        "same next",
+        "next previous",
+        "next last",
+    )
+}
+
+
+_GLUE_WORDS = frozenset().union(*_GLUE_OPPOSITES)
+
+
+_NOT = frozenset(("not", "cannot", "never", "can't", "won't", "don't", "doesn't", "isn't"))
+
+
+def glue_opposite(mine: Sequence[str], theirs: Sequence[str]) -> str:
+    """A word the overlap reads as glue put in the place of its opposite in the span ("with"
+    for "without", "before" for "after", "no" for "any" after a negation)."""
+    twice = "no" in mine and "any" in theirs and not _NOT.isdisjoint(mine)
+    if not twice and (_GLUE_WORDS.isdisjoint(mine) or _GLUE_WORDS.isdisjoint(theirs)):
+        return ""
+    for i, j in replaced(mine, theirs):
+        if frozenset((mine[i], theirs[j])) in _GLUE_OPPOSITES:
+            return f"{mine[i]!r} stands where the span says {theirs[j]!r}"
+        if (mine[i], theirs[j]) == ("no", "any") and not _NOT.isdisjoint(mine[:i]):
+            # "cannot be given a permit of no kind" of "... of any kind": negated twice
+            return "'no' stands where the span says 'any', after a negation"
+    return ""
