@@ -99,6 +99,23 @@ async def test_a_stalled_body_is_a_read_timeout() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_request_past_the_pool_limit_waits_then_is_a_pool_timeout() -> None:
+    # One connection, held by a response still open: the next request waits for it, up to
+    # its pool timeout; once the first response closes, a request gets the connection again.
+    transport = lean_transport(httpx, httpx.Limits(max_connections=1))
+    timeout = httpx.Timeout(10.0, pool=0.2)
+    with running_server(app()) as base_url:
+        async with lean_client(transport, base_url=base_url, timeout=timeout) as client:
+            async with client.stream("GET", "/download") as held:
+                with pytest.raises(httpx.PoolTimeout):
+                    await client.post("/upload", content=b"x")
+                await held.aread()
+            sent = await client.post("/upload", content=b"x")
+            assert sent.text == hashlib.sha256(b"x").hexdigest()
+            assert len(transport.pool.connections) == 1
+
+
+@pytest.mark.anyio
 async def test_nothing_listening_is_a_connect_error() -> None:
     async with lean_client() as client:
         with pytest.raises(httpx.ConnectError):
