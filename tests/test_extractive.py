@@ -349,3 +349,35 @@ def test_the_entry_read_whole_answers_a_paraphrase(minilm: MiniLMEmbedder) -> No
         "Is there a fine for overdue books?", {1: LIBRARY_FAQ}, dense=SentenceVectors(minilm)
     )
     assert overdue[0].title == "What happens if I return a book late?"
+
+
+ZOO_PAGE = (
+    "# Visiting the zoo\n\n"
+    "## Guided tours\n\n"
+    "Guided tours start at the main gate at 11:00 and 14:00 and last one hour.\n\n"
+    "## School visits\n\n"
+    "School groups get a free guided tour with every booked visit.\n\n"
+    "## Paying\n\n"
+    "You can pay for tours and tickets by card at the gate.\n"
+)
+ZOO_FAQ = (
+    "Zoo questions\n"
+    "Can I bring my dog?\n"
+    "Dogs are not allowed in the zoo, except assistance dogs.\n"
+    "Which languages are the tours in?\n"
+    "Our tours are given in English, French and Spanish.\n"
+    "Can I bring a picnic?\n"
+    "Picnics are welcome in the meadow next to the playground.\n"
+)
+
+
+def test_sentences_under_other_headings_do_not_carry_a_block(minilm: MiniLMEmbedder) -> None:
+    # The page's best sentence ("School groups get a free guided tour") and its next best,
+    # under another heading, outweighed the FAQ entry that answers: a sentence answering
+    # something else does not make the passage a better answer.
+    chosen = select(
+        "Can my group have a tour in Spanish?",
+        {1: ZOO_PAGE, 2: ZOO_FAQ},
+        dense=SentenceVectors(minilm),
+    )
+    assert [c.text for c in chosen][:1] == ["Our tours are given in English, French and Spanish."]

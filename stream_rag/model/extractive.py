@@ -73,8 +73,13 @@ def select(
         by_block.setdefault(candidate.n, []).append(candidate)
 
     def support(n: int) -> float:
-        scores = [c.score for c in by_block[n]]
-        return scores[0] + 0.25 * (scores[1] if len(scores) > 1 else 0.0)
+        # The block's best sentence and the next best under the same heading (an FAQ entry's
+        # question, a table's rows): a sentence under another answers something else and does
+        # not make the passage better ("Can I bill a client in dollars?" went to a billing page
+        # of payment methods and add-on prices, over the FAQ entry naming the currencies).
+        top, *rest = by_block[n]
+        second = next((c.score for c in rest if c.title == top.title), 0.0)
+        return top.score + 0.25 * second
 
     best = max(by_block, key=lambda n: (support(n), -n))
     own = sorted(by_block[best], key=lambda c: c.position)
