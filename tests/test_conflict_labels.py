@@ -130,3 +130,23 @@ def test_a_subject_in_a_label_is_no_conflict_about_another_place_or_another_thin
     )
     extras = _block(1, "extras.txt", EXTRAS)
     assert find("How much does it cost to park at the guesthouse?", extras, charging) == []
+
+
+# A page naming each ticket only in the heading over its price ("It costs ...").
+TICKETS = (
+    "# Tickets\n\n"
+    "## Family ticket\n\n"
+    "It costs 34 euros and lets in two adults and up to three children.\n\n"
+    "## Annual pass\n\n"
+    "It costs 60 euros and lets you in as often as you like for a year.\n"
+)
+OLD_PRICES = "Museum prices 2024\n\nFamily ticket: 30 euros.\nAnnual pass: 60 euros.\n"
+
+
+def test_a_sentence_naming_its_subject_only_in_its_heading_conflicts_with_a_stale_line() -> None:
+    tickets, old = _block(1, "tickets.md", TICKETS), _block(2, "prices-2024.txt", OLD_PRICES)
+    question = "How much is a family ticket?"
+    assert find(question, tickets, old) == [("34 euros", "|", "30 euros")]
+    assert find(question, old, tickets) == [("30 euros", "|", "34 euros")]
+    # The pass's price is the same in both, and its heading is not the family ticket's.
+    assert find("How much is the annual pass?", tickets, old) == []

@@ -79,7 +79,8 @@ def subject_in_label(
     euros a night and cannot be reserved." (under "Getting here | Hotel Seeblick"). The
     subject holds a word the question asks, and every word of the question the label holds
     is in the sentence or the headings it stands under (`around`): "Parking at the station:
-    5 euros a night." is not the hotel page's parking however alike the values."""
+    5 euros a night." is not the hotel page's parking however alike the values. A pronoun
+    subject ("It costs ...") stands for what the sentence or heading before it names."""
     found = _LABEL.match(line.text)
     if found is None or label_terms(other.text) is not None:
         return False
@@ -87,5 +88,7 @@ def subject_in_label(
     if said is None or said.end() not in {v.start for v in other.values}:
         return False
     label = terms_of([found.group(1)])[0]
-    subject = terms_of([said.group(1)])[0]
+    # "It costs 19 euros a month." under "## Pro plan": its subject is what the sentence or
+    # heading before it names (`Statement.about`), not a word of its own.
+    subject = terms_of([said.group(1)])[0] or other.about - other.terms
     return bool(subject & asked) and subject <= label and label & asked <= other.terms | around

@@ -41,6 +41,7 @@ from .passages import (
     leads,
     rank_sentences,
     sections,
+    speaks_of_heading,
 )
 
 NO_ANSWER = "The sources do not answer this question."
@@ -115,26 +116,41 @@ def select(
             chosen.add(after.position)
         elif follows and after.position in chosen:
             chosen.add(before.position)  # never alone: "For all other returns, ..."
+
+    def dangles(c: Candidate) -> bool:
+        before = at.get(c.position - 1)
+        if before is None or before.section != c.section:
+            return depends(c.text) and not _headed(c)
+        return depends(c.text) and before.position not in chosen
+
     if how:  # "how do I ...?": what to do reads in its own order
-        return [
-            c
-            for c in own
-            if c.position in chosen and not (depends(c.text) and c.position - 1 not in chosen)
-        ]
+        return [c for c in own if c.position in chosen and not dangles(c)]
     lead = [top.position]
     while lead[0] - 1 in chosen and depends(at[lead[0]].text) and lead[0] - 1 in at:
+        if at[lead[0] - 1].section != at[lead[0]].section:
+            break
         lead.insert(0, lead[0] - 1)
     rest = [c for c in own if c.position in chosen and c.position not in lead]
-    return [at[p] for p in lead] + [
-        c for c in rest if not (depends(c.text) and c.position - 1 not in chosen)
-    ]
+    return [at[p] for p in lead] + [c for c in rest if not dangles(c)]
+
+
+def _headed(c: Candidate) -> bool:
+    """A sentence under a heading whose pronoun subject stands for it ("It costs ...")."""
+    return c.section > 0 and speaks_of_heading(c.text, c.title)
 
 
 def _placed(ranked: list[Candidate]) -> list[Candidate]:
     """`ranked` less the sentences that go on from one the block does not hold (a chunk that
-    starts mid-paragraph: "They still need a permit ..."): alone they cannot be placed."""
-    held = {(c.n, c.position, c.section) for c in ranked}
-    return [c for c in ranked if not depends(c.text) or (c.n, c.position - 1, c.section) in held]
+    starts mid-paragraph: "They still need a permit ..."): alone they cannot be placed. One
+    opening its section with a pronoun for its heading is placed by the heading."""
+    held = {(c.n, c.position): c.section for c in ranked}
+    return [
+        c
+        for c in ranked
+        if not depends(c.text)
+        or held.get((c.n, c.position - 1)) == c.section
+        or (_headed(c) and held.get((c.n, c.position - 1)) != c.section)
+    ]
 
 
 def compose(

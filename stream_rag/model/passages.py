@@ -34,6 +34,7 @@ from .quotable import (
     leads,
     sectioned,
     sections,
+    speaks_of_heading,
     titles,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "rank_sentences",
     "restates",
     "sections",
+    "speaks_of_heading",
     "titles",
 ]
 
@@ -131,6 +133,10 @@ def _quotable(text: str, title: str) -> tuple[tuple[Quotable, frozenset[str], fr
     out = []
     for s in sectioned(text, title):
         terms = frozenset(_terms(s.text))
+        if s.section and speaks_of_heading(s.text, s.title):
+            # "It costs 19 euros a month." under "## Pro plan" says so of the Pro plan: the
+            # heading's words are what the sentence speaks of, as its own would be.
+            terms |= _terms(s.title)
         out.append((s, terms, terms | {NEGATION} if _negates(s.text) else terms))
     return tuple(out)
 

@@ -24,6 +24,7 @@ __all__ = [
     "leads",
     "sectioned",
     "sections",
+    "speaks_of_heading",
     "titles",
 ]
 
@@ -97,6 +98,20 @@ def entry_texts(text: str, title: str = "") -> tuple[tuple[int, str], ...]:
     if grouped and opening:
         grouped[0] = opening
     return tuple((section, " ".join(said)) for section, said in grouped.items())
+
+
+# A pronoun subject opening a section stands for what its heading names ("## Pro plan" over
+# "It costs 19 euros a month."): the heading places the sentence.
+_HEADED = re.compile(r"(?:it|they|this|these)\s", re.IGNORECASE)
+
+
+def speaks_of_heading(text: str, heading: str) -> bool:
+    """Whether a sentence's subject is a pronoun standing for `heading`, a name. Not under a
+    question ("## What is a section 21 notice?"): an answer names its subject first, and a
+    chunk starting mid-paragraph is framed under its section's question ("It must give you
+    two months' notice" went on from "A section 21 notice is ...")."""
+    name = heading.rstrip()
+    return bool(name) and not name.endswith(("?", "？")) and _HEADED.match(text) is not None
 
 
 def depends(text: str) -> bool:
