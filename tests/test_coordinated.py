@@ -246,3 +246,22 @@ def test_generated_carried_words_fail_and_parts_pass(case: tuple[str, str, list[
     for sentence in parts:
         ok, why = shown(statement, sentence)
         assert ok, (statement, sentence, why)
+
+
+CHESS = (
+    "the attacker, which is the side controlling the open centre, tries to break through the "
+    "lines by sacrificing or trading the pieces, while the defender, which is the side without "
+    "control of the centre, aims to stop the attacker's play and aims to take control of the "
+    "centre for itself."
+)
+
+
+def test_a_word_of_several_parts_is_placed_by_its_own_parts_neighbours() -> None:
+    # "control" is written in three parts; beside "side" it stands only in another part than
+    # the one lined up with "attacker's play", so "the side that is the attacker" is no mix.
+    sentence = (
+        "you trade the pieces but the side that is the attacker tries to break through the "
+        "lines by sacrificing."
+    )
+    ok, why = shown(CHESS, sentence)
+    assert ok, why

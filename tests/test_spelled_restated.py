@@ -66,3 +66,28 @@ def test_spelled_numbers_are_read_as_their_value() -> None:
     text = "Twenty-five seats, a desk and three lamps"
     keys = [w.key for w in read_words(text, text.casefold())]
     assert keys == ["#25", "seat", "desk", "#3", "lamp"]
+
+
+# Word forms the stemmer read apart: British "cancelled" (as "cancell") and the plural of a
+# noun in "-ing" ("bookings" as "booking" where "booking" is "book").
+GYM = [
+    "Members can cancel a class booking up to 12 hours before it starts.",
+    "Passengers who travel with a bicycle must label it with their name.",
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block"),
+    [
+        ("Class bookings may be cancelled up to 12 hours before the class starts.", 1),
+        ("Passengers travelling with a bicycle must have it labelled with their name.", 2),
+    ],
+)
+def test_a_british_spelling_or_a_plural_restates_the_word(sentence: str, block: int) -> None:
+    ok, why = verdict(GYM, sentence, block)
+    assert ok, why
+
+
+def test_a_negated_restatement_still_fails() -> None:
+    sentence = "Class bookings cannot be cancelled up to 12 hours before the class starts."
+    assert not verdict(GYM, sentence, 1)[0]

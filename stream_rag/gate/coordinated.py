@@ -75,7 +75,9 @@ def mixed_parts(text: str, words: Sequence[Word], span: Span) -> tuple[str, str]
         brought = [(x, y) for x, y in pairs if y in written and x not in written]
         kept = [(x, y) for x, y in pairs if x in written and y not in written]
         for x, y in brought:
-            if not _beside(mine_forms, y) & _beside(span_forms, x):
+            # Where `x` stood in its own part: a word the span writes in other parts too has
+            # other neighbours there ("team controlling", "without control").
+            if not _beside(mine_forms, y) & _beside(mine, x):
                 continue
             # The kept word and the one brought in are one phrase of the clause, not two of its
             # own parts ("Tobacco and alcohol are not allowed" lists the span's items).

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 # Bump when what is computed changes: older rows are then ignored and recomputed.
 # 2: each statement's terms, quantities and negated terms; 3: the semantic stage's terms;
 # 4: words joined (text.tokenize); 5: no lone letter joined to a stop word or across statements;
-# 6: "note", "noted" no longer stemmed to the negation's "not".
-FEATURES_VERSION = 6
+# 6: "note", "noted" no longer stemmed to the negation's "not"; 7: "cancelled" stemmed as
+# "cancel", "bookings" as "booking".
+FEATURES_VERSION = 7
 
 
 @dataclass(frozen=True, slots=True)

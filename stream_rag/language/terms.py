@@ -62,15 +62,30 @@ def _stem(word: str) -> str:
         if word.endswith(suffix) and len(base) >= 2 and _VOWEL.search(base) and word[-3:] != "eed":
             if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouylsz":
                 base = base[:-1]  # stopped -> stop, running -> run
+            elif base.endswith("ll") and _doubled_l(word, base):
+                base = base[:-1]  # cancelled -> cancel (installed -> install stays)
             return base[:-1] if base.endswith("e") and len(base) > 2 else base
     if word.endswith(("sses", "xes", "zes", "ches", "shes")):
         return word[:-2]
+    if word.endswith("ings") and len(word) > 5:
+        return _stem(word[:-1])  # bookings -> booking -> book, as "booking" is read
     if word.endswith("s") and len(word) > 3 and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
     return word[:-1] if word.endswith("e") and len(word) > 2 else word
 
 
 _VOWEL = re.compile("[aeiouy]")
+
+
+def _doubled_l(word: str, base: str) -> bool:
+    """Whether the "ll" of `word`'s `base` doubles a verb's one "l" (British "cancelled",
+    "travelled", "labelled"), not a verb's own ("installed", "filled"), by the lemma tables."""
+    import lemminflect  # loaded only for a word ending in "-lled" or "-lling"
+
+    verbs = lemminflect.getAllLemmas(word).get("VERB", ())
+    return base[:-1] in verbs and base not in verbs
+
+
 _NOT_TERMS = DISCOURSE_WORDS | _FRAGMENTS | UNIT_WORDS | NUMBER_WORDS
 
 
