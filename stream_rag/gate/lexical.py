@@ -7,8 +7,6 @@ tokenisation of the sentence. A failed check is data (a `Verdict` with a reason)
 from __future__ import annotations
 
 import itertools
-import math
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -31,6 +29,7 @@ from .statement_rules import statement_rules
 from .support import Span, block_names, block_spans
 from .verdict import Reason, Stage, Verdict
 from .voice import not_a_claim
+from .weights import IDF_MIN_BLOCKS, TermWeights, substance
 
 __all__ = [
     "DEFAULT_MAX_UNSUPPORTED",
@@ -48,9 +47,6 @@ DEFAULT_THRESHOLD = 0.70
 # A sentence with this much unsupported weight (in units of one term absent from every block)
 # fails whatever its share: long sentences must not smuggle in several new claim terms.
 DEFAULT_MAX_UNSUPPORTED = 3.0
-# IDF is computed as if at least this many blocks were issued (the missing ones lacking every
-# term), so a threshold means the same with 1 block as with a typical 8.
-IDF_MIN_BLOCKS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +65,6 @@ def _evidence(text: str) -> _Evidence:
 
 
 # --- the gate ---------------------------------------------------------------------------------
-
-
-def _idf(n_blocks: int, df: int) -> float:
-    n = max(n_blocks, IDF_MIN_BLOCKS)
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 def _quote(items: Iterable[str], limit: int = 6) -> str:
@@ -120,16 +111,10 @@ class GateContext:
             _evidence(block) if f is None else _Evidence(f.terms, f.stated, f.statements)
             for block, f in zip(blocks, given, strict=True)
         )
-        df: Counter[str] = Counter()
-        for evidence in self._evidence:
-            df.update(evidence.terms)  # counted in C, not term by term in Python
-        n = len(self._evidence)
-        idf = [_idf(n, count) for count in range(n + 1)]  # a weight per document frequency
-        self.weights = {term: idf[count] for term, count in df.items()}
-        self.unseen_weight = idf[0]
-        # In a topical request the query's words are in most blocks: citing a block for them
-        # proves nothing. With 1 or 2 blocks "most" would be every block, so nothing is dropped.
-        self.dropped = frozenset(t for t, c in df.items() if n >= 3 and c > n / 2)
+        self._term_weights = TermWeights.of([evidence.terms for evidence in self._evidence])
+        self.weights = self._term_weights.weights
+        self.unseen_weight = self._term_weights.unseen
+        self.dropped = self._term_weights.dropped
         self._unions: dict[tuple[int, ...], frozenset[str]] = {}
         self._key_unions: dict[tuple[int, ...], frozenset[str]] = {}
         self._tokens: dict[int, tuple[str, ...]] = {}
@@ -303,7 +288,7 @@ class GateContext:
                         f"[{citation.n}] is {expected!r}, not {citation.claimed_id!r}",
                     )
         blocks = [self._evidence[c - 1] for c in cited]
-        score, missing = self._substance(terms, self._cited_terms(cited))
+        score, missing = substance(terms, self._cited_terms(cited), self._term_weights)
         unsupported = sum(self.weights.get(t, self.unseen_weight) for t in missing)
         unsupported /= self.unseen_weight
         # Polarity is checked against the statements the sentence matches, not anywhere in
@@ -410,21 +395,6 @@ class GateContext:
             union = frozenset().union(*(self._evidence[n - 1].terms for n in key))
             self._unions[key] = union
         return union
-
-    def _substance(self, terms: list[str], evidence: frozenset[str]) -> tuple[float, list[str]]:
-        """IDF-weighted share of `terms` found in the cited blocks, and the terms not found."""
-        if not terms:
-            return 1.0, []  # only numbers: step 3 checks them
-        found = [t for t in terms if t in evidence]
-        missing = [t for t in terms if t not in evidence]
-        weights = self.weights
-        # A dropped term is no evidence when present, but still counts against when absent.
-        kept = [t for t in found if t not in self.dropped]
-        support = sum(weights[t] for t in kept)
-        total = support + sum(weights.get(t, self.unseen_weight) for t in missing)
-        if total == 0.0:  # every term is one that most blocks share: fall back to a plain share
-            return len(found) / len(terms), missing
-        return support / total, missing
 
 
 def check_sentence(raw_sentence: str, ctx: GateContext) -> Verdict:
