@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from ..text import STOP_WORDS
 
-__all__ = ["focus_words"]
+__all__ = ["focus_words", "noun_phrases"]
 
 _DETERMINERS = frozenset(
     "a an the my your our their his her its this that these those any some each every no"
@@ -42,9 +42,26 @@ def focus_words(asking: str) -> tuple[str, ...]:
     """The head nouns of `asking`'s noun phrases, and the words before them that can only be
     nouns ("penalty" of "the penalty fare"), as written, each once, in order; of a sentence
     telling a situation before it asks, the asking clause's."""
+    out: list[str] = []
+    for phrase in noun_phrases(asking):
+        head = phrase[-1]
+        nouns = {"NOUN", "PROPN"}
+        picked = [head] + [w for w in phrase[:-1] if _kinds(w.casefold()) <= nouns]
+        for word in picked:
+            lowered = word.casefold()
+            if len(lowered) >= 3 and lowered not in _VAGUE and word not in out:
+                out.append(word)
+    return tuple(out)
+
+
+@lru_cache(maxsize=2048)
+def noun_phrases(asking: str) -> tuple[tuple[str, ...], ...]:
+    """`asking`'s noun phrases, each its words up to and with its head noun ("the incubation
+    period" -> ("incubation", "period")), as written; of a sentence telling a situation
+    before it asks, the asking clause's."""
     words = _WORD.findall(_ASKS_FROM.split(asking)[-1])
     low = [w.casefold() for w in words]
-    out: list[str] = []
+    out: list[tuple[str, ...]] = []
     i = 0
     while i < len(words):
         if low[i] not in _OPENS:
@@ -63,17 +80,9 @@ def focus_words(asking: str) -> tuple[str, ...]:
                 break  # "a refund reaches my card": a verb taking its object
             phrase.append(words[j])
             j += 1
-        heads = [w for w in phrase if _nounish(w)]
+        heads = [k for k, w in enumerate(phrase) if _nounish(w)]
         if heads:
-            head = heads[-1]
-            nouns = {"NOUN", "PROPN"}
-            picked = [head] + [
-                w for w in phrase[:-1] if w is not head and _kinds(w.casefold()) <= nouns
-            ]
-            for word in picked:
-                lowered = word.casefold()
-                if len(lowered) >= 3 and lowered not in _VAGUE and word not in out:
-                    out.append(word)
+            out.append(tuple(phrase[: heads[-1] + 1]))
         i = max(j, i + 1)
     return tuple(out)
 

@@ -21,7 +21,7 @@ from typing import Literal
 from ..text import STOP_WORDS, tokenize
 from .asks import asks
 from .detect import detect_language
-from .focus import focus_words
+from .focus import focus_words, noun_phrases
 from .followups import subject_words
 from .quantities import canonical, scan
 from .terms import names, stem
@@ -34,6 +34,7 @@ __all__ = [
     "asking",
     "kind_words",
     "offers",
+    "other_thing",
     "read_question",
     "wants_value",
 ]
@@ -172,6 +173,9 @@ class Question:
     tokens: tuple[str, ...] = ()  # its BM25 tokens as retrieval searches them, unstemmed
     focus: tuple[str, ...] = ()  # the nouns heading its noun phrases ("my dog", "by cheque")
     kind_terms: frozenset[str] = frozenset()  # the words asking its kind (`kind_words`)
+    # The noun phrases it asks about, each up to its head ("the incubation period" ->
+    # ("incubation", "period")): which thing of a kind it asks about (`other_thing`).
+    things: tuple[tuple[str, ...], ...] = ()
 
     @property
     def wants_value(self) -> bool:
@@ -184,6 +188,31 @@ class Question:
         stating no value does not answer it."""
         asking = _asking(" ".join(self.text.casefold().split()))
         return self.wants_value and any(_WH.match(sentence) for sentence in asking)
+
+
+def other_thing(question: Question, title: str) -> bool:
+    """Whether `title`, an FAQ entry's question, asks about another thing of a kind the
+    question asks about: a phrase of each with one head noun and the words before it told
+    apart by none ("the infectious period" and "the incubation period", "the annual fee" and
+    "the cancellation fee"); "the fee" and "the cancellation fee" are not told apart."""
+    if not title.rstrip().endswith(("?", "？")):
+        return False
+    heading = read_question(_LABEL.sub("", title))
+    asked = {_stems(p[-1:]): _stems(p[:-1]) for p in question.things if len(p) > 1}
+    return any(
+        before and before.isdisjoint(asked.get(_stems(p[-1:]), before))
+        for p in heading.things
+        if len(p) > 1
+        for before in (_stems(p[:-1]),)
+    )
+
+
+# An FAQ's label before its question line ("Q: How do I ...?").
+_LABEL = re.compile(r"^\s*(?:Q|Question)\s*[:.]\s*", re.IGNORECASE)
+
+
+def _stems(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(stem(w.casefold()) for w in words)
 
 
 def wants_value(kind: AnswerKind | None) -> bool:
@@ -209,6 +238,7 @@ def read_question(text: str) -> Question:
         tokens,
         focus_words(asking(text)),
         kind_words(text),
+        noun_phrases(asking(text)),
     )
 
 

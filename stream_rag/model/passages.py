@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from ..language.coverage import name_words
 from ..language.followups import subject_words
-from ..language.question import offers, read_question
+from ..language.question import offers, other_thing, read_question
 from ..language.terms import NEGATION, NEGATION_CUE, model_names, names_model, stem
 from ..text import tokenize
 from .entry_order import within_entries
@@ -68,6 +68,10 @@ OFF_KIND = 0.7
 # of no entry keeps its own (loadtests/faq_errors.py: the right entry first for 149 -> 157 of
 # 162 dev questions; docs/decisions/faq-entry-read-whole.md).
 ENTRY_POWER = 2.0
+# An FAQ entry whose question asks about another thing of a kind the customer's asks about
+# ("What is the incubation period?" for "How long is the infectious period?",
+# `question.other_thing`) keeps this share of its sentences' scores.
+OTHER_THING = 0.8
 
 _NUMBERS = (
     "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen"
@@ -309,6 +313,8 @@ def _ranked(
         # its topic, and retrieval ranked each by its best entry, not by this one.
         place = first[n] if s.title.rstrip().endswith(("?", "？")) else rank[n]
         factor = (1 - RANK_DECAY) ** place * (1.0 if on_kind else OFF_KIND)
+        if other_thing(read, s.title):
+            factor *= OTHER_THING
         without = alone * factor if (n, s.section) in entry else None
         ranked.append(
             Candidate(
