@@ -100,3 +100,35 @@ def test_the_first_clause_loses_the_frame_and_keeps_its_citations() -> None:
     text, out = unframed("Note that loans last three weeks, and fines are low.", units)
     assert text == "Loans last three weeks, and fines are low."
     assert out == (Clause("Loans last three weeks", (1,)), units[1])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "blocks", "block"),
+    [
+        # A spoken opener with its comma says nothing ("Well," as real models open answers).
+        ("Well, sourdough loaves are baked at 6:00.", BAKERY, 1),
+        ("Well, loans last three weeks.", LIBRARY, 1),
+        ("Of course, loans can be renewed twice online.", LIBRARY, 1),
+        ("Actually, the reading room is closed on Sundays.", LIBRARY, 2),
+    ],
+)
+def test_a_spoken_opener_before_a_true_claim_passes(
+    sentence: str, blocks: list[str], block: int
+) -> None:
+    ok, why = verdict(blocks, sentence, block)
+    assert ok, why
+
+
+@pytest.mark.parametrize(
+    ("sentence", "blocks", "block"),
+    [
+        ("Of course, sourdough loaves are baked at 7:00.", BAKERY, 1),
+        ("Well, loans last four weeks.", LIBRARY, 1),
+        ("Actually, loans cannot be renewed.", LIBRARY, 1),
+        ("Well, the reading room is open on Sundays.", LIBRARY, 2),
+    ],
+)
+def test_a_spoken_opener_before_a_false_claim_fails(
+    sentence: str, blocks: list[str], block: int
+) -> None:
+    assert not verdict(blocks, sentence, block)[0]

@@ -21,7 +21,7 @@ _MARKER = re.compile(
     r"(?:please\s+)?(?:note|remember|be\s+aware|(?:keep|bear)\s+in\s+mind)\s*(?:that\b|:|,)"
     r"|(?:in\s+(?:short|brief|summary|other\s+words|a\s+nutshell)|to\s+sum\s+up"
     r"|to\s+summari[sz]e|simply\s+put|put\s+simply|as\s+a\s+reminder|for\s+your\s+information"
-    r"|just\s+so\s+you\s+know)\s*[,:]"
+    r"|just\s+so\s+you\s+know|well|of\s+course|actually)\s*[,:]"
     r")\s*",
     re.IGNORECASE,
 )
