@@ -173,6 +173,14 @@ def test_every_is_a_duration_only_with_a_time_after_it() -> None:
     assert not offers("Our workshop services every make of bike.", "duration")
 
 
+def test_an_hour_is_a_duration() -> None:
+    # "a day" was one and "an hour" not: "in about an hour" lost to sentences stating no time
+    # at all as the answer to "How long does ... take?".
+    assert offers("The guided walk takes about an hour.", "duration")
+    assert offers("Allow half an hour to park and check in.", "duration")
+    assert not offers("The guided walk starts at the north gate.", "duration")
+
+
 def test_no_limit_is_a_count() -> None:
     assert offers("Residents bring unlimited guests.", "count")
     assert offers("Meeting rooms are free, with no monthly hour limit.", "count")

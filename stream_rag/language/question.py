@@ -98,7 +98,7 @@ _DURATION_WORDS = re.compile(
     r"\b(?:within|until|up to|at least|overnight|immediately|same day|next day"
     r"|(?:every|each) (?:other |second |two |few )?(?:minute|hour|day|night|week|fortnight"
     r"|month|year|morning|evening)s?"
-    r"|(?:a|one|several|a few|many) (?:minute|hour|day|night|week|fortnight|month|year)s?"
+    r"|(?:a|an|one|several|a few|many) (?:minute|hour|day|night|week|fortnight|month|year)s?"
     r"|[^\W_]+-(?:minute|hour|day|night|week|month|year)s?)\b"
 )
 _TIME_WORDS = re.compile(
