@@ -43,6 +43,8 @@ def judge(sentence: str, block: int) -> tuple[bool, str]:
         ("Children swim at a third of the adult price.", 1),  # another share
         ("Lockers cost 1 euro so that the outdoor pool opens at 7 am.", 1),  # a purpose not given
         ("Mats are free in order to book a lane.", 2),
+        # ", so on <a time>" gives a consequence; only "and so on" ends a list
+        ("Lockers cost 1 euro, so on weekdays the outdoor pool opens at 7 am.", 1),
     ],
 )
 def test_a_link_or_limit_the_block_does_not_write_fails(sentence: str, block: int) -> None:
@@ -60,6 +62,7 @@ def test_a_link_or_limit_the_block_does_not_write_fails(sentence: str, block: in
         ("Children swim at half the adult price.", 1),
         ("Bring your member card in order to book a lane.", 2),  # the block's "to", spelt out
         ("Bring your member card so that you can book a lane.", 2),
+        ("Lockers cost 1 euro, lanes can be booked up to 2 days ahead, and so on.", 1),
     ],
 )
 def test_a_faithful_link_passes(sentence: str, block: int) -> None:

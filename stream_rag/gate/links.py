@@ -38,7 +38,8 @@ _CAUSAL = re.compile(
     r"|expire|launch|return|finish)\b)|owing to|thanks to|so that|in order to|since(?!\s+(?:"
     rf"(?:the\s+)?(?:(?:early|mid|late)(?:\s+|-))?\d|(?:early\s+|late\s+)?(?:{_MONTHS})\b"
     rf"|(?:last|then|yesterday)\b|{_POSSESSED})))\b"
-    r"|,\s*so\s+(?!far\b|on\b|much\b|many\b)",
+    # "and so on" ends a list; ", so on the day ..." gives a consequence.
+    r"|,\s*so\s+(?!far\b|on\s*(?:[.,;:!?)]|$)|much\b|many\b)",
     re.IGNORECASE,
 )
 # A purpose ("so that", "in order to") restates a block's "to" ("Bring your passport to check
