@@ -98,3 +98,35 @@ def test_an_item_or_a_subject_of_the_wrong_statement_fails(sentence: str) -> Non
 def test_the_statements_own_items_and_subject_pass(sentence: str) -> None:
     ok, why = verdict((GYM,), sentence, 1)
     assert ok, why
+
+
+TRANSIT = (
+    "Bicycles over 20 kg cost 15 euros more than the 20 kg fare on every route except the "
+    "night bus, which does not carry them. Day tickets are sold at every stop."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "faithful"),
+    [
+        # a qualifier made of the statement's own words, said a second time of what it does not
+        # qualify: no word of it moved from elsewhere in the statement
+        (
+            "Bicycles over 20 kg cost 15 euros more than the 20 kg fare on every route except "
+            "the night bus, which does not carry them on every route.",
+            False,
+        ),
+        ("Day tickets are sold at every stop on the day.", False),
+        (
+            "Bicycles over 20 kg cost 15 euros more than the 20 kg fare on every route except "
+            "the night bus.",
+            True,
+        ),
+        ("At every stop, day tickets are sold.", True),
+    ],
+)
+def test_a_qualifier_of_the_statements_words_said_again_fails(
+    sentence: str, faithful: bool
+) -> None:
+    ok, why = verdict((TRANSIT,), sentence, 1)
+    assert ok == faithful, why
