@@ -266,3 +266,32 @@ def test_a_bare_affirmation_is_left_unchecked_only_when_balanced(word: str) -> N
     raw = f"{word}; guided tours must be booked at least 2 days before the visit [2]."
     assert check_sentence(raw, GateContext(BLOCKS, mode="balanced")).ok
     assert not check_sentence(raw, GateContext(BLOCKS)).ok
+
+
+PASSES = (
+    "A day pass costs 12 euros. A monthly pass runs from any date and costs 45 euros. A "
+    "yearly pass costs 400 euros for students or 480 euros for adults.\n"
+    "Off-peak: Who can join Members over 60, Price per month 30 euros, Limit One per person.\n"
+    "Family: Who can join Two adults and their children, Price per month 80 euros, Limit One "
+    "per home."
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # a part naming only what the span names counts what the span's own number counts:
+        # another statement's number there is a swap, not a second fact
+        ("A monthly pass runs from any date and costs 480 euros. [1]", False),
+        (
+            "Family: Who can join Two adults and their children, Price per month 30 euros. [1]",
+            False,
+        ),
+        ("A monthly pass runs from any date and costs 45 euros. [1]", True),
+        ("A day pass costs 12 euros, and a monthly pass runs from any date. [1]", True),
+        ("Family: Who can join Two adults and their children, Price per month 80 euros. [1]", True),
+    ],
+)
+def test_a_number_of_another_statement_in_the_spans_own_slot_fails(raw: str, shown: bool) -> None:
+    ctx = GateContext([PASSES])
+    assert check_sentence(raw, ctx).ok == shown, check_sentence(raw, ctx).detail

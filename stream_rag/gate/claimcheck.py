@@ -250,6 +250,11 @@ def _against(
             # nothing the number is of: the clause's words say which statement it is held to.
             keys = list(read.keys)
         local, _ = align(keys, [q], candidates, weight)
+        if local is not span and _same_slot(q, near, keys, span):
+            # A part that names nothing the clause's span does not ("... and costs 1,400
+            # pounds" of "A seasonal licence ... costs 600 pounds") counts what the span's own
+            # number counts: another statement stating the number vouches for nothing here.
+            local = span
         if local is None or not _vouched(q, local):
             if rules.numbers_in_part or not any(_vouched(q, s) for s in candidates):
                 return f"{q.text!r} is not in {where}"
@@ -302,6 +307,18 @@ def _spelled_moved(read: Read, candidates: Sequence[Span], weight: Callable[[str
         if local is not None and (trade := moved_between_parts(near, q, local, _same)):
             return f"{q.text!r} (in words) is said of {trade[1]!r} here, not {trade[0]!r}"
     return ""
+
+
+def _same_slot(q: Quantity, near: Sequence[Word], keys: Sequence[str], span: Span) -> bool:
+    """Whether every word of `q`'s part is the span's and the span has a number of its own
+    counting what `q` counts there (the same unit, or the same word after it)."""
+    if not keys or not set(keys) <= span.keys or _vouched(q, span):
+        return False
+    units = {unit for _, unit in q.values if unit}
+    counts = attached(near, q)
+    return any(
+        units & {unit for _, unit in s.values} or counts & span.attached(s) for s in span.quantities
+    )
 
 
 def _unit_only(q: Quantity, near: Sequence[Word]) -> bool:
