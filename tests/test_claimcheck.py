@@ -295,3 +295,30 @@ PASSES = (
 def test_a_number_of_another_statement_in_the_spans_own_slot_fails(raw: str, shown: bool) -> None:
     ctx = GateContext([PASSES])
     assert check_sentence(raw, ctx).ok == shown, check_sentence(raw, ctx).detail
+
+
+TOURS = (
+    "Tours: Guide Anna, Fee 5 euros, Length one hour.\n"
+    "Tours in the Rose Garden are free of any fee, unless they are booked through Visit Bristol."
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # a capitalised word where the span has a name of two words: "fee" is a common noun of
+        # the span elsewhere and a table's header, so it is no name any block writes
+        (
+            "Tours in the Rose Garden are free of any fee, unless they are booked through Fee. [1]",
+            False,
+        ),
+        (
+            "Tours in the Rose Garden are free, unless they are booked through Visit Bristol. [1]",
+            True,
+        ),
+        ("Tours in the Rose Garden are free of any fee, unless booked through Bristol. [1]", True),
+    ],
+)
+def test_a_word_in_the_place_of_a_name_of_the_span_fails(raw: str, shown: bool) -> None:
+    ctx = GateContext([TOURS])
+    assert check_sentence(raw, ctx).ok == shown, check_sentence(raw, ctx).detail

@@ -139,6 +139,7 @@ def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
     theirs = span.words
     mine = [w.key for w in words]
     their_keys = frozenset(w.key for w in theirs)
+    named = frozenset(w.key for w in theirs if w.capital)
     for i, word in enumerate(words):
         if word.number or not _marked(word, their_keys):
             continue
@@ -157,6 +158,12 @@ def _took_place(words: Sequence[Word], span: Span) -> tuple[str, str] | None:
                 and word.key in span.keys
                 and not _listed(span, word.key, other.key)
             ):
+                return word.key, other.key
+            if word.name and other.name and other.key not in mine and word.key not in named:
+                # A name the span writes nowhere as one, where the span has a name the clause
+                # leaves out ("sent with Price" against "sent with Secure Plus", "price" a
+                # common noun elsewhere in the span): the span's name replaced. A list's item
+                # left out ("to Vitalis" of "to Medicura and Vitalis") is the span's own.
                 return word.key, other.key
     return None
 
