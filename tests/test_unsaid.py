@@ -130,3 +130,26 @@ def test_a_qualifier_of_the_statements_words_said_again_fails(
 ) -> None:
     ok, why = verdict((TRANSIT,), sentence, 1)
     assert ok == faithful, why
+
+
+PARK = (
+    "Garden parties, picnics and barbecues in parks or gardens need a permit. Dogs on leads "
+    "are welcome in every park."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "faithful"),
+    [
+        # another statement's noun in the place of the subject's, the subject's word still
+        # written once later in the clause where the span writes it twice
+        ("Dog parties, picnics and barbecues in parks or gardens need a permit.", False),
+        ("Garden parties, picnics and barbecues in parks or gardens need a permit.", True),
+        ("Picnics and barbecues in parks or gardens need a permit.", True),
+    ],
+)
+def test_a_subject_of_another_statement_fails_though_its_word_is_written_again(
+    sentence: str, faithful: bool
+) -> None:
+    ok, why = verdict((PARK,), sentence, 1)
+    assert ok == faithful, why

@@ -133,6 +133,7 @@ def unsaid(
     # "... which does not take them at any price" of "... the 10 kg price ..., which does not
     # take them" says the price again, of what the statement does not.
     spare = Counter(a) - Counter(w.key for w in theirs)
+    short = Counter(w.key for w in theirs) - Counter(a)  # what the clause says less often
     matcher = SequenceMatcher(None, a, [w.key for w in theirs], autojunk=False)
     ops = matcher.get_opcodes()
     for tag, i1, i2, j1, j2 in ops:
@@ -214,7 +215,7 @@ def unsaid(
                 continue  # not what the clause opens with: "You can download" is no subject
             # The subject: another statement's nouns in place of the span's, the span's not
             # said anywhere in the clause.
-            if why := _other_subject(text, run, theirs[j1:j2], a, elsewhere, named):
+            if why := _other_subject(text, run, theirs[j1:j2], a, elsewhere, named, short):
                 return why
             continue
         after = text[run[-1].end : mine[i2].start if i2 < len(mine) else len(text)]
@@ -239,13 +240,16 @@ def _other_subject(
     written: Sequence[str],
     elsewhere: frozenset[str],
     named: frozenset[str],
+    short: Counter[str],
 ) -> str:
     """Why `run`, the clause's opening words in the place of the span's `replaced`, is another
-    statement's subject: nouns of it the span does not write, the span's own not said at all."""
+    statement's subject: nouns of it the span does not write, the span's own not said at all
+    (or said fewer times than the span says them: "Road parties ... on streets" of "Street
+    parties ... on streets")."""
     said = [
         w for w in run if w.key in elsewhere and (w.name or nounish(_of(text, w), w.key, named))
     ]
-    gone = {w.key for w in replaced} - set(written)
+    gone = {w.key for w in replaced if w.key in short}
     if said and gone:
         return (
             f"{text[run[0].start : run[-1].end]!r} is another statement's subject, not the span's"
