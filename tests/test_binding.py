@@ -190,3 +190,23 @@ def test_a_run_of_scope_words_is_read_once() -> None:
     theirs = ["refunds", "take", "only", "5", "days"]
     assert binding._scope(mine, theirs, frozenset()) == ""
     assert mine.reads < 20 * len(mine)  # a search from each "only" read ~2M
+
+
+GALLERY = (
+    "Lockers are free. Photos are only permitted if no flash is used. Sketching is allowed in "
+    "every room."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "faithful"),
+    [
+        # "only" before the clause's last word states no condition: the span's "if ..." is cut
+        ("Photos are only permitted.", False),
+        ("Photos are only permitted if no flash is used.", True),
+        ("Photos are permitted only if no flash is used.", True),
+    ],
+)
+def test_only_before_the_last_word_leaves_the_condition_out(sentence: str, faithful: bool) -> None:
+    ok, why = verdict((GALLERY,), sentence, 1)
+    assert ok == faithful, why

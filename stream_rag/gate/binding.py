@@ -278,8 +278,10 @@ _CONDITION = re.compile(
 _CONDITION_WORDS = frozenset(
     "if unless except provided long when whenever where once subject condition".split()
 )
-# "only with an adult" states a condition; a closing "... for permit holders only." does not.
-_ONLY_BEFORE = re.compile(r"\bonly\s+[a-z0-9]")
+# "only with an adult" states a condition; a closing "... for permit holders only." does not,
+# nor "only" before the clause's last word ("Glass is only covered." of "... only covered if
+# it is packed in padding": the condition is cut off).
+_ONLY_BEFORE = re.compile(r"\bonly\s+[a-z0-9][\w'’-]*\W+[a-z0-9]")
 
 
 # A colon between digits is a time of day ("until 14:00"), not a break between parts.
