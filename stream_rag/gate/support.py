@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from ..language.opposites import unit_form
-from ..language.quantities import Quantity, Stated, canonical, scan, spelled_numbers
+from ..language.quantities import Quantity, Stated, canonical, scan
 from ..language.statements import negated_terms, statement_spans
 from ..language.terms import NEGATION_CUE, stem
 from ..text import STOP_WORDS
@@ -61,22 +61,13 @@ class Word:
 
 def read_words(text: str, lowered: str) -> tuple[Word, ...]:
     """The words of `text` (`lowered` is its `canonical` form, the same length), stop words
-    left out; a number written in words is the number ("three" as "3" is read)."""
+    left out."""
     out = []
-    spelled = spelled_numbers(lowered)
-    skip = 0  # the end of the number words read last: the run's other words are in it
     prefix = ""  # "non-" of "non-members": one word, the opposite of "members"
     # Whether the word before is a small word or capitalised (or there is none).
     after_glue = True
     for match in _WORD.finditer(lowered):
         token = match.group()
-        if match.start() < skip:
-            continue
-        if match.start() in spelled:
-            skip, value = spelled[match.start()]
-            out.append(Word(f"#{value}", match.start(), skip))
-            after_glue, prefix = False, ""
-            continue
         was_glue = after_glue
         after_glue = token in _GLUE or (match.start() < len(text) and text[match.start()].isupper())
         if token[0].isdigit():

@@ -23,7 +23,6 @@ __all__ = [
     "numerals",
     "quantities",
     "scan",
-    "spelled_numbers",
 ]
 
 _SMALL_WORDS = (
@@ -172,17 +171,6 @@ def numerals(text: str) -> str:
         pos = match.end()
     out.append(text[pos:])
     return "".join(out)
-
-
-def spelled_numbers(lowered: str) -> dict[int, tuple[int, int]]:
-    """The English number words of lower-case `lowered` that read as one number, by where each
-    run starts: its end and its value ("three" -> 3, "twenty-five" -> 25; not "one")."""
-    out: dict[int, tuple[int, int]] = {}
-    for match in _WORD_RUN.finditer(lowered):
-        digits = _en_sub(match)
-        if digits.isdigit():
-            out[match.start()] = (match.end(), int(digits))
-    return out
 
 
 def canonical(text: str) -> str:
