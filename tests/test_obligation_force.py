@@ -84,3 +84,27 @@ def test_before_not_a_prohibition_and_a_duty_waived_are_told_apart() -> None:
     for faithful in ("Paddlers do not need to book in advance.", "Children must wear a helmet."):
         ok, why = verdict([block], faithful, 1)
         assert ok, (faithful, why)
+
+
+# "will" says it happens; "can" and "may" that it is possible; "will not" that it does not.
+CERTAINTY = [
+    "Gym and pool\nYour booking app stays open for 30 days after you cancel, so you can still "
+    "sign in. Towels are free at the desk.",
+    "Heating help\nIf the boiler is noisy or will not start, switch it off at the wall and call "
+    "the landlord. Radiators are bled once a year.",
+]
+
+
+def test_will_in_the_place_of_a_possibility_and_back_fails() -> None:
+    for sentence in (
+        "Your booking app stays open for 30 days after you cancel, so you will still sign in.",
+        "If the boiler is noisy or may not start, switch it off at the wall and call the landlord.",
+    ):
+        ok, why = verdict(CERTAINTY, sentence, 1 if "booking" in sentence else 2)
+        assert not ok, (sentence, why)
+    for sentence in (
+        "Your booking app stays open for 30 days after you cancel, so you may still sign in.",
+        "If the boiler is noisy or won't start, switch it off at the wall and call the landlord.",
+    ):
+        ok, why = verdict(CERTAINTY, sentence, 1 if "booking" in sentence else 2)
+        assert ok, (sentence, why)

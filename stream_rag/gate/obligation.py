@@ -82,15 +82,22 @@ _FORCE = {
     **dict.fromkeys("may can could might allowed permitted optional".split(), "a permission"),
     **dict.fromkeys("should ought recommended advised advisable encouraged".split(), "advice"),
     **dict.fromkeys("prohibited forbidden banned".split(), "a prohibition"),
+    "will": "a certainty",
 }
 # Before "not" the force turns: "must not" forbids, "need not" frees from a duty.
 _NEGATED = {
     **dict.fromkeys("must shall may can could".split(), "a prohibition"),
     **dict.fromkeys("need needs".split(), "no duty"),
     "should": "advice against",
+    "will": "a certainty it does not",
 }
 _FORCE_WORD = re.compile(r"\b(?:" + "|".join(_FORCE) + r")\b")
-_CONTRACTED = (("cannot", "can not"), ("can't", "can not"), ("mustn't", "must not"))
+_CONTRACTED = (
+    ("cannot", "can not"),
+    ("can't", "can not"),
+    ("mustn't", "must not"),
+    ("won't", "will not"),
+)
 _TOKEN = re.compile(r"[a-z0-9']+")
 
 
