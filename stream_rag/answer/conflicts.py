@@ -15,7 +15,7 @@ from functools import lru_cache
 from itertools import combinations
 from typing import Protocol
 
-from ..language.question import asking
+from ..language.asking import asking
 from ..language.terms import model_names
 from ..retrieve.hybrid import Block
 from .asked import slot_kind

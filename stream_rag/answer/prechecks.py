@@ -4,11 +4,11 @@ outcome per question and blocks)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ..events import Refusal, Uncovered
+from ..language.asking import asked
 from ..language.coverage import left_out, name_words
 from ..language.followups import leans_on_history, own_words, resolve, subject_words
 from ..language.question import Question, read_question
@@ -61,7 +61,7 @@ def refusal(
     # the sources never cover: only names no live chunk has refuse.
     missing = [
         name
-        for name in (unnamed(_asking(question), blocks) if floor > 0 else [])
+        for name in (unnamed(asked(question), blocks) if floor > 0 else [])
         if mentions is None or not mentions(name)
     ]
     parts = parts_of(question)
@@ -97,34 +97,6 @@ def refusal(
                 [c.to_json() for c in conflicts],
             )
     return None
-
-
-_OPENER = re.compile(
-    r"[,;:]\s*(?=(?:how|what|when|where|who|which|why|can|could|do|does|did|is|are|was|were|will|"
-    r"would|should|shall|may|must|am|have|has)\b)",
-    re.IGNORECASE,
-)
-
-
-_ASKS = re.compile(
-    r"\s*(?:how|what|when|where|who|which|why|can|could|do|does|did|is|are|was|were|will|would|"
-    r"should|shall|may|must|am|have|has)\b",
-    re.IGNORECASE,
-)
-
-
-def _asking(question: str) -> str:
-    """The part of `question` that asks, without the situation told before it ("My flight to
-    Spain landed late, how much can I claim?" asks "how much can I claim?")."""
-    sentences = [s for s in re.split(r"(?<=[.!?])\s+", question.strip()) if s]
-    asked = [s for s in sentences if s.endswith("?")]
-    last = asked[-1] if asked else (sentences[-1] if sentences else question)
-    cut = _OPENER.search(last)
-    # Only a statement before the question is a situation: "Does the Pro plan include SSO, can
-    # I try it?" asks both.
-    if cut is None or _ASKS.match(last[: cut.start()]):
-        return last
-    return last[cut.end() :]
 
 
 def stale_or_current(

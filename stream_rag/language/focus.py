@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 
 from ..text import STOP_WORDS
+from .asking import asked
 
 __all__ = ["focus_words", "noun_phrases"]
 
@@ -28,13 +29,6 @@ _VAGUE = frozenset(
 )
 _WORD = re.compile(r"[^\W\d_][\w'-]*")
 _LONGEST = 4  # words of a phrase read after its opening word
-# Where a sentence turns from the customer's situation to what they ask ("I use a wheelchair,
-# is there a lift?"): the situation says who asks, the question what about.
-_ASKS_FROM = re.compile(
-    r"[,;:]\s+(?=(?:is|are|was|were|do|does|did|can|could|will|would|should|may|must|has|have"
-    r"|what|how|when|where|which|who|whom|whose|why)\b)",
-    re.IGNORECASE,
-)
 
 
 @lru_cache(maxsize=2048)
@@ -59,7 +53,7 @@ def noun_phrases(asking: str) -> tuple[tuple[str, ...], ...]:
     """`asking`'s noun phrases, each its words up to and with its head noun ("the incubation
     period" -> ("incubation", "period")), as written; of a sentence telling a situation
     before it asks, the asking clause's."""
-    words = _WORD.findall(_ASKS_FROM.split(asking)[-1])
+    words = _WORD.findall(asked(asking))
     low = [w.casefold() for w in words]
     out: list[tuple[str, ...]] = []
     i = 0

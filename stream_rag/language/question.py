@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Literal
 
 from ..text import STOP_WORDS, tokenize
+from .asking import asking_sentences
 from .asks import asks
 from .detect import detect_language
 from .focus import focus_words, noun_phrases
@@ -31,7 +32,6 @@ __all__ = [
     "AnswerKind",
     "Question",
     "answer_kind",
-    "asking",
     "kind_words",
     "offers",
     "other_thing",
@@ -85,7 +85,6 @@ _KINDS: tuple[tuple[AnswerKind, re.Pattern[str]], ...] = (
         ),
     ),
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WH = re.compile(r"^\W*(?:(?:and|so|but)\s+)?(?:what|how|when|which|at what|for how|until when)\b")
 # A yes/no question that asks whether something is paid for is answered by an amount or "free".
 # Asking whether one may do something ("Can I spread the cost?"): answered by whether and how.
@@ -186,7 +185,7 @@ class Question:
         """It wants a value and asks it outright ("How long ...?", "What is the fee ...?"), not
         in passing ("Do you price match?", "If it is cheaper elsewhere, ...?"): an answer
         stating no value does not answer it."""
-        asking = _asking(" ".join(self.text.casefold().split()))
+        asking = asking_sentences(" ".join(self.text.casefold().split()))
         return self.wants_value and any(_WH.match(sentence) for sentence in asking)
 
 
@@ -236,9 +235,9 @@ def read_question(text: str) -> Question:
         kinds.pop() if len(kinds) == 1 else None,
         detect_language(text),
         tokens,
-        focus_words(asking(text)),
+        focus_words(text),
         kind_words(text),
-        noun_phrases(asking(text)),
+        noun_phrases(text),
     )
 
 
@@ -246,7 +245,7 @@ def answer_kind(text: str) -> AnswerKind | None:
     """The kind of answer `text` asks for (the first of `_KINDS` that matches)."""
     lowered = " ".join(text.casefold().split())
     for kind, pattern in _KINDS:
-        asked = next((s for s in _asking(lowered) if pattern.search(s)), None)
+        asked = next((s for s in asking_sentences(lowered) if pattern.search(s)), None)
         if asked is not None:
             if kind == "steps" and _PAID.search(asked):
                 return "money"  # "How do I pay less?" asks an amount, not steps
@@ -262,26 +261,12 @@ def kind_words(text: str) -> frozenset[str]:
     charge a restocking fee?"): what it asks beyond them is what it asks about."""
     lowered = " ".join(text.casefold().split())
     for kind, pattern in _KINDS:
-        said = [m.group() for s in _asking(lowered) for m in pattern.finditer(s)]
+        said = [m.group() for s in asking_sentences(lowered) for m in pattern.finditer(s)]
         if said:
             if kind in ("steps", "money"):
-                said += [m.group() for s in _asking(lowered) for m in _PAID.finditer(s)]
+                said += [m.group() for s in asking_sentences(lowered) for m in _PAID.finditer(s)]
             return frozenset(stem(w) for w in tokenize(" ".join(said)))
     return frozenset()
-
-
-def asking(text: str) -> str:
-    """The sentences of `text` that ask, without the situation told before them."""
-    said = " ".join(text.split())
-    asked = [s for s in _SENTENCE_END.split(said) if s.endswith("?")]
-    return " ".join(asked) or said
-
-
-def _asking(lowered: str) -> list[str]:
-    """The sentences of `lowered` that ask (end with "?"), else all of it: "I returned it last
-    week. When will I get my money back?" asks a time, whatever the situation told before."""
-    asked = [s for s in _SENTENCE_END.split(lowered) if s.endswith("?")]
-    return asked or [lowered]
 
 
 @lru_cache(maxsize=8192)
