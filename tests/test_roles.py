@@ -76,3 +76,24 @@ def test_part_of_all_after_of(sentence: str, shown: bool) -> None:
     the quantifier does not make it a part named ("some of the ...")."""
     ok, why = verdict((FORM,), sentence, 1)
     assert ok == shown, why
+
+
+GYM = (
+    "Lockers are free. You get a key at the desk by showing your card. We send a receipt by "
+    "email after each visit."
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "faithful"),
+    [
+        # the subject pronoun written after the span's verb: its object made the subject
+        ("A receipt send we by email after each visit.", False),
+        ("A key get you at the desk by showing your card.", False),
+        ("We send a receipt by email after each visit.", True),
+        ("At the desk you get a key by showing your card.", True),
+    ],
+)
+def test_a_subject_pronoun_after_its_verb_fails(sentence: str, faithful: bool) -> None:
+    ok, why = verdict((GYM,), sentence, 1)
+    assert ok == faithful, why

@@ -38,6 +38,7 @@ def roles(lowered: str, span_lowered: str, span_quantities: Sequence[Quantity] =
     )
     return (
         _swapped(mine, theirs)
+        or _pronoun_after(mine, theirs)
         or _fewer(mine, theirs)
         or _surer(lowered, span_lowered)
         or _when(mine, theirs)
@@ -71,6 +72,31 @@ def _swapped(mine: Sequence[str], theirs: Sequence[str]) -> str:
             mine_said, theirs_said = " ".join(sorted(before)), " ".join(sorted(span_before))
             return f"{mine_said!r} and {theirs_said!r} trade places around {verb!r}"
     return ""
+
+
+def _pronoun_after(mine: Sequence[str], theirs: Sequence[str]) -> str:
+    """A subject pronoun the span writes before its verb ("We send a reminder", "You get a
+    code") written after that verb in the clause ("A reminder send we", "A code get you"): the
+    verb's object made its subject. An auxiliary's inversion ("can you") is no verb here."""
+    said = {
+        (p, v)
+        for p, v in itertools.pairwise(theirs)
+        if p in _PRONOUNS and v not in _AUXILIARIES and _verb(v)
+    }
+    if not said:
+        return ""
+    written = set(itertools.pairwise(mine))
+    for v, p in itertools.pairwise(mine):
+        if (p, v) in said and (p, v) not in written:
+            return f"{p!r} stands after {v!r}, where the span says {p!r} {v!r}"
+    return ""
+
+
+_PRONOUNS = frozenset("i we you they he she".split())
+_AUXILIARIES = frozenset(
+    "can could will would shall should may might must do does did is are was were have has had "
+    "am be been".split()
+)
 
 
 def _passive(words: Sequence[str], i: int) -> bool:
