@@ -61,3 +61,36 @@ def test_a_british_spelling_or_a_plural_restates_the_word(sentence: str, block: 
 def test_a_negated_restatement_still_fails() -> None:
     sentence = "Class bookings cannot be cancelled up to 12 hours before the class starts."
     assert not verdict(GYM, sentence, 1)[0]
+
+
+MEMBERSHIPS = [
+    "Gym memberships\n\n"
+    "Basic: Classes 4 a month, Price on a 12-month plan 14 euros, Price on a 1-month plan 17 "
+    "euros.\n"
+    "Plus: Classes 12 a month, Price on a 12-month plan 20 euros, Price on a 1-month plan 24 "
+    "euros."
+]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "faithful"),
+    [
+        # another row's number, written in words, in the place of the row's own
+        (
+            "Basic: Classes 4 a month, Price on a 12-month plan twenty-four euros, Price on a "
+            "1-month plan 17 euros.",
+            False,
+        ),
+        (
+            "Basic: Classes 4 a month, Price on a 12-month plan fourteen euros, Price on a "
+            "1-month plan 17 euros.",
+            True,
+        ),
+        ("Basic: Classes four a month, Price on a 12-month plan 14 euros.", True),
+    ],
+)
+def test_a_number_in_words_of_another_row_in_the_rows_slot_fails(
+    sentence: str, faithful: bool
+) -> None:
+    ok, why = verdict(MEMBERSHIPS, sentence, 1)
+    assert ok == faithful, why

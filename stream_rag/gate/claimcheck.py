@@ -238,7 +238,7 @@ def _against(
         # another statement than the whole clause does.
         if not any(_states(s, number, counted) for s in candidates):
             return f"{number} {counted} (in words) is not in {_refs(clause.cited)}"
-    if spelled_why := _spelled_moved(read, candidates, weight):
+    if spelled_why := _spelled_moved(read, span, candidates, weight):
         return spelled_why
     for q in read.quantities:
         # A number is held to the span its own part of the clause aligns to ("..., with 20 GB
@@ -293,9 +293,13 @@ def _against(
     return f"{scoped} ({where})" if scoped else ""
 
 
-def _spelled_moved(read: Read, candidates: Sequence[Span], weight: Callable[[str], float]) -> str:
+def _spelled_moved(
+    read: Read, span: Span, candidates: Sequence[Span], weight: Callable[[str], float]
+) -> str:
     """Why a number the clause writes in words is said of another coordinated part of the
-    statement it is stated in ("three business days for Pro plans" where 3 is Free's)."""
+    statement it is stated in ("three business days for Pro plans" where 3 is Free's), or
+    stands where the span has a number of its own ("Price on a 12-month contract twenty-four
+    pounds" of "... 20 pounds", another row's 24 pounds)."""
     digits = numerals(read.text)
     if digits == read.text:
         return ""
@@ -303,7 +307,10 @@ def _spelled_moved(read: Read, candidates: Sequence[Span], weight: Callable[[str
     words = read_words(digits, folded)
     for q in placed:
         near = part_words(digits, words, q.span)
-        local, _ = align([w.key for w in near if not w.number], [q], candidates, weight)
+        keys = [w.key for w in near if not w.number]
+        if _same_slot(q, near, keys, span):
+            return f"{q.text!r} (in words) is not in [{span.block}] " + _quote(span.text, 60)
+        local, _ = align(keys, [q], candidates, weight)
         if local is not None and (trade := moved_between_parts(near, q, local, _same)):
             return f"{q.text!r} (in words) is said of {trade[1]!r} here, not {trade[0]!r}"
     return ""
