@@ -210,3 +210,38 @@ GALLERY = (
 def test_only_before_the_last_word_leaves_the_condition_out(sentence: str, faithful: bool) -> None:
     ok, why = verdict((GALLERY,), sentence, 1)
     assert ok == faithful, why
+
+
+# A condition whose words the claim writes too: the words only the condition writes tell
+# whether a clause states it.
+CONDITIONED = (
+    "Parking permits\nIf you sell the car, you can transfer the permit within 30 days, using "
+    "the online form with proof that the car was sold.",
+    "Gym fees\nYou pay the membership in 12 monthly instalments, on the 1st of each month, "
+    "unless you ask to pay the membership in one go.",
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "block", "ok"),
+    [
+        (
+            "You can transfer the permit within 30 days, using the online form with proof that "
+            "the car was sold.",
+            1,
+            False,
+        ),
+        ("You pay the membership in 12 monthly instalments, on the 1st of each month.", 2, False),
+        ("If you sell the car, you can transfer the permit within 30 days.", 1, True),
+        ("Once you sell the car, the permit can be transferred within 30 days.", 1, True),
+        (
+            "Unless you ask to pay the membership in one go, you pay it in 12 monthly instalments.",
+            2,
+            True,
+        ),
+    ],
+)
+def test_a_condition_sharing_the_claims_words_is_still_dropped(
+    sentence: str, block: int, ok: bool
+) -> None:
+    assert verdict(CONDITIONED, sentence, block)[0] is ok, verdict(CONDITIONED, sentence, block)

@@ -17,6 +17,7 @@ from itertools import pairwise
 
 from ..language.quantities import Quantity
 from ..language.terms import NEGATION_CUE
+from ..text import STOP_WORDS
 from .asserted import asserted_mismatch
 from .magnitude import magnitude_mismatch
 from .places import glue_opposite
@@ -307,7 +308,11 @@ def _condition(lowered: str, span: Span) -> str:
     if found is None:
         return ""
     after = re.split(r"[,;]|\.(?!\d)", best[found.end() :], maxsplit=1)[0]
+    # The condition's own words: those the part's claim writes too ("pay" of "you pay ...,
+    # unless you ask to pay in 12") tell nothing of whether the clause states it.
+    claim = set(_WHOLE.findall(best[: found.start()] + " " + best[found.end() + len(after) :]))
     words = [t for t in _WHOLE.findall(after) if t not in _FILLER]
+    words = [t for t in words if t not in claim and t not in STOP_WORDS] or words
     if words and sum(t in mine for t in words) * 2 >= len(words):
         return ""  # the condition is stated in other words
     return f"the span says it holds {found.group()!r} ...; the clause drops the condition"
