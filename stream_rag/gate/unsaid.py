@@ -291,11 +291,17 @@ def _spliced(text: str, mine: Sequence[Word], spans: Sequence[Span], named: froz
         compound = len(found.group()) if (found := _COMPOUND_END.match(between)) else 0
         if opening <= set(theirs) or _JOINS.search(_INFINITIVE.sub(" ", between[compound:])):
             continue  # its own words, or joined to the predicate ("..., with 20 GB of storage")
-        nouns = any(not w.number and subject_head(_of(text, w), w.key, named) for w in words[:k])
+        nouns = any(_head_word(text, w, named) for w in words[:k])
         if nouns and any(opening <= set(other) for other in statements if other != theirs):
             phrase = text[words[0].start : words[k - 1].end + compound]
             return f"{phrase!r} is another statement's subject, not the span's"
     return ""
+
+
+def _head_word(text: str, word: Word, named: frozenset[str]) -> bool:
+    """Whether `word` may head an opening subject: a noun, or a number, in digits or in words,
+    standing for what it counts ("After two failed" of "After two failed attempts ...")."""
+    return word.number or subject_head(_of(text, word), word.key, named)
 
 
 def _of(text: str, word: Word) -> str:
