@@ -73,7 +73,9 @@ def test_ungated_baseline_sends_what_the_gate_would_drop(
         for ungated in (False, True):
             app = gated_app(tmp_path / str(ungated), minilm, llm_url, ungated_baseline=ungated)
             with running_server(app) as base_url:  # type: ignore[arg-type]
-                upload(base_url, "pricing.md", (SAMPLE / "pricing.md").read_bytes())
+                # A document for each of the two questions asked, so the model answers both.
+                for name in ("pricing.md", "refund-policy.md"):
+                    upload(base_url, name, (SAMPLE / name).read_bytes())
                 results[ungated] = load(base_url, "chat", requests=2)
     gated, ungated_answers = results[False], results[True]
     assert all(a.sentences == 0 and a.dropped["unknown_citation"] >= 1 for a in gated)
