@@ -92,7 +92,6 @@ def _pronoun_after(mine: Sequence[str], theirs: Sequence[str]) -> str:
     return ""
 
 
-_PRONOUNS = frozenset("i we you they he she".split())
 _AUXILIARIES = frozenset(
     "can could will would shall should may might must do does did is are was were have has had "
     "am be been".split()
